@@ -1,0 +1,27 @@
+/** The card envelope in its canonical key order (every surface prints these bytes). */
+import type { Card } from "./types.ts";
+
+export function canonicalCard(c: Card): Card {
+  const out = {
+    id: c.id,
+    workspace_id: c.workspace_id,
+    type_id: c.type_id,
+    schema_version: c.schema_version,
+    title: c.title,
+    status: c.status,
+    fields: c.fields,
+  } as Card;
+  if (c.owner) out.owner = c.owner;
+  out.tags = c.tags;
+  if (c.links) out.links = c.links;
+  if (c.comments) out.comments = c.comments;
+  out.version = c.version;
+  out.created_at = c.created_at;
+  out.updated_at = c.updated_at;
+  out.status_since = c.status_since;
+  out.created_by = c.created_by;
+  return out;
+}
+
+/** ISO-8601 UTC with milliseconds; the only timestamp format the service writes. */
+export const nowIso = (): string => new Date().toISOString();

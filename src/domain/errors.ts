@@ -1,0 +1,123 @@
+/**
+ * One error class for every rule the service enforces, and the one function that
+ * turns any thrown value into the SPEC error envelope
+ * `{error, message, field?, value?, valid_options?, hint?, card?}`.
+ * HTTP, the CLI runner and the tool server all render errors through `toEnvelope`.
+ */
+import type { Card } from "./types.ts";
+
+export type ErrorCode =
+  | "version_conflict" | "actor_required" | "unknown_user" | "transition_illegal"
+  | "unknown_enum" | "unknown_tag" | "unknown_field" | "validation_failed"
+  | "target_card_missing" | "target_card_type_mismatch" | "schema_version_mismatch"
+  | "not_found" | "bad_request" | "payload_too_large" | "idempotency_key_reused"
+  | "user_exists" | "invalid_definitions" | "serve_only" | "unavailable" | "usage"
+  | "method_not_allowed" | "internal";
+
+/** HTTP status per code (SPEC "Errors" plus DECISIONS "HTTP status for the SPEC codes"). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  version_conflict: 409, actor_required: 403, unknown_user: 422, transition_illegal: 422,
+  unknown_enum: 422, unknown_tag: 422, unknown_field: 422, validation_failed: 422,
+  target_card_missing: 422, target_card_type_mismatch: 422, schema_version_mismatch: 422,
+  not_found: 404, bad_request: 400, payload_too_large: 413, idempotency_key_reused: 422,
+  user_exists: 409, invalid_definitions: 422, serve_only: 400, unavailable: 503, usage: 400,
+  method_not_allowed: 405, internal: 500,
+};
+
+/** CLI exit codes (docs/cli.md). 0 is success. */
+export const EXIT_CODE: Record<ErrorCode, number> = {
+  usage: 2, bad_request: 2, method_not_allowed: 2, serve_only: 2,
+  not_found: 3,
+  version_conflict: 4, user_exists: 4,
+  unknown_user: 5, transition_illegal: 5, unknown_enum: 5, unknown_tag: 5, unknown_field: 5,
+  validation_failed: 5, target_card_missing: 5, target_card_type_mismatch: 5,
+  schema_version_mismatch: 5, payload_too_large: 5, idempotency_key_reused: 5,
+  invalid_definitions: 5,
+  actor_required: 6,
+  unavailable: 7,
+  internal: 1,
+};
+
+export interface ErrorEnvelope {
+  error: ErrorCode;
+  message: string;
+  field?: string;
+  value?: unknown;
+  valid_options?: unknown[];
+  hint?: string;
+  card?: Card;
+  /** invalid_definitions only: every problem found */
+  problems?: DefinitionProblem[];
+}
+
+export interface DefinitionProblem {
+  file: string;
+  path: string;
+  message: string;
+  valid_options?: unknown[];
+}
+
+export interface ErrorExtra {
+  field?: string;
+  value?: unknown;
+  valid_options?: unknown[];
+  hint?: string;
+  card?: Card;
+  problems?: DefinitionProblem[];
+}
+
+export class CardsError extends Error {
+  override readonly name = "CardsError";
+  constructor(readonly code: ErrorCode, message: string, readonly extra: ErrorExtra = {}) {
+    super(message);
+  }
+  get status(): number { return HTTP_STATUS[this.code]; }
+  toJSON(): ErrorEnvelope { return toEnvelope(this); }
+}
+
+/** True for CardsError instances, also across bundle copies (checks the name, like h3). */
+export function isCardsError(e: unknown): e is CardsError {
+  return e instanceof Error && e.name === "CardsError" && typeof (e as CardsError).code === "string";
+}
+
+/** The SPEC envelope for any thrown value. Unknown errors become a generic `internal`. */
+export function toEnvelope(e: unknown): ErrorEnvelope {
+  if (isCardsError(e)) {
+    const env: ErrorEnvelope = { error: e.code, message: e.message };
+    const x = e.extra;
+    if (x.field !== undefined) env.field = x.field;
+    if (x.value !== undefined) env.value = x.value;
+    if (x.valid_options !== undefined) env.valid_options = x.valid_options;
+    if (x.hint !== undefined) env.hint = x.hint;
+    if (x.card !== undefined) env.card = x.card;
+    if (x.problems !== undefined) env.problems = x.problems;
+    return env;
+  }
+  return { error: "internal", message: "internal error; the server log has the details" };
+}
+
+// --- factories: a required extra cannot be forgotten ---
+
+export const notFound = (what: string, id: string): CardsError =>
+  new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, { value: id });
+
+export const versionConflict = (card: Card, message?: string): CardsError =>
+  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, {
+    card, hint: "re-read the card and retry with its current version",
+  });
+
+export const validationFailed = (field: string | undefined, message: string, value?: unknown, hint?: string): CardsError =>
+  new CardsError("validation_failed", message, { field, value, hint });
+
+export const badRequest = (message: string, extra: ErrorExtra = {}): CardsError =>
+  new CardsError("bad_request", message, extra);
+
+export const unknownEnum = (field: string, value: unknown, options: readonly string[]): CardsError =>
+  new CardsError("unknown_enum", `${JSON.stringify(value)} is not an option of ${field}`, {
+    field, value, valid_options: [...options],
+  });
+
+export const unknownUser = (field: string, value: unknown): CardsError =>
+  new CardsError("unknown_user", `user ${JSON.stringify(value)} is not registered`, {
+    field, value, hint: "register it first: POST /v1/users {id, kind} or `cards users add <id> --kind agent`",
+  });

@@ -1,0 +1,30 @@
+/**
+ * Identifiers: card ids `card_<16 hex>`, short ids (first 8 hex), comment and entry ids,
+ * and event ids (zero-padded decimal, so they sort the same as strings and as numbers).
+ * Randomness comes from WebCrypto, available on every runtime.
+ */
+const EVENT_ID_WIDTH = 12;
+
+function randomHex(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
+}
+
+export const newCardId = (): string => `card_${randomHex(8)}`;
+export const newCommentId = (): string => `cmt_${randomHex(8)}`;
+export const newEntryId = (): string => `ent_${randomHex(8)}`;
+
+export const CARD_ID_RE = /^card_[0-9a-f]{16}$/;
+
+/** `card_0123abcd…` -> `0123abcd` */
+export const shortId = (cardId: string): string => cardId.slice(5, 13);
+
+export const formatEventId = (seq: number): string => String(seq).padStart(EVENT_ID_WIDTH, "0");
+
+/** Parses an event id (or `since` value); null when it is not a non-negative integer. */
+export function parseEventId(s: string): number | null {
+  if (!/^\d{1,15}$/.test(s)) return null;
+  return Number(s);
+}

@@ -1,0 +1,100 @@
+/**
+ * The Store port: what the service needs from persistence. Drivers (store/sqlite/ now,
+ * postgres later) implement it; only main/platform wiring picks one. The service opens
+ * every write through `write()`, which is one transaction holding the write lock.
+ */
+import type { Card, Comment, Link, StoredEvent, CardEvent, User } from "../domain/types.ts";
+import type { FilterNode } from "../domain/filters.ts";
+
+export interface ListQuery {
+  /** validated filter (board scope, saved filter, ...) AND-ed into the query */
+  filter?: FilterNode;
+  typeIds?: string[];
+  statuses?: string[];
+  owner?: string;
+  blocked?: boolean;
+  hasLink?: string;
+  linkTarget?: string;
+  /** full-text query (FTS); also matches full and short ids */
+  q?: string;
+  sort?: { key: string; desc: boolean };
+  /** keyset continuation for the default order: (updated_at, id) strictly below */
+  after?: { updated_at: string; id: string };
+  limit: number;
+  includeLinks?: boolean;
+  includeComments?: boolean;
+}
+
+export interface EventQuery {
+  afterId?: string;
+  types?: string[];
+  actor?: string;
+  owner?: string;
+  cardId?: string;
+  /** events whose card currently has one of these type ids */
+  cardTypeIds?: string[];
+  limit: number;
+}
+
+export interface IdempotencyRecord {
+  key: string;
+  actor: string;
+  request_hash: string;
+  status: number;
+  body: string;
+  created_at: string;
+}
+
+/** Reads; available outside transactions (reader connection) and inside them. */
+export interface StoreReads {
+  getCard(id: string, opts?: { links?: boolean; comments?: boolean }): Card | null;
+  listCards(q: ListQuery): Card[];
+  /** oldest unowned candidates (updated_at, id ascending) */
+  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[];
+  countByStatus(filter?: FilterNode): Record<string, number>;
+  /** targets of outgoing blocking links that are not done; empty when not blocked */
+  openBlockers(cardId: string): string[];
+  /** cards with an outgoing blocking link to `targetId` */
+  blockedBySources(targetId: string): string[];
+  listLinks(cardId: string): Link[];
+  listComments(cardId: string): Comment[];
+  getComment(cardId: string, commentId: string): Comment | null;
+  listEvents(q: EventQuery): StoredEvent[];
+  lastEventId(): string | null;
+  getUser(id: string): User | null;
+  listUsers(): User[];
+  getIdempotency(key: string): IdempotencyRecord | null;
+  cardCount(): number;
+}
+
+export interface StoreWrites {
+  insertCard(card: Card): void;
+  /** updates the row iff its version is still `expectVersion`; returns false otherwise */
+  updateCard(card: Card, expectVersion: number): boolean;
+  /** sets owner iff the card is still unowned; returns the updated card or null */
+  claimIfUnowned(id: string, owner: string, now: string, status?: string): Card | null;
+  deleteCard(id: string): void;
+  addLink(cardId: string, link: Link): boolean;
+  removeLink(cardId: string, typeId: string, target: string): boolean;
+  addComment(cardId: string, c: Comment): void;
+  updateComment(cardId: string, c: Comment): void;
+  appendEvent(e: CardEvent): StoredEvent;
+  upsertUser(u: User): void;
+  putIdempotency(r: IdempotencyRecord): void;
+}
+
+export type StoreTx = StoreReads & StoreWrites;
+
+export interface Store extends StoreReads {
+  readonly driver: string;
+  /** runs fn in one write transaction (BEGIN IMMEDIATE under an in-process mutex) */
+  write<T>(fn: (tx: StoreTx) => T | Promise<T>): Promise<T>;
+  /** runs fn against one consistent read snapshot */
+  snapshot<T>(fn: (r: StoreReads) => T): T;
+  /** re-index full-text search for these type ids (searchable_fields changed) */
+  setSearchConfig(config: SearchConfig): void;
+  close(): void;
+}
+
+/** per card type: the field ids indexed for `q` (undefined = every field value) */
+export type SearchConfig = Map<string, string[] | undefined>;

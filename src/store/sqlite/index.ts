@@ -1,0 +1,82 @@
+/**
+ * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
+ * read never sees another request's uncommitted write; one-shot CLI calls use one.
+ */
+import type { SqliteDb } from "../../platform/sqlite.ts";
+import type { SearchConfig, Store, StoreReads, StoreTx } from "../port.ts";
+import { openDatabase, WriteLock } from "./connection.ts";
+import { SqliteQueries, type QueryConfig } from "./queries.ts";
+
+export interface SqliteStoreOptions {
+  path: string;
+  workspaceId: string;
+  doneStatus: string;
+  search: SearchConfig;
+  connections?: 1 | 2;
+}
+
+export function createSqliteStore(opts: SqliteStoreOptions): Store {
+  const config: QueryConfig = { workspaceId: opts.workspaceId, doneStatus: opts.doneStatus, search: opts.search };
+  const writerDb = openDatabase(opts.path);
+  const writer = new SqliteQueries(writerDb, config);
+  let readerDb: SqliteDb | undefined;
+  let reader: SqliteQueries = writer;
+  if (opts.connections === 2) {
+    readerDb = openDatabase(opts.path);
+    reader = new SqliteQueries(readerDb, config);
+  }
+  const lock = new WriteLock(writerDb);
+  syncSearchConfig(writer, lock, opts.search);
+
+  // Reads are forwarded method by method to the reader connection.
+  const reads: StoreReads = {
+    getCard: (id, o) => reader.getCard(id, o),
+    listCards: (q) => reader.listCards(q),
+    takeNextCandidates: (q) => reader.takeNextCandidates(q),
+    countByStatus: (f) => reader.countByStatus(f),
+    openBlockers: (id) => reader.openBlockers(id),
+    blockedBySources: (id) => reader.blockedBySources(id),
+    listLinks: (id) => reader.listLinks(id),
+    listComments: (id) => reader.listComments(id),
+    getComment: (c, id) => reader.getComment(c, id),
+    listEvents: (q) => reader.listEvents(q),
+    lastEventId: () => reader.lastEventId(),
+    getUser: (id) => reader.getUser(id),
+    listUsers: () => reader.listUsers(),
+    getIdempotency: (k) => reader.getIdempotency(k),
+    cardCount: () => reader.cardCount(),
+  };
+
+  return {
+    driver: "sqlite-bun",
+    ...reads,
+    write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lock.run(() => fn(writer)),
+    snapshot<T>(fn: (r: StoreReads) => T): T {
+      const db = readerDb ?? writerDb;
+      db.exec("BEGIN");
+      try { return fn(reader); } finally { db.exec("COMMIT"); }
+    },
+    setSearchConfig(search: SearchConfig) {
+      config.search = search;
+      syncSearchConfig(writer, lock, search);
+    },
+    close() {
+      readerDb?.close();
+      writerDb.close();
+    },
+  };
+}
+
+/** Re-indexes the card types whose searchable_fields changed since the last load. */
+function syncSearchConfig(q: SqliteQueries, lock: WriteLock, search: SearchConfig): void {
+  const wanted = JSON.stringify([...search.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v ?? null]));
+  if (q.getMeta("search_config") === wanted) return;
+  lock.run(() => {
+    const before = q.getMeta("search_config");
+    if (before === wanted) return;
+    const old = new Map<string, unknown>(before ? JSON.parse(before) : []);
+    const changed = [...search.entries()].filter(([k, v]) => JSON.stringify(old.get(k) ?? "none") !== JSON.stringify(v ?? null)).map(([k]) => k);
+    q.reindexTypes(changed);
+    q.setMeta("search_config", wanted);
+  }).catch(() => { /* retried at the next open */ });
+}

@@ -1,0 +1,319 @@
+/**
+ * Every SQL statement of the SQLite driver, over one connection. The same object serves
+ * reads outside a transaction and reads + writes inside one (the caller holds the lock).
+ */
+import type { Card, CardEvent, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
+import type { EventQuery, IdempotencyRecord, ListQuery, SearchConfig, StoreTx } from "../port.ts";
+import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
+import { formatEventId, parseEventId } from "../../domain/ids.ts";
+import { canonicalCard } from "../../domain/card.ts";
+import { filterToSql } from "./filter-sql.ts";
+import { sortToSql } from "./sort-sql.ts";
+import { cardParams, rowToCard, rowToComment, rowToEvent, rowToLink, rowToUser, searchBody, toFtsQuery } from "./rows.ts";
+
+export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
+
+const CARD_COLS = "c.id, c.type_id, c.schema_version, c.title, c.status, c.fields, c.owner, c.tags, c.version, c.created_at, c.updated_at, c.status_since, c.created_by";
+
+export interface QueryConfig {
+  workspaceId: string;
+  doneStatus: string;
+  search: SearchConfig;
+}
+
+export class SqliteQueries implements StoreTx {
+  constructor(private readonly db: SqliteDb, readonly config: QueryConfig) {}
+
+  // --- cards: reads ---
+
+  getCard(id: string, opts: { links?: boolean; comments?: boolean } = {}): Card | null {
+    const r = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`).get(id);
+    if (!r) return null;
+    const card = rowToCard(r, this.config.workspaceId);
+    if (opts.links) card.links = this.listLinks(id);
+    if (opts.comments) card.comments = this.listComments(id);
+    return opts.links || opts.comments ? canonicalCard(card) : card;
+  }
+
+  listCards(q: ListQuery): Card[] {
+    const { where, params } = this.whereClause(q);
+    if (q.after) {
+      where.push("(c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))");
+      params.push(q.after.updated_at, q.after.updated_at, q.after.id);
+    }
+    const order = q.sort ? sortToSql(q.sort as never) : "c.updated_at DESC, c.id DESC";
+    const sql = `SELECT ${CARD_COLS} FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
+    params.push(q.limit);
+    return this.db.query(sql).all(...params).map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q));
+  }
+
+  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[] {
+    const { where, params } = this.whereClause(q);
+    where.push("c.owner IS NULL");
+    const sql = `SELECT ${CARD_COLS} FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+    params.push(q.limit);
+    return this.db.query(sql).all(...params).map((r) => rowToCard(r, this.config.workspaceId));
+  }
+
+  countByStatus(filter?: ListQuery["filter"]): Record<string, number> {
+    const { where, params } = this.whereClause({ filter, limit: 0 });
+    const sql = `SELECT c.status AS status, count(*) AS n FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} GROUP BY c.status`;
+    const out: Record<string, number> = {};
+    for (const r of this.db.query(sql).all(...params)) out[r.status as string] = r.n as number;
+    return out;
+  }
+
+  cardCount(): number {
+    return Number(this.db.query("SELECT count(*) AS n FROM cards").get()?.n ?? 0);
+  }
+
+  openBlockers(cardId: string): string[] {
+    return this.db
+      .query(
+        `SELECT DISTINCT l.target AS t FROM links l JOIN cards t ON t.id = l.target
+         WHERE l.card_id = ? AND l.type_id IN ('depends-on','blocked-by') AND t.status <> ? ORDER BY l.target`,
+      )
+      .all(cardId, this.config.doneStatus)
+      .map((r) => r.t as string);
+  }
+
+  blockedBySources(targetId: string): string[] {
+    return this.db
+      .query(`SELECT DISTINCT card_id AS s FROM links WHERE target = ? AND type_id IN ('depends-on','blocked-by') ORDER BY card_id`)
+      .all(targetId)
+      .map((r) => r.s as string);
+  }
+
+  listLinks(cardId: string): Link[] {
+    return this.db.query("SELECT * FROM links WHERE card_id = ? ORDER BY created_at, type_id, target").all(cardId).map(rowToLink);
+  }
+
+  listComments(cardId: string): Comment[] {
+    return this.db.query("SELECT * FROM comments WHERE card_id = ? ORDER BY created_at, id").all(cardId).map(rowToComment);
+  }
+
+  getComment(cardId: string, commentId: string): Comment | null {
+    const r = this.db.query("SELECT * FROM comments WHERE card_id = ? AND id = ?").get(cardId, commentId);
+    return r ? rowToComment(r) : null;
+  }
+
+  // --- cards: writes ---
+
+  insertCard(card: Card): void {
+    this.db
+      .query(
+        `INSERT INTO cards (id, type_id, schema_version, title, status, fields, owner, tags, version, created_at, updated_at, status_since, created_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...cardParams(card));
+    this.index(card);
+  }
+
+  updateCard(card: Card, expectVersion: number): boolean {
+    const p = cardParams(card);
+    const res = this.db
+      .query(
+        `UPDATE cards SET schema_version = ?, title = ?, status = ?, fields = ?, owner = ?, tags = ?, version = ?,
+           updated_at = ?, status_since = ? WHERE id = ? AND version = ?`,
+      )
+      .run(p[2]!, p[3]!, p[4]!, p[5]!, p[6]!, p[7]!, p[8]!, p[10]!, p[11]!, card.id, expectVersion);
+    if (res.changes === 1) this.index(card);
+    return res.changes === 1;
+  }
+
+  claimIfUnowned(id: string, owner: string, now: string, status?: string): Card | null {
+    const r = this.db
+      .query(
+        `UPDATE cards SET owner = ?1, version = version + 1, updated_at = ?2,
+           status_since = CASE WHEN ?3 IS NOT NULL AND ?3 <> status THEN ?2 ELSE status_since END,
+           status = coalesce(?3, status)
+         WHERE id = ?4 AND owner IS NULL RETURNING ${CARD_COLS.replaceAll("c.", "")}`,
+      )
+      .get(owner, now, status ?? null, id);
+    if (!r) return null;
+    return rowToCard(r, this.config.workspaceId);
+  }
+
+  deleteCard(id: string): void {
+    const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(id);
+    if (!r) return;
+    this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(r.seq as number);
+    this.db.query("DELETE FROM cards WHERE id = ?").run(id);
+  }
+
+  addLink(cardId: string, l: Link): boolean {
+    const res = this.db
+      .query("INSERT OR IGNORE INTO links (card_id, type_id, target, note, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(cardId, l.type_id, l.target, l.note ?? null, l.created_by, l.created_at);
+    return res.changes === 1;
+  }
+
+  removeLink(cardId: string, typeId: string, target: string): boolean {
+    return this.db.query("DELETE FROM links WHERE card_id = ? AND type_id = ? AND target = ?").run(cardId, typeId, target).changes === 1;
+  }
+
+  addComment(cardId: string, c: Comment): void {
+    this.db
+      .query("INSERT INTO comments (id, card_id, author, body, created_at, edited_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(c.id, cardId, c.author, c.body, c.created_at, c.edited_at ?? null);
+  }
+
+  updateComment(cardId: string, c: Comment): void {
+    this.db.query("UPDATE comments SET body = ?, edited_at = ? WHERE card_id = ? AND id = ?").run(c.body, c.edited_at ?? null, cardId, c.id);
+  }
+
+  // --- events ---
+
+  appendEvent(e: CardEvent): StoredEvent {
+    const r = this.db
+      .query("INSERT INTO events (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *")
+      .get(e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
+    return rowToEvent(r!);
+  }
+
+  listEvents(q: EventQuery): StoredEvent[] {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (q.afterId !== undefined) {
+      where.push("e.seq > ?");
+      params.push(parseEventId(q.afterId) ?? 0);
+    }
+    if (q.types?.length) {
+      where.push(`e.type IN (${q.types.map(() => "?").join(",")})`);
+      params.push(...q.types);
+    }
+    if (q.actor !== undefined) { where.push("e.actor = ?"); params.push(q.actor); }
+    if (q.cardId !== undefined) { where.push("e.card_id = ?"); params.push(q.cardId); }
+    if (q.owner !== undefined) {
+      where.push("e.card_id IN (SELECT id FROM cards WHERE owner = ?)");
+      params.push(q.owner);
+    }
+    if (q.cardTypeIds) {
+      where.push(`e.card_id IN (SELECT id FROM cards WHERE type_id IN (${q.cardTypeIds.map(() => "?").join(",") || "NULL"}))`);
+      params.push(...q.cardTypeIds);
+    }
+    params.push(q.limit);
+    const sql = `SELECT * FROM events e ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY e.seq LIMIT ?`;
+    return this.db.query(sql).all(...params).map(rowToEvent);
+  }
+
+  lastEventId(): string | null {
+    const r = this.db.query("SELECT max(seq) AS s FROM events").get();
+    return r?.s == null ? null : formatEventId(r.s as number);
+  }
+
+  // --- users, idempotency ---
+
+  getUser(id: string): User | null {
+    const r = this.db.query("SELECT * FROM users WHERE id = ?").get(id);
+    return r ? rowToUser(r) : null;
+  }
+
+  listUsers(): User[] {
+    return this.db.query("SELECT * FROM users ORDER BY id").all().map(rowToUser);
+  }
+
+  upsertUser(u: User): void {
+    this.db
+      .query("INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, display_name = excluded.display_name")
+      .run(u.id, u.kind, u.display_name ?? null, u.created_at);
+  }
+
+  getIdempotency(key: string): IdempotencyRecord | null {
+    return (this.db.query("SELECT * FROM idempotency WHERE key = ?").get(key) as IdempotencyRecord | null) ?? null;
+  }
+
+  putIdempotency(r: IdempotencyRecord): void {
+    this.db
+      .query("INSERT INTO idempotency (key, actor, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(r.key, r.actor, r.request_hash, r.status, r.body, r.created_at);
+  }
+
+  /** Drops idempotency records older than `before` (kept at least 24 hours; DECISIONS). */
+  pruneIdempotency(before: string): void {
+    this.db.query("DELETE FROM idempotency WHERE created_at < ?").run(before);
+  }
+
+  // --- search index ---
+
+  /** (re)writes the FTS row of a card */
+  index(card: Card): void {
+    const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(card.id);
+    if (!r) return;
+    const seq = r.seq as number;
+    this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+    const only = this.config.search.get(card.type_id);
+    this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(seq, card.title, searchBody(card.fields, only));
+  }
+
+  /** re-indexes every card of these types (their searchable_fields changed) */
+  reindexTypes(typeIds: string[]): number {
+    let n = 0;
+    for (const t of typeIds) {
+      for (const r of this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.type_id = ?`).all(t)) {
+        this.index(rowToCard(r, this.config.workspaceId));
+        n++;
+      }
+    }
+    return n;
+  }
+
+  getMeta(key: string): string | null {
+    return (this.db.query("SELECT value FROM meta WHERE key = ?").get(key)?.value as string | undefined) ?? null;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  // --- internal ---
+
+  private withParts(card: Card, q: ListQuery): Card {
+    if (!q.includeLinks && !q.includeComments) return card;
+    if (q.includeLinks) card.links = this.listLinks(card.id);
+    if (q.includeComments) card.comments = this.listComments(card.id);
+    return canonicalCard(card);
+  }
+
+  private whereClause(q: Omit<ListQuery, "sort" | "after">): { where: string[]; params: SqlValue[] } {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (q.filter) {
+      const f = filterToSql(q.filter, "c", { doneStatus: this.config.doneStatus });
+      where.push(`(${f.sql})`);
+      params.push(...f.params);
+    }
+    if (q.typeIds?.length) {
+      where.push(`c.type_id IN (${q.typeIds.map(() => "?").join(",")})`);
+      params.push(...q.typeIds);
+    }
+    if (q.statuses?.length) {
+      where.push(`c.status IN (${q.statuses.map(() => "?").join(",")})`);
+      params.push(...q.statuses);
+    }
+    if (q.owner !== undefined) { where.push("c.owner = ?"); params.push(q.owner); }
+    if (q.blocked !== undefined) {
+      where.push(`${q.blocked ? "" : "NOT "}EXISTS (SELECT 1 FROM links l JOIN cards t ON t.id = l.target
+        WHERE l.card_id = c.id AND l.type_id IN ('depends-on','blocked-by') AND t.status <> ?)`);
+      params.push(this.config.doneStatus);
+    }
+    if (q.hasLink !== undefined) {
+      where.push("EXISTS (SELECT 1 FROM links l WHERE l.card_id = c.id AND l.type_id = ?)");
+      params.push(q.hasLink);
+    }
+    if (q.linkTarget !== undefined) {
+      where.push("EXISTS (SELECT 1 FROM links l WHERE l.card_id = c.id AND l.target = ?)");
+      params.push(q.linkTarget);
+    }
+    if (q.q !== undefined) {
+      const text = q.q.trim();
+      const fts = toFtsQuery(text);
+      const idMatch = /^card_[0-9a-f]{16}$/.test(text) ? "c.id = ?" : /^(card_)?[0-9a-f]{8}$/.test(text) ? "substr(c.id, 6, 8) = ?" : null;
+      const parts: string[] = [];
+      if (fts) { parts.push("c.seq IN (SELECT rowid FROM cards_fts WHERE cards_fts MATCH ?)"); params.push(fts); }
+      if (idMatch) { parts.push(idMatch); params.push(idMatch === "c.id = ?" ? text : text.replace(/^card_/, "")); }
+      where.push(parts.length ? `(${parts.join(" OR ")})` : "0");
+    }
+    return { where, params };
+  }
+}

@@ -1,0 +1,96 @@
+/** Row <-> resource mapping for the SQLite driver. Key order here is the wire order. */
+import type { Card, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
+import { formatEventId } from "../../domain/ids.ts";
+import { canonicalCard } from "../../domain/card.ts";
+
+type Row = Record<string, unknown>;
+
+export function rowToCard(r: Row, workspaceId: string): Card {
+  return canonicalCard({
+    id: r.id as string,
+    workspace_id: workspaceId,
+    type_id: r.type_id as string,
+    schema_version: r.schema_version as number,
+    title: r.title as string,
+    status: r.status as string,
+    fields: JSON.parse(r.fields as string),
+    owner: (r.owner as string | null) ?? undefined,
+    tags: JSON.parse(r.tags as string),
+    version: r.version as number,
+    created_at: r.created_at as string,
+    updated_at: r.updated_at as string,
+    status_since: r.status_since as string,
+    created_by: r.created_by as string,
+  });
+}
+
+export function cardParams(c: Card): (string | number | null)[] {
+  return [
+    c.id, c.type_id, c.schema_version, c.title, c.status, JSON.stringify(c.fields),
+    c.owner ?? null, JSON.stringify(c.tags), c.version, c.created_at, c.updated_at, c.status_since, c.created_by,
+  ];
+}
+
+export function rowToLink(r: Row): Link {
+  const l: Link = { type_id: r.type_id as string, target: r.target as string } as Link;
+  if (r.note != null) l.note = r.note as string;
+  l.created_by = r.created_by as string;
+  l.created_at = r.created_at as string;
+  return l;
+}
+
+export function rowToComment(r: Row): Comment {
+  const c: Comment = {
+    id: r.id as string, author: r.author as string, body: r.body as string, created_at: r.created_at as string,
+  };
+  if (r.edited_at != null) c.edited_at = r.edited_at as string;
+  return c;
+}
+
+export function rowToEvent(r: Row): StoredEvent {
+  const e: StoredEvent = {
+    id: formatEventId(r.seq as number),
+    type: r.type as StoredEvent["type"],
+    actor: r.actor as string,
+    at: r.at as string,
+    scope: r.scope as "card" | "board",
+    diff: JSON.parse(r.diff as string),
+  };
+  // wire order: id, type, actor, at, card_id, scope, board_id, diff
+  const out: Record<string, unknown> = { id: e.id, type: e.type, actor: e.actor, at: e.at };
+  if (r.card_id != null) out.card_id = r.card_id;
+  out.scope = e.scope;
+  if (r.board_id != null) out.board_id = r.board_id;
+  out.diff = e.diff;
+  return out as unknown as StoredEvent;
+}
+
+export function rowToUser(r: Row): User {
+  const u: User = { id: r.id as string } as User;
+  if (r.display_name != null) u.display_name = r.display_name as string;
+  u.kind = r.kind as User["kind"];
+  u.created_at = r.created_at as string;
+  return u;
+}
+
+/** The text indexed for `q`: the title plus the chosen field values, flattened. */
+export function searchBody(fields: Record<string, unknown>, only: string[] | undefined): string {
+  const parts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (v == null) return;
+    if (typeof v === "string") parts.push(v);
+    else if (typeof v === "number" || typeof v === "boolean") parts.push(String(v));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === "object") for (const [k, x] of Object.entries(v)) if (k !== "entry_id") walk(x);
+  };
+  if (only) for (const id of only) walk(fields[id]);
+  else walk(fields);
+  return parts.join(" ");
+}
+
+/** Turns free text into an FTS5 query: every token must match, the last as a prefix. */
+export function toFtsQuery(q: string): string | null {
+  const tokens = q.match(/[\p{L}\p{N}_]+/gu);
+  if (!tokens || tokens.length === 0) return null;
+  return tokens.map((t, i) => `"${t}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
+}

@@ -1,0 +1,81 @@
+/**
+ * Versioned schema migrations for the SQLite driver. `PRAGMA user_version` records the
+ * applied version; each step runs in its own transaction. Append steps, never edit one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: cards, links, comments, events, users, idempotency, full-text search
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE cards (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    type_id TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    owner TEXT,
+    tags TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status_since TEXT NOT NULL,
+    created_by TEXT NOT NULL
+  );
+  CREATE INDEX cards_by_updated ON cards(updated_at DESC, id DESC);
+  CREATE INDEX cards_by_status ON cards(status, updated_at DESC, id DESC);
+  CREATE INDEX cards_by_type ON cards(type_id, updated_at DESC, id DESC);
+  CREATE INDEX cards_by_owner ON cards(owner, updated_at DESC, id DESC);
+  CREATE INDEX cards_unowned ON cards(updated_at, id) WHERE owner IS NULL;
+  CREATE INDEX cards_by_created ON cards(created_at DESC, id DESC);
+  CREATE TABLE links (
+    card_id TEXT NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+    type_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    note TEXT,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (card_id, type_id, target)
+  ) WITHOUT ROWID;
+  CREATE INDEX links_by_target ON links(target, type_id);
+  CREATE TABLE comments (
+    id TEXT PRIMARY KEY,
+    card_id TEXT NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+    author TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    edited_at TEXT
+  );
+  CREATE INDEX comments_by_card ON comments(card_id, created_at, id);
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    at TEXT NOT NULL,
+    card_id TEXT,
+    scope TEXT NOT NULL,
+    board_id TEXT,
+    diff TEXT NOT NULL
+  );
+  CREATE INDEX events_by_card ON events(card_id, seq);
+  CREATE INDEX events_by_type ON events(type, seq);
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    display_name TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE idempotency (
+    key TEXT PRIMARY KEY,
+    actor TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX idempotency_by_created ON idempotency(created_at);
+  CREATE VIRTUAL TABLE cards_fts USING fts5(
+    title, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+  );
+  `,
+];
