@@ -1,0 +1,80 @@
+/**
+ * What a route handler sees: the service, path params, query, the parsed JSON body, and
+ * helpers for the actor and the operation context (actor + Idempotency-Key).
+ */
+import { CardsError, badRequest } from "../domain/errors.ts";
+import { requestHash, type OpContext, type Service } from "../service/index.ts";
+import { MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
+
+export class RouteCall {
+  private parsed?: { value: unknown };
+
+  constructor(
+    readonly svc: Service,
+    readonly req: ApiRequest,
+    readonly params: Record<string, string>,
+  ) {}
+
+  get query(): Record<string, string> {
+    return this.req.query;
+  }
+
+  /** The JSON body; absent body reads as undefined. Malformed JSON is 400. */
+  json(): unknown {
+    if (this.parsed) return this.parsed.value;
+    const text = this.req.body;
+    let value: unknown;
+    if (text === undefined || text.trim() === "") value = undefined;
+    else {
+      if (text.length > MAX_BODY_BYTES) {
+        throw new CardsError("payload_too_large", `request body over ${MAX_BODY_BYTES} bytes`, { hint: "see docs/limits.md" });
+      }
+      try {
+        value = JSON.parse(text);
+      } catch (e) {
+        throw badRequest(`request body is not valid JSON: ${(e as Error).message}`, { hint: "send one JSON object" });
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw badRequest("request body must be a JSON object", { value: Array.isArray(value) ? "array" : typeof value });
+      }
+    }
+    this.parsed = { value };
+    return value;
+  }
+
+  /** The acting identity for a write (header, CARDS_ACTOR, default_user), else 403. */
+  actor(): string {
+    return this.svc.requireActor(this.req.headers["x-service-actor"]);
+  }
+
+  /** The viewing actor for reads (`me` in saved filters); may be undefined. */
+  viewer(): string | undefined {
+    return this.svc.resolveActor(this.req.headers["x-service-actor"]);
+  }
+
+  /** Operation context for a write answering `status` on success. */
+  op(status: number): OpContext {
+    const actor = this.actor();
+    const key = this.req.headers["idempotency-key"];
+    if (key === undefined) return { actor };
+    if (key.length === 0 || key.length > 255) {
+      throw badRequest("Idempotency-Key must be 1 to 255 characters", { field: "Idempotency-Key" });
+    }
+    return { actor, idempotency: { key, hash: requestHash(this.req.method, this.req.path, this.req.body ?? ""), status } };
+  }
+
+  /** An integer query parameter (e.g. DELETE ?version=N); 400 when it is not one. */
+  intQuery(name: string): number | undefined {
+    const raw = this.req.query[name];
+    if (raw === undefined) return undefined;
+    if (!/^\d+$/.test(raw)) throw badRequest(`${name} must be a positive integer`, { field: name, value: raw });
+    return Number(raw);
+  }
+
+  /** Rejects query parameters a route does not take. */
+  onlyQuery(...allowed: string[]): void {
+    for (const k of Object.keys(this.req.query)) {
+      if (!allowed.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: allowed });
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * In-process dispatch of an ApiRequest through the route table (the embedded CLI's
+ * client). Errors become the same status + envelope HTTP would send.
+ */
+import { addRoute, createRouter, findRoute } from "rou3";
+import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
+import type { Service } from "../service/index.ts";
+import { RouteCall } from "./call.ts";
+import { ROUTES, type Route } from "./routes.ts";
+import type { ApiRequest, ApiResponse } from "./types.ts";
+
+const router = createRouter<Route>();
+for (const r of ROUTES) addRoute(router, r.method, r.path, r);
+
+export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiResponse> {
+  try {
+    const match = findRoute(router, req.method, req.path);
+    if (!match) throw routeMiss(req);
+    const route = match.data;
+    if (route.serveOnly && svc.mode !== "serve") {
+      throw new CardsError("serve_only", `${route.method} ${route.path} exists only on a running server`, {
+        hint: "start `cards serve` and call it with CARDS_URL or --url",
+      });
+    }
+    const params = Object.fromEntries(Object.entries(match.params ?? {}).map(([k, v]) => [k, safeDecode(v)]));
+    return await route.handle(new RouteCall(svc, req, params));
+  } catch (e) {
+    return errorResponse(e);
+  }
+}
+
+export function errorResponse(e: unknown): ApiResponse {
+  if (!isCardsError(e)) console.error("internal error:", e);
+  const env = toEnvelope(e);
+  const status = isCardsError(e) ? e.status : 500;
+  return { status, body: env };
+}
+
+function routeMiss(req: ApiRequest): CardsError {
+  const methods = ["GET", "POST", "PATCH", "DELETE"].filter((m) => m !== req.method && findRoute(router, m, req.path));
+  if (methods.length) {
+    return new CardsError("method_not_allowed", `${req.method} is not allowed on ${req.path}`, { valid_options: methods });
+  }
+  return new CardsError("not_found", `no route ${req.method} ${req.path}`, { hint: "paths are relative to /v1; see GET /v1/openapi.json" });
+}
+
+function safeDecode(v: string): string {
+  try { return decodeURIComponent(v); } catch { return v; }
+}

@@ -1,0 +1,23 @@
+/**
+ * The transport-neutral API: one route table that HTTP (h3) mounts and the embedded CLI
+ * dispatches in-process, so both modes print the same bytes for the same call.
+ */
+export interface ApiRequest {
+  method: string;
+  /** path relative to /v1, e.g. `/cards/card_0123…`, without the query string */
+  path: string;
+  query: Record<string, string>;
+  /** request headers, names lower-case */
+  headers: Record<string, string>;
+  /** raw request body text (JSON routes) */
+  body?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Request size limits (DECISIONS "Size limits"); docs/limits.md. */
+export const MAX_BODY_BYTES = 1024 * 1024;

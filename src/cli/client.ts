@@ -1,0 +1,56 @@
+/**
+ * The CLI's two ways to reach the API: embedded (open the workspace, dispatch the route
+ * table in-process) and remote (CARDS_URL / --url over HTTP). Both return the response
+ * body text exactly as HTTP would carry it, so both modes print the same bytes.
+ */
+import { CardsError, type ErrorEnvelope } from "../domain/errors.ts";
+import type { ApiRequest } from "../api/types.ts";
+
+export interface CliGlobals {
+  dir?: string;
+  url?: string;
+  actor?: string;
+  idempotencyKey?: string;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+export interface RawResponse { status: number; text: string }
+
+export interface ApiCall {
+  method: string;
+  path: string;
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+/** Performs one API call and returns the parsed body; an error answer throws its envelope as a CardsError. */
+export async function callApi(g: CliGlobals, call: ApiCall): Promise<unknown> {
+  const res = await callRaw(g, call);
+  const body = res.text ? JSON.parse(res.text) : null;
+  if (res.status >= 400) throw envelopeError(body as ErrorEnvelope);
+  return body;
+}
+
+export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse> {
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) query[k] = v;
+  const headers: Record<string, string> = {};
+  if (g.actor) headers["x-service-actor"] = g.actor;
+  if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
+  const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body);
+  const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body };
+  const url = g.url ?? g.env.CARDS_URL;
+  if (url) {
+    const { remoteRequest } = await import("./remote.ts");
+    return remoteRequest(url, req);
+  }
+  const { localRequest } = await import("./local.ts");
+  return localRequest(g, req);
+}
+
+/** Rebuilds a CardsError from an envelope so the runner prints the same envelope back. */
+export function envelopeError(env: ErrorEnvelope): CardsError {
+  const { error, message, ...extra } = env ?? { error: "internal", message: "empty error response" };
+  return new CardsError(error, message, extra);
+}

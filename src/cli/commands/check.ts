@@ -1,0 +1,25 @@
+/** `cards check [--dir D]`: validates the definitions and lists every problem. */
+import { defineCommand } from "citty";
+import { isCardsError } from "../../domain/errors.ts";
+import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
+import { findRoot } from "../../service/index.ts";
+import type { CliGlobals } from "../client.ts";
+
+export default defineCommand({
+  meta: { name: "check", description: "Validate the workspace definitions; lists every problem and exits non-zero" },
+  run: async ({ data }) => {
+    const g = data as CliGlobals;
+    const root = findRoot(g.dir, g.cwd, g.env);
+    try {
+      const defs = await loadDefinitions(root);
+      return {
+        ok: true, root, workspace_id: defs.workspace.id,
+        card_types: [...defs.cardTypes.keys()], boards: [...defs.boards.keys()], views: [...defs.views.keys()],
+        extensions: defs.extensions.map((e) => e.id),
+      };
+    } catch (e) {
+      if (isCardsError(e) && e.extra.problems) console.error(formatProblems(e.extra.problems));
+      throw e;
+    }
+  },
+});

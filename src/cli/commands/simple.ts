@@ -1,0 +1,85 @@
+/** Small commands that mirror one route each: workspace, boards, users, events, health, api. */
+import { defineCommand } from "citty";
+import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
+import { readData } from "../input.ts";
+import { outcome } from "../runner.ts";
+import { CardsError } from "../../domain/errors.ts";
+
+const g = (data: unknown) => data as CliGlobals;
+
+export const workspace = defineCommand({
+  meta: { name: "workspace", description: "Workspace, card types, boards and schema versions (GET /workspace)" },
+  run: ({ data }) => callApi(g(data), { method: "GET", path: "/workspace" }),
+});
+
+export const health = defineCommand({
+  meta: { name: "health", description: "Service version and workspace id (GET /health)" },
+  run: ({ data }) => callApi(g(data), { method: "GET", path: "/health" }),
+});
+
+export const boards = defineCommand({
+  meta: { name: "boards", description: "Boards" },
+  subCommands: {
+    get: defineCommand({
+      meta: { name: "get", description: "One board definition (GET /boards/{id})" },
+      args: { id: { type: "positional", description: "board id", required: true } },
+      run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/boards/${encodeURIComponent(args.id)}` }),
+    }),
+  },
+});
+
+export const users = defineCommand({
+  meta: { name: "users", description: "The user registry" },
+  subCommands: {
+    add: defineCommand({
+      meta: { name: "add", description: "Register a user (POST /users)" },
+      args: {
+        id: { type: "positional", description: "user id", required: true },
+        kind: { type: "string", description: "human | agent", required: true },
+        "display-name": { type: "string", description: "display name" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "POST", path: "/users",
+        body: { id: args.id, kind: args.kind, ...(args["display-name"] !== undefined ? { display_name: args["display-name"] } : {}) },
+      }),
+    }),
+  },
+});
+
+export const events = defineCommand({
+  meta: { name: "events", description: "The durable event feed (GET /events)" },
+  args: {
+    since: { type: "string", description: "events after this id" },
+    cursor: { type: "string", description: "next_cursor of the previous page (overrides --since)" },
+    types: { type: "string", description: "event types, comma-separated" },
+    actor: { type: "string", description: "only events by this actor" },
+    owner: { type: "string", description: "only events of cards this user owns now" },
+    board: { type: "string", description: "only events of this board's card types" },
+    limit: { type: "string", description: "page size (default 100, max 500)" },
+  },
+  run: ({ args, data }) => callApi(g(data), {
+    method: "GET", path: "/events",
+    query: { since: args.since, cursor: args.cursor, types: args.types, actor: args.actor, owner: args.owner, board_id: args.board, limit: args.limit },
+  }),
+});
+
+export const api = defineCommand({
+  meta: { name: "api", description: "Call any route: cards api METHOD PATH [--data JSON|@file|@-] (PATH relative to /v1)" },
+  args: {
+    method: { type: "positional", description: "GET | POST | PATCH | DELETE", required: true },
+    path: { type: "positional", description: "path relative to /v1, query string allowed", required: true },
+    data: { type: "string", description: "request body: JSON, @file or @- (stdin)" },
+  },
+  run: async ({ args, data }) => {
+    const method = args.method.toUpperCase();
+    if (!["GET", "POST", "PATCH", "DELETE"].includes(method)) {
+      throw new CardsError("usage", `unknown method ${args.method}`, { value: args.method, valid_options: ["GET", "POST", "PATCH", "DELETE"] });
+    }
+    const url = new URL(args.path.replace(/^\/?(v1\/)?/, "/"), "http://x");
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = v;
+    const res = await callRaw(g(data), { method, path: url.pathname, query, body: readData(args.data) });
+    if (res.status >= 400) throw envelopeError(JSON.parse(res.text));
+    return outcome({ text: res.text });
+  },
+});

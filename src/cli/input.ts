@@ -1,0 +1,51 @@
+/** CLI input: `--data JSON|@file|@-` (stdin) and small flag helpers. */
+import { readFileSync } from "node:fs";
+import { CardsError } from "../domain/errors.ts";
+
+/** Reads the raw JSON text named by --data; undefined when the flag is absent. */
+export function readData(data: string | undefined): string | undefined {
+  if (data === undefined) return undefined;
+  if (data === "@-") return readFileSync(0, "utf8");
+  if (data.startsWith("@")) {
+    try {
+      return readFileSync(data.slice(1), "utf8");
+    } catch (e) {
+      throw new CardsError("usage", `cannot read ${data.slice(1)}: ${(e as Error).message}`, { field: "--data" });
+    }
+  }
+  return data;
+}
+
+/** Parses --data as a JSON object (flags are then merged over it). */
+export function readDataObject(data: string | undefined): Record<string, unknown> {
+  const text = readData(data);
+  if (text === undefined || text.trim() === "") return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new CardsError("bad_request", `--data is not valid JSON: ${(e as Error).message}`, { field: "--data" });
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new CardsError("bad_request", "--data must be a JSON object", { field: "--data" });
+  return v as Record<string, unknown>;
+}
+
+/** Parses a flag value as JSON (for --fields, --filter). */
+export function jsonFlag(name: string, raw: string | undefined): unknown {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (e) {
+    throw new CardsError("bad_request", `--${name} is not valid JSON: ${(e as Error).message}`, { field: `--${name}` });
+  }
+}
+
+export function intFlag(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^-?\d+$/.test(raw)) throw new CardsError("usage", `--${name} must be an integer`, { field: `--${name}`, value: raw });
+  return Number(raw);
+}
+
+export function listFlag(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : raw.split(",").map((s) => s.trim()).filter(Boolean);
+}

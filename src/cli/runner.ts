@@ -1,0 +1,136 @@
+/**
+ * Our own citty runner (stack.md §2): resolves the command path, rejects unknown flags,
+ * prints help without colour, prints the result as one JSON line on stdout, and on
+ * failure the error envelope on stderr with the exit code of docs/cli.md.
+ * NOTE perf-baselines.md §1: never touch process.stdout/stderr here (+7 ms); console only.
+ */
+import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from "citty";
+import { CardsError, EXIT_CODE, isCardsError, toEnvelope } from "../domain/errors.ts";
+import type { CliGlobals } from "./client.ts";
+
+const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
+  "--dir": "dir", "--url": "url", "--actor": "actor", "--idempotency-key": "idempotencyKey",
+};
+
+/** What a command's run() may return besides a JSON value to print. */
+export interface CliOutcome { print?: unknown; jsonl?: Iterable<unknown>; text?: string; exitCode?: number; keepAlive?: boolean }
+
+export async function runCli(root: CommandDef, argv: string[], version: string): Promise<number> {
+  const env = process.env as Record<string, string | undefined>;
+  try {
+    const { globals, rest } = extractGlobals(argv, env);
+    if (rest[0] === "--version" || rest[0] === "-v") {
+      console.log(version);
+      return 0;
+    }
+    const { cmd, path, args } = await resolve(root, rest);
+    if (args.includes("--help") || args.includes("-h") || (!cmd.run && args.length === 0)) {
+      console.log(await helpText(cmd, path));
+      return 0;
+    }
+    if (!cmd.run) throw await unknownCommand(cmd, path, args[0]);
+    const def = ((await resolveValue(cmd.args)) ?? {}) as ArgsDef;
+    rejectUnknownFlags(args, def, path);
+    const parsed = parseArgs(args, def);
+    const result = await cmd.run({ rawArgs: args, args: parsed, cmd, data: globals });
+    return print(result);
+  } catch (e) {
+    const env = toEnvelope(e);
+    if (!isCardsError(e)) console.error(String((e as Error)?.stack ?? e));
+    console.error(JSON.stringify(env));
+    return isCardsError(e) ? EXIT_CODE[e.code] : 1;
+  }
+}
+
+function print(result: unknown): number {
+  if (result === undefined) return 0;
+  if (result && typeof result === "object" && "__cli" in result) {
+    const o = (result as { __cli: CliOutcome }).__cli;
+    if (o.text !== undefined) console.log(o.text);
+    if (o.print !== undefined) console.log(JSON.stringify(o.print));
+    if (o.jsonl) for (const line of o.jsonl) console.log(JSON.stringify(line));
+    return o.exitCode ?? 0;
+  }
+  console.log(JSON.stringify(result));
+  return 0;
+}
+
+/** Wraps a non-JSON outcome for the runner. */
+export const outcome = (o: CliOutcome): { __cli: CliOutcome } => ({ __cli: o });
+
+function extractGlobals(argv: string[], env: Record<string, string | undefined>): { globals: CliGlobals; rest: string[] } {
+  const globals: CliGlobals = { env, cwd: process.cwd() };
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.indexOf("=");
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    const key = GLOBAL_FLAGS[name];
+    if (!key) { rest.push(a); continue; }
+    const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
+    if (value === undefined || value === "") throw new CardsError("usage", `${name} needs a value`, { field: name });
+    globals[key] = value;
+  }
+  return { globals, rest };
+}
+
+async function resolve(root: CommandDef, argv: string[]): Promise<{ cmd: CommandDef; path: string[]; args: string[] }> {
+  let cmd = root;
+  const path = ["cards"];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word.startsWith("-")) break;
+    const subs = await resolveValue(cmd.subCommands);
+    if (!subs) break;
+    const next = subs[word];
+    if (!next) throw await unknownCommand(cmd, path, word);
+    cmd = (await resolveValue(next)) as CommandDef;
+    path.push(word);
+  }
+  return { cmd, path, args: argv.slice(i) };
+}
+
+async function unknownCommand(cmd: CommandDef, path: string[], word: string | undefined): Promise<CardsError> {
+  const subs = Object.keys((await resolveValue(cmd.subCommands)) ?? {});
+  return new CardsError("usage", word ? `unknown command ${JSON.stringify(word)} for ${path.join(" ")}` : `${path.join(" ")} needs a command`, {
+    value: word, valid_options: subs, hint: `see \`${path.join(" ")} --help\``,
+  });
+}
+
+function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void {
+  const known = new Set<string>();
+  for (const [name, d] of Object.entries(def)) {
+    if (d.type === "positional") continue;
+    for (const n of [name, ...toArray((d as { alias?: string | string[] }).alias)]) {
+      known.add(n);
+      known.add(kebab(n));
+      if (d.type === "boolean") known.add(`no-${kebab(n)}`);
+    }
+  }
+  for (const a of args) {
+    if (a === "--") break;
+    if (!a.startsWith("-") || /^-\d/.test(a)) continue;
+    const name = a.replace(/^--?/, "").split("=")[0]!;
+    if (!known.has(name)) {
+      throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {
+        value: a, valid_options: [...new Set(Object.keys(def).filter((k) => def[k]!.type !== "positional").map((k) => `--${kebab(k)}`))],
+        hint: `see \`${path.join(" ")} --help\``,
+      });
+    }
+  }
+}
+
+async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
+  const parent = path.length > 1 ? ({ meta: { name: path.slice(0, -1).join(" ") } } as CommandDef) : undefined;
+  const text = await renderUsage(cmd, parent);
+  // NOTE stack.md §2 pitfall 1: citty colours help even when piped; strip ANSI always.
+  return text.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
+async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
+  return typeof v === "function" ? await (v as () => T | Promise<T>)() : await v;
+}
+
+const toArray = (x: string | string[] | undefined): string[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/_/g, "-");

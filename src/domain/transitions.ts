@@ -1,0 +1,64 @@
+/**
+ * The three status checks of SPEC "States and transitions", in order:
+ * (1) the id is a workspace column, (2) it is in the type's allowed_columns when declared,
+ * (3) the board transition graph, only when enforcement applies and the write is not forced.
+ */
+import { CardsError } from "./errors.ts";
+import type { Board, CardType, WorkspaceDef } from "./types.ts";
+
+/** Checks 1 and 2: the status may exist on a card of this type at all. */
+export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, status: unknown): string {
+  const columns = ws.columns.map((c) => c.id);
+  if (typeof status !== "string" || !columns.includes(status)) {
+    throw new CardsError("validation_failed", `status ${JSON.stringify(status)} is not a workspace column`, {
+      field: "status", value: status, valid_options: type.allowed_columns ?? columns,
+    });
+  }
+  if (type.allowed_columns && !type.allowed_columns.includes(status)) {
+    throw new CardsError("validation_failed", `status ${JSON.stringify(status)} is not allowed for cards of type ${type.id}`, {
+      field: "status", value: status, valid_options: type.allowed_columns,
+    });
+  }
+  return status;
+}
+
+/** True when the graph check applies: the workspace or the board enforces transitions. */
+export function isEnforced(ws: WorkspaceDef, board: Board | undefined): boolean {
+  return ws.settings.enforce_transitions || board?.settings?.enforce_transitions === true;
+}
+
+/** The statuses a card may move to from `from` on this board (board columns only). */
+export function allowedNext(board: Board, from: string): string[] {
+  const next = board.transitions?.[from] ?? [];
+  return next.filter((s) => board.columns.includes(s));
+}
+
+/**
+ * Check 3. Throws `transition_illegal` with the allowed board columns as valid_options.
+ * A board without a transitions map, or an unchanged status, passes.
+ */
+export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean): void {
+  if (force || from === to || !board || !isEnforced(ws, board) || !board.transitions) return;
+  const allowed = allowedNext(board, from);
+  if (!allowed.includes(to)) {
+    throw new CardsError("transition_illegal", `moving from ${from} to ${to} is not allowed on board ${board.id}`, {
+      field: "status", value: to, valid_options: allowed,
+      hint: allowed.length ? `allowed from ${from}: ${allowed.join(", ")}; force: true skips the check` : `no move is allowed from ${from}; force: true skips the check`,
+    });
+  }
+}
+
+/**
+ * The board whose rules govern a card of this type: the default board when it shows the
+ * type, else the alphabetically first board that does (docs/decisions.md).
+ */
+export function governingBoard(boards: Map<string, Board>, defaultBoardId: string | undefined, typeId: string): Board | undefined {
+  const def = defaultBoardId ? boards.get(defaultBoardId) : undefined;
+  if (def && def.card_type_ids.includes(typeId)) return def;
+  return [...boards.values()].filter((b) => b.card_type_ids.includes(typeId)).sort((a, b) => a.id.localeCompare(b.id))[0];
+}
+
+/** The column whose cards count as finished for blocking: `done`, else the last column. */
+export function doneColumn(ws: WorkspaceDef): string {
+  return ws.columns.some((c) => c.id === "done") ? "done" : (ws.columns.at(-1)?.id ?? "done");
+}

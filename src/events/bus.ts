@@ -1,0 +1,31 @@
+/**
+ * In-process fan-out of events (durable ones after commit, condition signals as they
+ * happen). Knows nothing about HTTP; SSE and hooks subscribe here. A subscriber that
+ * throws is unsubscribed and never disturbs the publisher or other subscribers.
+ */
+import type { CardEvent } from "../domain/types.ts";
+
+export type EventListener = (event: CardEvent) => void;
+
+export class EventBus {
+  private readonly listeners = new Set<EventListener>();
+
+  subscribe(fn: EventListener): () => void {
+    this.listeners.add(fn);
+    return () => { this.listeners.delete(fn); };
+  }
+
+  publish(event: CardEvent): void {
+    for (const fn of this.listeners) {
+      try {
+        fn(event);
+      } catch {
+        this.listeners.delete(fn);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.listeners.size;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The h3 app: /v1 routes from the shared route table, one error envelope for
+ * everything (h3's own errors included), JSON serialised once so remote and embedded
+ * callers see the same bytes.
+ */
+import { H3, type H3Event } from "h3";
+import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
+import { dispatch, errorResponse } from "../api/dispatch.ts";
+import { MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
+import type { Service } from "../service/index.ts";
+import { readBodyText } from "./body.ts";
+
+export interface HttpAppOptions {
+  log?: (msg: string) => void;
+}
+
+export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
+  const app = new H3({
+    silent: true,
+    onError: (err) => {
+      const cause = (err as { cause?: unknown }).cause ?? err;
+      if (isCardsError(cause)) return toResponse(errorResponse(cause));
+      const status = (err as { status?: number }).status ?? 500;
+      if (status >= 500) {
+        opts.log?.(`internal error: ${(cause as Error)?.stack ?? String(cause)}`);
+        return toResponse({ status: 500, body: toEnvelope(cause) });
+      }
+      const code = status === 404 ? "not_found" : status === 405 ? "method_not_allowed" : status === 413 ? "payload_too_large" : "bad_request";
+      return toResponse(errorResponse(new CardsError(code, (err as Error).message || "bad request")));
+    },
+  });
+
+  app.all("/v1/**", async (event: H3Event) => {
+    const url = new URL(event.req.url);
+    const headers: Record<string, string> = {};
+    event.req.headers.forEach((v, k) => { headers[k] = v; });
+    let body: string | undefined;
+    try {
+      body = await readBodyText(event.req, MAX_BODY_BYTES);
+    } catch (e) {
+      return toResponse(errorResponse(e));
+    }
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = v;
+    const res = await dispatch(svc, { method: event.req.method, path: url.pathname.slice(3) || "/", query, headers, body });
+    return toResponse(res);
+  });
+
+  app.all("/**", (event: H3Event) =>
+    toResponse(errorResponse(new CardsError("not_found", `no route ${event.req.method} ${new URL(event.req.url).pathname}`, {
+      hint: "the API lives under /v1 and the board under /ui",
+    }))));
+
+  return app;
+}
+
+export function toResponse(res: ApiResponse): Response {
+  return new Response(JSON.stringify(res.body), {
+    status: res.status,
+    headers: { "content-type": "application/json; charset=utf-8", ...res.headers },
+  });
+}

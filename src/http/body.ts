@@ -1,0 +1,34 @@
+/** Reads a request body as text, refusing more than `max` bytes (413) without buffering past it. */
+import { CardsError } from "../domain/errors.ts";
+
+export async function readBodyText(req: Request, max: number): Promise<string | undefined> {
+  if (!req.body) return undefined;
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (declared > max) throw tooLarge(max);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(max);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  const buf = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) { buf.set(c, o); o += c.byteLength; }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(buf);
+  } catch {
+    throw new CardsError("bad_request", "request body is not valid UTF-8");
+  }
+}
+
+function tooLarge(max: number): CardsError {
+  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "see docs/limits.md for the size limits" });
+}

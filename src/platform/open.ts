@@ -1,0 +1,7 @@
+/** Wires the store driver into the service: surfaces open workspaces through here. */
+import { openWorkspace, type OpenOptions, type Service } from "../service/index.ts";
+import { createSqliteStore } from "../store/sqlite/index.ts";
+
+export function openService(o: Omit<OpenOptions, "createStore">): Promise<Service> {
+  return openWorkspace({ ...o, createStore: createSqliteStore });
+}

@@ -1,0 +1,168 @@
+/**
+ * Card operations: create, get, patch, delete. Every rule of SPEC "Card" and
+ * "States and transitions" that concerns these writes lives here or in domain/.
+ */
+import { CardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
+import { canonicalCard } from "../domain/card.ts";
+import { newCardId, newEntryId } from "../domain/ids.ts";
+import { validateFields, validateTags, validateTitle } from "../domain/fields.ts";
+import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
+import type { Card, CardEvent, CardType } from "../domain/types.ts";
+import type { StoreTx } from "../store/port.ts";
+import { CreateCardBody, PatchCardBody, parseShape } from "./shapes.ts";
+import type { OpContext, Service, WriteScope } from "./service.ts";
+
+export async function createCard(svc: Service, input: unknown, ctx: OpContext): Promise<Card> {
+  if (input && typeof input === "object" && "owner" in input) {
+    throw new CardsError("validation_failed", "owner cannot be set at create", {
+      field: "owner", hint: "create the card, then claim it (POST /cards/{id}/claim) or PATCH its owner",
+    });
+  }
+  const body = parseShape(CreateCardBody, input, "create card");
+  const { workspace } = svc.defs;
+  const type = svc.cardType(body.type_id);
+  if (body.schema_version !== undefined && body.schema_version !== type.schema_version) {
+    throw new CardsError("schema_version_mismatch", `card type ${type.id} is at schema_version ${type.schema_version}`, {
+      field: "schema_version", value: body.schema_version, valid_options: [type.schema_version],
+    });
+  }
+  const title = validateTitle(body.title);
+  const tags = body.tags === undefined ? [] : validateTags(body.tags, workspace.settings, workspace.tag_set);
+  const status = body.status !== undefined
+    ? assertStatusAllowed(workspace, type, body.status)
+    : (type.allowed_columns?.[0] ?? workspace.columns[0]!.id);
+  const { fields, refs } = validateFields({
+    type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId,
+  });
+  return svc.mutate(ctx, (w) => {
+    assertCardRefs(w.tx, refs.cards);
+    const card = canonicalCard({
+      id: newCardId(), workspace_id: workspace.id, type_id: type.id, schema_version: type.schema_version,
+      title, status, fields, tags, version: 1,
+      created_at: w.now, updated_at: w.now, status_since: w.now, created_by: ctx.actor,
+    });
+    w.tx.insertCard(card);
+    w.emit({ type: "card_created", card_id: card.id, diff: { card } });
+    return card;
+  }, { dryRun: body.dry_run });
+}
+
+export function getCard(svc: Service, id: string): Card {
+  const card = svc.store.getCard(id, { links: true, comments: true });
+  if (!card) throw notFound("card", id);
+  return card;
+}
+
+export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
+  const body = parseShape(PatchCardBody, input, "patch card");
+  const { workspace } = svc.defs;
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, body.version);
+    const type = svc.cardType(cur.type_id);
+    const next: Card = { ...cur };
+    const events: Array<Pick<CardEvent, "type" | "diff">> = [];
+
+    if (body.title !== undefined) {
+      const title = validateTitle(body.title);
+      if (title !== cur.title) {
+        next.title = title;
+        events.push({ type: "field_updated", diff: { field: "title", before: cur.title, after: title } });
+      }
+    }
+    if (body.fields !== undefined) {
+      const { fields, refs } = validateFields({
+        type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields, mode: "patch",
+        existing: cur.fields, makeEntryId: newEntryId,
+      });
+      assertCardRefs(w.tx, refs.cards);
+      for (const key of unionKeys(cur.fields, fields)) {
+        if (!sameJson(cur.fields[key], fields[key])) {
+          events.push({ type: "field_updated", diff: { field: key, before: cur.fields[key] ?? null, after: fields[key] ?? null } });
+        }
+      }
+      next.fields = fields;
+    }
+    if (body.tags !== undefined) {
+      const tags = validateTags(body.tags, workspace.settings, workspace.tag_set);
+      if (!sameJson(tags, cur.tags)) {
+        next.tags = tags;
+        events.push({ type: "tags_changed", diff: { before: cur.tags, after: tags } });
+      }
+    }
+    if (body.owner !== undefined) {
+      const owner = body.owner || undefined;
+      if (owner && !w.tx.getUser(owner)) throw unknownUser("owner", owner);
+      if (owner !== cur.owner) {
+        next.owner = owner;
+        events.push({ type: "owner_changed", diff: { before: cur.owner ?? null, after: owner ?? null } });
+      }
+    }
+    if (body.status !== undefined) {
+      const status = assertStatusAllowed(workspace, type, body.status);
+      if (status !== cur.status) {
+        assertTransition(workspace, boardFor(svc, type), cur.status, status, body.force === true);
+        next.status = status;
+        next.status_since = w.now;
+        events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
+      }
+    }
+    if (events.length === 0) return cur;
+    return commitUpdate(w, cur, next, events);
+  }, { dryRun: body.dry_run });
+}
+
+export async function deleteCard(svc: Service, id: string, version: number | undefined, ctx: OpContext): Promise<Card> {
+  return svc.mutate(ctx, (w) => {
+    const cur = w.tx.getCard(id, { links: true, comments: true });
+    if (!cur) throw notFound("card", id);
+    if (version !== undefined && version !== cur.version) throw versionConflict(cur);
+    w.tx.deleteCard(id);
+    w.emit({ type: "card_deleted", card_id: id, diff: { card: cur } });
+    return cur;
+  });
+}
+
+// --- shared by every card write ---
+
+/** Reads the card inside the transaction and checks the version guard. */
+export function loadForWrite(tx: StoreTx, id: string, version: number | undefined): Card {
+  const cur = tx.getCard(id);
+  if (!cur) throw notFound("card", id);
+  if (version !== undefined && cur.version !== version) throw versionConflict(cur);
+  return cur;
+}
+
+/** Bumps version and updated_at once, stores the card and appends its events. */
+export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>): Card {
+  const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
+  if (!w.tx.updateCard(card, cur.version)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
+  for (const e of events) w.emit({ type: e.type, card_id: card.id, diff: e.diff });
+  return card;
+}
+
+/** card_link values must name an existing card of the declared target type. */
+export function assertCardRefs(tx: StoreTx, refs: Array<{ field: string; id: string; target_type?: string }>): void {
+  for (const ref of refs) {
+    const target = tx.getCard(ref.id);
+    if (!target) {
+      throw new CardsError("target_card_missing", `${ref.field}: card ${ref.id} does not exist`, { field: ref.field, value: ref.id });
+    }
+    if (ref.target_type && target.type_id !== ref.target_type) {
+      throw new CardsError("target_card_type_mismatch", `${ref.field}: card ${ref.id} is a ${target.type_id}, not a ${ref.target_type}`, {
+        field: ref.field, value: ref.id, valid_options: [ref.target_type],
+      });
+    }
+  }
+}
+
+export function boardFor(svc: Service, type: CardType) {
+  return governingBoard(svc.defs.boards, svc.defs.defaultBoardId, type.id);
+}
+
+function unionKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])];
+}
+
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,57 @@
+/** The durable event feed: GET /events and the per-card events route. */
+import { badRequest, notFound } from "../domain/errors.ts";
+import { parseEventId } from "../domain/ids.ts";
+import { ALL_EVENT_TYPES, type StoredEvent } from "../domain/types.ts";
+import type { EventQuery } from "../store/port.ts";
+import { csv, parseLimit, type ListParams } from "./list.ts";
+import type { Service } from "./service.ts";
+
+export const EVENTS_DEFAULT_LIMIT = 100;
+export const EVENTS_MAX_LIMIT = 500;
+
+const EVENT_PARAMS = ["actor", "owner", "type", "types", "board_id", "since", "cursor", "limit"];
+
+export interface EventPage { items: StoredEvent[]; next_cursor: string | null }
+
+/** Ordered by id; `since` and `cursor` are exclusive floors and `cursor` wins. */
+export function listEvents(svc: Service, p: ListParams): EventPage {
+  for (const k of Object.keys(p)) {
+    if (!EVENT_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: EVENT_PARAMS });
+  }
+  const q: EventQuery = { limit: parseLimit(p.limit, EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT) };
+  const floor = p.cursor ?? p.since;
+  if (floor !== undefined && floor !== "") {
+    if (parseEventId(floor) === null) throw badRequest(`${p.cursor !== undefined ? "cursor" : "since"} must be an event id`, { field: p.cursor !== undefined ? "cursor" : "since", value: floor });
+    q.afterId = floor;
+  }
+  const types = [...(p.type !== undefined ? csv(p.type) : []), ...(p.types !== undefined ? csv(p.types) : [])];
+  if (types.length) {
+    for (const t of types) {
+      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
+    }
+    q.types = types;
+  }
+  if (p.actor !== undefined) q.actor = p.actor;
+  if (p.owner !== undefined) q.owner = p.owner;
+  if (p.board_id !== undefined) q.cardTypeIds = svc.board(p.board_id).card_type_ids;
+  const items = svc.store.listEvents({ ...q, limit: q.limit + 1 });
+  const more = items.length > q.limit;
+  const page = more ? items.slice(0, q.limit) : items;
+  return { items: page, next_cursor: more ? page.at(-1)!.id : null };
+}
+
+/** GET /cards/{id}/events: the card's events in id order (also after deletion). */
+export function cardEvents(svc: Service, cardId: string, p: ListParams): { items: StoredEvent[] } {
+  for (const k of Object.keys(p)) {
+    if (k !== "limit" && k !== "since") throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: ["limit", "since"] });
+  }
+  const limit = parseLimit(p.limit, EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
+  const q: EventQuery = { cardId, limit };
+  if (p.since !== undefined) {
+    if (parseEventId(p.since) === null) throw badRequest("since must be an event id", { field: "since", value: p.since });
+    q.afterId = p.since;
+  }
+  const items = svc.store.listEvents(q);
+  if (items.length === 0 && !svc.store.getCard(cardId)) throw notFound("card", cardId);
+  return { items };
+}

@@ -1,0 +1,11 @@
+/** The service layer's public surface, listed by name. Surfaces import only from here. */
+// Core
+export { Service, requestHash, type OpContext, type ServiceMode, type WriteScope } from "./service.ts";
+export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type OpenOptions, type StoreFactory, type WorkspaceView } from "./workspace.ts";
+// Cards
+export { createCard, getCard, patchCard, deleteCard } from "./cards.ts";
+export { listCards, type CardPage, type ListParams } from "./list.ts";
+// Users
+export { registerUser, listUsers } from "./users.ts";
+// Events
+export { listEvents, cardEvents, type EventPage } from "./events.ts";

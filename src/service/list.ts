@@ -1,0 +1,118 @@
+/**
+ * GET /cards: parameters (strings from any surface) to a store query, board scoping,
+ * sort and keyset cursors. Wrong types are 400 bad_request; bad sort keys are 422.
+ */
+import { Buffer } from "node:buffer";
+import { CardsError, badRequest } from "../domain/errors.ts";
+import { parseSort } from "../domain/sort.ts";
+import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
+import type { Board, Card } from "../domain/types.ts";
+import type { ListQuery } from "../store/port.ts";
+import type { Service } from "./service.ts";
+
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+
+export type ListParams = Record<string, string | undefined>;
+
+const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "blocked", "has_link", "link_target", "q", "sort", "include", "cursor", "limit", "filter"];
+
+export interface CardPage { items: Card[]; next_cursor: string | null }
+
+export function listCards(svc: Service, params: ListParams, viewer?: string): CardPage {
+  const q = toListQuery(svc, params, viewer);
+  const rows = svc.store.listCards({ ...q, limit: q.limit + 1 });
+  const more = rows.length > q.limit;
+  const items = more ? rows.slice(0, q.limit) : rows;
+  const last = items.at(-1);
+  const next_cursor = more && !q.sort && last ? encodeCursor(last) : null;
+  return { items, next_cursor };
+}
+
+export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQuery {
+  for (const k of Object.keys(p)) {
+    if (!LIST_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: LIST_PARAMS });
+  }
+  const q: ListQuery = { limit: parseLimit(p.limit, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT) };
+  const filters: FilterNode[] = [];
+  if (p.board_id !== undefined) {
+    const board = svc.board(p.board_id);
+    filters.push(boardScope(board));
+    if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer));
+  } else if (p.filter !== undefined) {
+    throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });
+  }
+  if (filters.length) q.filter = andFilters(...filters);
+  if (p.type_id !== undefined) q.typeIds = csv(p.type_id);
+  if (p.status !== undefined) q.statuses = csv(p.status);
+  if (p.owner !== undefined) q.owner = p.owner === "me" && viewer ? viewer : p.owner;
+  if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
+  if (p.has_link !== undefined) q.hasLink = p.has_link;
+  if (p.link_target !== undefined) q.linkTarget = p.link_target;
+  if (p.q !== undefined && p.q.trim() !== "") q.q = p.q;
+  if (p.include !== undefined) {
+    for (const part of csv(p.include)) {
+      if (part === "links") q.includeLinks = true;
+      else if (part === "comments") q.includeComments = true;
+      else throw badRequest(`include: unknown part ${JSON.stringify(part)}`, { field: "include", value: part, valid_options: ["links", "comments"] });
+    }
+  }
+  if (p.sort !== undefined) {
+    if (p.cursor !== undefined) {
+      throw new CardsError("validation_failed", "sort and cursor cannot be combined: a custom sort returns one page", { field: "sort" });
+    }
+    q.sort = parseSort(p.sort, allFieldIds(svc));
+  }
+  if (p.cursor !== undefined) q.after = decodeCursor(p.cursor);
+  return q;
+}
+
+/** The hard scope of a board: its card types AND its default_filter. */
+export function boardScope(board: Board): FilterNode {
+  const byType = parseFilter({ type_id: { $in: board.card_type_ids } });
+  return board.default_filter ? andFilters(byType, parseFilter(board.default_filter, undefined, "default_filter")) : byType;
+}
+
+function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
+  const saved = board.presentation?.filters ?? {};
+  const raw = saved[name];
+  if (!raw) {
+    throw badRequest(`board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
+  }
+  const node = parseFilter(raw, undefined, `presentation.filters.${name}`);
+  return viewer ? resolveMe(node, viewer) : node;
+}
+
+function allFieldIds(svc: Service): Set<string> {
+  const ids = new Set<string>();
+  for (const t of svc.defs.cardTypes.values()) for (const f of t.fields) ids.add(f.id);
+  return ids;
+}
+
+export function parseLimit(raw: string | undefined, def: number, max: number): number {
+  if (raw === undefined || raw === "") return def;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw badRequest(`limit must be an integer from 1 to ${max}`, { field: "limit", value: raw });
+  return Math.min(Number(raw), max);
+}
+
+export function parseBool(raw: string, field: string): boolean {
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw badRequest(`${field} must be true or false`, { field, value: raw, valid_options: ["true", "false"] });
+}
+
+export function csv(raw: string): string[] {
+  return raw.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+function encodeCursor(c: Card): string {
+  return Buffer.from(JSON.stringify([c.updated_at, c.id])).toString("base64url");
+}
+
+function decodeCursor(raw: string): { updated_at: string; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
+    if (Array.isArray(v) && typeof v[0] === "string" && typeof v[1] === "string") return { updated_at: v[0], id: v[1] };
+  } catch { /* fall through */ }
+  throw badRequest("cursor is not a value returned as next_cursor", { field: "cursor", value: raw });
+}

@@ -1,0 +1,144 @@
+/**
+ * The service: holds the live definitions and the store, resolves actors, and runs every
+ * write through `mutate` (one transaction: the change, its durable events and the
+ * idempotency record commit together; events are published only after the commit).
+ */
+import { createHash } from "node:crypto";
+import { CardsError, notFound } from "../domain/errors.ts";
+import { nowIso } from "../domain/card.ts";
+import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
+import type { Store, StoreTx } from "../store/port.ts";
+import { EventBus } from "../events/bus.ts";
+
+export type ServiceMode = "embedded" | "serve" | "mcp";
+
+export interface OpContext {
+  actor: string;
+  /** Idempotency-Key and the hash of the request it came with */
+  idempotency?: { key: string; hash: string; status: number };
+  /** set by mutate when the answer is a stored replay */
+  replayed?: boolean;
+}
+
+export interface WriteScope {
+  tx: StoreTx;
+  now: string;
+  actor: string;
+  emit(e: Omit<CardEvent, "actor" | "at" | "scope"> & { scope?: CardEvent["scope"] }): StoredEvent;
+}
+
+/** Thrown inside a transaction to roll it back while still answering (dry runs). */
+class DryRunRollback<T> {
+  constructor(readonly value: T) {}
+}
+
+export class Service {
+  readonly bus = new EventBus();
+
+  constructor(
+    public defs: Definitions,
+    readonly store: Store,
+    readonly root: string,
+    readonly mode: ServiceMode,
+    private readonly env: Record<string, string | undefined>,
+  ) {}
+
+  // --- actors ---
+
+  /** SPEC Authentication 2: header, then CARDS_ACTOR, then settings.default_user. */
+  resolveActor(header?: string | null): string | undefined {
+    const h = header?.trim();
+    if (h) return h;
+    const e = this.env.CARDS_ACTOR?.trim();
+    if (e) return e;
+    return this.defs.workspace.settings.default_user || undefined;
+  }
+
+  requireActor(header?: string | null): string {
+    const a = this.resolveActor(header);
+    if (!a) {
+      throw new CardsError("actor_required", "no actor: writes need an identity", {
+        hint: "send the X-Service-Actor header, set CARDS_ACTOR, or set settings.default_user in workspace.json",
+      });
+    }
+    return a;
+  }
+
+  // --- definitions ---
+
+  cardType(id: string, field = "type_id"): CardType {
+    const t = this.defs.cardTypes.get(id);
+    if (!t) {
+      throw new CardsError("validation_failed", `unknown card type ${JSON.stringify(id)}`, {
+        field, value: id, valid_options: [...this.defs.cardTypes.keys()],
+      });
+    }
+    return t;
+  }
+
+  board(id: string): Board {
+    const b = this.defs.boards.get(id);
+    if (!b) throw notFound("board", id);
+    return b;
+  }
+
+  // --- writes ---
+
+  /**
+   * Runs one write transaction. Replays a stored answer for a known Idempotency-Key
+   * (a different request under the same key is 422); `dryRun` rolls everything back.
+   */
+  async mutate<T>(ctx: OpContext, fn: (w: WriteScope) => T | Promise<T>, opts: { dryRun?: boolean } = {}): Promise<T> {
+    const appended: StoredEvent[] = [];
+    const idem = opts.dryRun ? undefined : ctx.idempotency;
+    let result: T;
+    try {
+      result = await this.store.write(async (tx) => {
+        if (idem) {
+          const rec = tx.getIdempotency(idem.key);
+          if (rec) {
+            if (rec.request_hash !== idem.hash) {
+              throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
+                value: idem.key, hint: "use a new key for a new request",
+              });
+            }
+            ctx.replayed = true;
+            return JSON.parse(rec.body) as T;
+          }
+        }
+        const now = nowIso();
+        const scope: WriteScope = {
+          tx, now, actor: ctx.actor,
+          emit: (e) => {
+            const stored = tx.appendEvent({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
+            appended.push(stored);
+            return stored;
+          },
+        };
+        const value = await fn(scope);
+        if (opts.dryRun) throw new DryRunRollback(value);
+        if (idem) {
+          tx.putIdempotency({
+            key: idem.key, actor: ctx.actor, request_hash: idem.hash, status: idem.status,
+            body: JSON.stringify(value), created_at: now,
+          });
+        }
+        return value;
+      });
+    } catch (e) {
+      if (e instanceof DryRunRollback) return e.value as T;
+      throw e;
+    }
+    for (const e of appended) this.bus.publish(e);
+    return result;
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+/** Hash of a request for idempotency comparison. */
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash("sha256").update(`${method} ${path}\n${typeof body === "string" ? body : JSON.stringify(body ?? null)}`).digest("hex");
+}

@@ -1,0 +1,68 @@
+/**
+ * Request shapes shared by every surface (HTTP bodies, CLI input, tool arguments).
+ * strictObject everywhere: an unknown key is an error, never silently dropped.
+ * `parseShape` maps the first valibot issue to `validation_failed` with its path.
+ */
+import * as v from "valibot";
+import { CardsError } from "../domain/errors.ts";
+
+const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const Version = v.pipe(v.number(), v.integer(), v.minValue(1));
+const Fields = v.record(v.string(), v.unknown());
+
+export const CreateCardBody = v.strictObject({
+  type_id: Id,
+  title: v.unknown(),
+  status: v.optional(v.string()),
+  fields: v.optional(Fields),
+  tags: v.optional(v.unknown()),
+  schema_version: v.optional(v.pipe(v.number(), v.integer())),
+  dry_run: v.optional(v.boolean()),
+});
+export type CreateCardInput = v.InferOutput<typeof CreateCardBody>;
+
+export const PatchCardBody = v.strictObject({
+  version: Version,
+  title: v.optional(v.unknown()),
+  status: v.optional(v.string()),
+  owner: v.optional(v.nullable(v.string())),
+  tags: v.optional(v.unknown()),
+  fields: v.optional(Fields),
+  force: v.optional(v.boolean()),
+  dry_run: v.optional(v.boolean()),
+});
+export type PatchCardInput = v.InferOutput<typeof PatchCardBody>;
+
+export const RegisterUserBody = v.strictObject({
+  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "user ids are 1-64 letters, digits, . _ @ or -, starting with a letter or digit")),
+  kind: v.picklist(["human", "agent"], 'kind must be "human" or "agent"'),
+  display_name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+});
+export type RegisterUserInput = v.InferOutput<typeof RegisterUserBody>;
+
+/** Validates `input` against a shape; the error names the offending key path. */
+export function parseShape<S extends v.GenericSchema>(schema: S, input: unknown, what: string): v.InferOutput<S> {
+  if (input === undefined || input === null) input = {};
+  const r = v.safeParse(schema, input);
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const path = v.getDotPath(issue) ?? undefined;
+  const allowed = allowedKeys(schema);
+  if (issue.kind === "schema" && issue.type === "strict_object" && path) {
+    throw new CardsError("validation_failed", `${what}: unknown key ${JSON.stringify(path)}`, {
+      field: path, valid_options: allowed,
+    });
+  }
+  if (issue.type === "object" || issue.type === "strict_object") {
+    throw new CardsError("validation_failed", `${what}: ${path ? path + ": " : ""}expected a JSON object`, { field: path });
+  }
+  const missing = issue.input === undefined && path;
+  throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : `${path ? path + ": " : ""}${issue.message}`}`, {
+    field: path, value: missing ? undefined : issue.input,
+  });
+}
+
+function allowedKeys(schema: v.GenericSchema): string[] | undefined {
+  const entries = (schema as unknown as { entries?: Record<string, unknown> }).entries;
+  return entries ? Object.keys(entries) : undefined;
+}

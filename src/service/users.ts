@@ -1,0 +1,39 @@
+/** The user registry: declared users are registered at load; POST /users adds more. */
+import { CardsError } from "../domain/errors.ts";
+import type { User } from "../domain/types.ts";
+import { RegisterUserBody, parseShape } from "./shapes.ts";
+import type { OpContext, Service } from "./service.ts";
+
+/** Registers a user. The same user again is a no-op (`created: false`); other values for a known id are 409. */
+export async function registerUser(svc: Service, input: unknown, ctx: OpContext): Promise<{ user: User; created: boolean }> {
+  const body = parseShape(RegisterUserBody, input, "register user");
+  return svc.mutate(ctx, (w) => {
+    const cur = w.tx.getUser(body.id);
+    if (cur) {
+      if (cur.kind === body.kind && (cur.display_name ?? undefined) === body.display_name) return { user: cur, created: false };
+      throw new CardsError("user_exists", `user ${body.id} is already registered with other values`, {
+        field: "id", value: body.id, hint: "pick another id; registered users cannot be changed",
+      });
+    }
+    const user: User = { id: body.id, ...(body.display_name ? { display_name: body.display_name } : {}), kind: body.kind, created_at: w.now };
+    w.tx.upsertUser(user);
+    return { user, created: true };
+  });
+}
+
+export function listUsers(svc: Service): User[] {
+  return svc.store.listUsers();
+}
+
+/** Registers the users declared in workspace.json that the database does not know yet. */
+export async function registerDeclaredUsers(svc: Service): Promise<void> {
+  const declared = svc.defs.workspace.users ?? [];
+  const missing = declared.filter((u) => !svc.store.getUser(u.id));
+  if (missing.length === 0) return;
+  await svc.store.write((tx) => {
+    for (const u of missing) {
+      if (tx.getUser(u.id)) continue;
+      tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
+    }
+  });
+}
