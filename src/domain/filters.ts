@@ -1,0 +1,345 @@
+/**
+ * Filter expressions (SPEC "Filter expressions"; the full reference is docs/filters.md).
+ * Used by board default_filter, saved board filters, the take-next `filter` and the
+ * tool server list tool. Not a free-form parameter of GET /cards.
+ *
+ * Grammar (JSON):
+ *
+ *   filter     := { key: value, ... }              several keys = all must hold (AND); {} matches all
+ *   key        := "$and" | "$or"                   value: non-empty array of filters
+ *               | "blocked"                        value: true | false
+ *               | path                             value: literal | { op: operand, ... }
+ *   path       := id | type_id | title | status | owner | tags | created_by
+ *               | created_at | updated_at | status_since | version | schema_version
+ *               | "fields." <field id>
+ *   literal    := string | number | boolean | null  shorthand for { "$eq": literal }
+ *   op         := $eq | $ne                         operand: scalar or null
+ *               | $in | $nin                       operand: array of scalars or null (may be empty)
+ *               | $gt | $gte | $lt | $lte          operand: number or string
+ *               | $contains                        operand: string
+ *               | $has                             operand: scalar (not null)
+ *               | $all | $any                      operand: non-empty array of scalars (tags, fields.*)
+ *
+ * Semantics, over the JSON value v at the path (absent when the key is missing):
+ * - empty: v absent, null, "" or []. `$eq: null` matches empty; `$ne: null` matches non-empty.
+ * - `$eq x` (x not null): a scalar v equal to x with the same JSON type, or an array v
+ *   holding an element equal to x. `$has` is the same test (membership; equality for
+ *   scalars). `$ne` / `$nin` are the exact negations of `$eq` / `$in`, so they match absent values.
+ * - `$in xs`: some x in xs matches `$eq`. `$all xs` / `$any xs`: every / some x matches `$has`.
+ * - `$gt` ... `$lte`: scalar v of the operand's type (number with number, string with
+ *   string; strings by Unicode code point, as SQLite BINARY); arrays never match.
+ *   Operands for created_at / updated_at / status_since are RFC 3339 and normalised to
+ *   the stored UTC form (2026-01-02T03:04:05.000Z) before comparing.
+ * - `$contains s`: string v holding s as a substring, case-insensitive for ASCII letters
+ *   (like SQLite lower()); array v holding an element equal to s.
+ * - `blocked: true`: the card has an outgoing depends-on or blocked-by link to a card
+ *   not in the done column.
+ * - the value token "me" on owner, created_by (and user-typed fields the caller names)
+ *   becomes the viewing actor through `resolveMe`.
+ *
+ * The SQL twin of `matchesFilter` is src/store/sqlite/filter-sql.ts; both must agree.
+ */
+import { CardsError } from "./errors.ts";
+import { FIELD_KEY_PATTERN, parseRfc3339 } from "./fields.ts";
+import type { Card } from "./types.ts";
+
+export type FilterScalar = string | number | boolean | null;
+
+export type CmpOp =
+  | "$eq" | "$ne" | "$in" | "$nin" | "$gt" | "$gte" | "$lt" | "$lte"
+  | "$contains" | "$has" | "$all" | "$any";
+
+/** The normalised filter AST. `{kind: "and", nodes: []}` matches every card. */
+export type FilterNode =
+  | { kind: "and"; nodes: FilterNode[] }
+  | { kind: "or"; nodes: FilterNode[] }
+  | { kind: "cmp"; path: string; op: CmpOp; value: FilterScalar | FilterScalar[] }
+  | { kind: "blocked"; value: boolean };
+
+export interface FilterContext {
+  /** when given, `fields.<id>` must name one of these ids */
+  fieldIds?: ReadonlySet<string>;
+}
+
+export const FILTER_ENVELOPE_PATHS = [
+  "id", "type_id", "title", "status", "owner", "tags", "created_by",
+  "created_at", "updated_at", "status_since", "version", "schema_version",
+] as const;
+
+export const FILTER_OPERATORS: readonly CmpOp[] = [
+  "$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$has", "$all", "$any",
+];
+
+export const MAX_FILTER_DEPTH = 16;
+export const MAX_FILTER_NODES = 200;
+/** most elements one `$in` / `$nin` / `$all` / `$any` list may hold */
+export const MAX_FILTER_LIST = 1000;
+
+/**
+ * Validate an untrusted filter and return its normalised AST.
+ * @param where the JSON path of the filter in the request, used in error `field`s
+ * @throws CardsError validation_failed with `field` = the path inside the filter
+ *   (e.g. `filter.$and[1].status.$in`) and `valid_options` where a finite set exists
+ * @example parseFilter({ status: { $in: ["todo", "doing"] }, blocked: false })
+ */
+export function parseFilter(raw: unknown, ctx: FilterContext = {}, where = "filter"): FilterNode {
+  return _parseObject(raw, where, 1, { nodes: 0, ctx });
+}
+
+/**
+ * Replace the value token "me" by `actor` on `owner`, `created_by` and the extra
+ * `userPaths` (e.g. `fields.reviewer`). Returns a new AST.
+ * @throws CardsError validation_failed when "me" is used and no actor is known
+ */
+export function resolveMe(node: FilterNode, actor: string | undefined, userPaths: Iterable<string> = []): FilterNode {
+  const paths = new Set<string>(["owner", "created_by", ...userPaths]);
+  const swap = (v: FilterScalar, path: string): FilterScalar => {
+    if (v !== "me") return v;
+    if (!actor) {
+      throw new CardsError("validation_failed", "the filter token \"me\" needs an actor", {
+        field: path, value: v, hint: "send the X-Service-Actor header or set CARDS_ACTOR",
+      });
+    }
+    return actor;
+  };
+  const walk = (n: FilterNode): FilterNode => {
+    if (n.kind === "and" || n.kind === "or") return { kind: n.kind, nodes: n.nodes.map(walk) };
+    if (n.kind !== "cmp" || !paths.has(n.path)) return n;
+    const value = Array.isArray(n.value) ? n.value.map((v) => swap(v, n.path)) : swap(n.value, n.path);
+    return { ...n, value };
+  };
+  return walk(node);
+}
+
+/** AND several filters (undefined ones are skipped; nested ANDs are flattened). */
+export function andFilters(...nodes: Array<FilterNode | undefined | null>): FilterNode {
+  const out: FilterNode[] = [];
+  for (const n of nodes) {
+    if (!n) continue;
+    if (n.kind === "and") out.push(...n.nodes);
+    else out.push(n);
+  }
+  return out.length === 1 ? out[0]! : { kind: "and", nodes: out };
+}
+
+/**
+ * Evaluate a filter against a card in memory (event filters, tests). Same semantics as
+ * the SQL compiler. `isBlocked` answers the `blocked` condition.
+ */
+export function matchesFilter(node: FilterNode, card: Card, isBlocked: (card: Card) => boolean): boolean {
+  switch (node.kind) {
+    case "and": return node.nodes.every((n) => matchesFilter(n, card, isBlocked));
+    case "or": return node.nodes.some((n) => matchesFilter(n, card, isBlocked));
+    case "blocked": return isBlocked(card) === node.value;
+    case "cmp": return _matchCmp(getFilterPathValue(card, node.path), node.op, node.value);
+  }
+}
+
+/** The value a filter path reads from a card; undefined when absent. */
+export function getFilterPathValue(card: Card, path: string): unknown {
+  if (path.startsWith("fields.")) {
+    const id = path.slice(7);
+    return Object.hasOwn(card.fields, id) ? card.fields[id] : undefined;
+  }
+  return (card as unknown as Record<string, unknown>)[path];
+}
+
+/** Lowercase ASCII letters only, exactly like SQLite's built-in lower(). */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/** Compare strings by Unicode code point (= UTF-8 byte order = SQLite BINARY). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) { // surrogates encode code points above every BMP char
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+// --- internal ---
+
+type _Kind = "string" | "time" | "number" | "tags" | "field";
+interface _State { nodes: number; ctx: FilterContext }
+
+const _KIND: Record<string, _Kind> = {
+  id: "string", type_id: "string", title: "string", status: "string", owner: "string", created_by: "string",
+  created_at: "time", updated_at: "time", status_since: "time",
+  version: "number", schema_version: "number", tags: "tags",
+};
+const _CMP: CmpOp[] = ["$gt", "$gte", "$lt", "$lte"];
+const _OPS: Record<_Kind, readonly CmpOp[]> = {
+  string: ["$eq", "$ne", "$in", "$nin", ..._CMP, "$contains", "$has"],
+  time: ["$eq", "$ne", "$in", "$nin", ..._CMP, "$contains", "$has"],
+  number: ["$eq", "$ne", "$in", "$nin", ..._CMP, "$has"],
+  tags: ["$eq", "$ne", "$in", "$nin", "$contains", "$has", "$all", "$any"],
+  field: FILTER_OPERATORS,
+};
+
+function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string): CardsError {
+  const extra: ConstructorParameters<typeof CardsError>[2] = { field };
+  if (value !== undefined) extra.value = value;
+  if (validOptions !== undefined) extra.valid_options = [...validOptions];
+  if (hint !== undefined) extra.hint = hint;
+  return new CardsError("validation_failed", message, extra);
+}
+
+function _isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function _count<T extends FilterNode>(st: _State, at: string, node: T): T {
+  if (++st.nodes > MAX_FILTER_NODES) throw _fail(at, `a filter may hold at most ${MAX_FILTER_NODES} conditions`);
+  return node;
+}
+
+function _validPaths(ctx: FilterContext): string[] {
+  const fields = ctx.fieldIds ? [...ctx.fieldIds].sort().map((id) => `fields.${id}`) : ["fields.<id>"];
+  return [...FILTER_ENVELOPE_PATHS, ...fields, "blocked", "$and", "$or"];
+}
+
+function _parseObject(raw: unknown, at: string, depth: number, st: _State): FilterNode {
+  if (!_isPlainObject(raw)) {
+    throw _fail(at, "a filter is a JSON object", raw, undefined, 'for example {"status": "todo", "blocked": false}');
+  }
+  if (depth > MAX_FILTER_DEPTH) throw _fail(at, `filters nest at most ${MAX_FILTER_DEPTH} levels deep`);
+  const nodes: FilterNode[] = [];
+  for (const [key, val] of Object.entries(raw)) {
+    const kat = `${at}.${key}`;
+    if (key === "$and" || key === "$or") {
+      if (!Array.isArray(val) || val.length === 0) throw _fail(kat, `${key} takes a non-empty array of filters`, val);
+      const subs = val.map((f, i) => _parseObject(f, `${kat}[${i}]`, depth + 1, st));
+      nodes.push(_count(st, kat, { kind: key === "$and" ? "and" : "or", nodes: subs }));
+    } else if (key.startsWith("$")) {
+      throw _fail(kat, `unknown logical operator ${key}`, key, ["$and", "$or"], "negate a condition with $ne or $nin");
+    } else if (key === "blocked") {
+      if (typeof val !== "boolean") throw _fail(kat, "blocked takes true or false", val, [true, false]);
+      nodes.push(_count(st, kat, { kind: "blocked", value: val }));
+    } else {
+      nodes.push(..._parseCondition(key, _pathKind(key, kat, st.ctx), val, kat, st));
+    }
+  }
+  if (nodes.length === 1) return nodes[0]!;
+  return nodes.length === 0 ? { kind: "and", nodes } : _count(st, at, { kind: "and", nodes });
+}
+
+function _pathKind(key: string, at: string, ctx: FilterContext): _Kind {
+  const k = _KIND[key];
+  if (k) return k;
+  if (key.startsWith("fields.")) {
+    const id = key.slice(7);
+    if (ctx.fieldIds ? ctx.fieldIds.has(id) : FIELD_KEY_PATTERN.test(id)) return "field";
+    if (ctx.fieldIds) {
+      throw _fail(at, `${JSON.stringify(id)} is not a field of the card types in scope`, key, _validPaths(ctx).filter((p) => p.startsWith("fields.")));
+    }
+  }
+  throw _fail(at, `unknown filter key ${JSON.stringify(key)}`, key, _validPaths(ctx));
+}
+
+function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st: _State): FilterNode[] {
+  if (Array.isArray(val)) {
+    throw _fail(at, "an array is not a literal", val, ["$in", "$all", "$any"].filter((o) => _OPS[kind].includes(o as CmpOp)),
+      `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" ? ' or {"$all": [...]} for "has every"' : ""}`);
+  }
+  if (!_isPlainObject(val)) return [_count(st, at, { kind: "cmp", path, op: "$eq", value: _operand(kind, "$eq", val, at) })];
+  const ops = Object.keys(val);
+  if (ops.length === 0) throw _fail(at, "an operator object needs at least one operator", val, _OPS[kind]);
+  const out: FilterNode[] = [];
+  for (const op of ops) {
+    const oat = `${at}.${op}`;
+    if (!_OPS[kind].includes(op as CmpOp)) {
+      const msg = op.startsWith("$") ? `${op} is not an operator for ${path}` : `operator objects hold only operators; ${JSON.stringify(op)} is not one`;
+      throw _fail(oat, msg, op, _OPS[kind]);
+    }
+    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _operand(kind, op as CmpOp, val[op], oat) }));
+  }
+  return out;
+}
+
+function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar | FilterScalar[] {
+  switch (op) {
+    case "$eq": case "$ne": return _scalar(kind, v, at, true);
+    case "$has": return _scalar(kind, v, at, false);
+    case "$in": case "$nin": case "$all": case "$any": {
+      if (!Array.isArray(v)) throw _fail(at, `${op} takes an array`, v);
+      if (v.length === 0 && (op === "$all" || op === "$any")) throw _fail(at, `${op} takes a non-empty array`, v);
+      if (v.length > MAX_FILTER_LIST) throw _fail(at, `${op} takes at most ${MAX_FILTER_LIST} values`);
+      const nullable = op === "$in" || op === "$nin";
+      return v.map((e, i) => _scalar(kind, e, `${at}[${i}]`, nullable));
+    }
+    case "$contains":
+      if (typeof v !== "string") throw _fail(at, "$contains takes a string", v);
+      return v;
+    case "$gt": case "$gte": case "$lt": case "$lte":
+      if (kind === "field") {
+        if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) return v;
+        throw _fail(at, `${op} takes a number or a string`, v);
+      }
+      return _scalar(kind, v, at, false);
+  }
+}
+
+function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): FilterScalar {
+  if (v === null) {
+    if (nullable) return null;
+    throw _fail(at, "null is only allowed with $eq, $ne, $in and $nin", v);
+  }
+  switch (kind) {
+    case "number":
+      if (typeof v === "number" && Number.isFinite(v)) return v;
+      throw _fail(at, "this path compares to numbers", v);
+    case "field":
+      if (typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return v;
+      throw _fail(at, "values are strings, numbers, booleans or null", v);
+    case "time": {
+      if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
+      const ms = parseRfc3339(v);
+      return ms === undefined ? v : new Date(ms).toISOString();
+    }
+    default:
+      if (typeof v === "string") return v;
+      throw _fail(at, "this path compares to strings", v);
+  }
+}
+
+function _isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
+}
+
+function _scalarEq(v: unknown, x: FilterScalar): boolean {
+  return v === x && typeof v === typeof x;
+}
+
+function _eq(v: unknown, x: FilterScalar): boolean {
+  if (x === null) return _isEmpty(v);
+  return _scalarEq(v, x) || (Array.isArray(v) && v.some((e) => _scalarEq(e, x)));
+}
+
+function _matchCmp(v: unknown, op: CmpOp, x: FilterScalar | FilterScalar[]): boolean {
+  const xs = Array.isArray(x) ? x : [x];
+  const one = xs[0] ?? null;
+  switch (op) {
+    case "$eq": case "$has": return _eq(v, one);
+    case "$ne": return !_eq(v, one);
+    case "$in": case "$any": return xs.some((e) => _eq(v, e));
+    case "$nin": return !xs.some((e) => _eq(v, e));
+    case "$all": return xs.every((e) => _eq(v, e));
+    case "$contains":
+      if (typeof v === "string") return asciiLower(v).includes(asciiLower(one as string));
+      return Array.isArray(v) && v.some((e) => _scalarEq(e, one));
+    case "$gt": case "$gte": case "$lt": case "$lte": {
+      let c: number;
+      if (typeof v === "number" && typeof one === "number") c = v - one;
+      else if (typeof v === "string" && typeof one === "string") c = compareCodePoints(v, one);
+      else return false;
+      return op === "$gt" ? c > 0 : op === "$gte" ? c >= 0 : op === "$lt" ? c < 0 : c <= 0;
+    }
+  }
+}
