@@ -15,7 +15,7 @@ const root = defineCommand({
   subCommands: {
     init: () => import("./cli/commands/init.ts").then((m) => m.default),
     check: () => import("./cli/commands/check.ts").then((m) => m.default),
-    serve: () => import("./cli/commands/serve.ts").then((m) => m.default),
+    serve: () => import("./http/command.ts").then((m) => m.default),
     workspace: () => simple().then((m) => m.workspace),
     health: () => simple().then((m) => m.health),
     boards: () => simple().then((m) => m.boards),

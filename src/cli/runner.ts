@@ -13,7 +13,7 @@ const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
 };
 
 /** What a command's run() may return besides a JSON value to print. */
-export interface CliOutcome { print?: unknown; jsonl?: Iterable<unknown>; text?: string; exitCode?: number; keepAlive?: boolean }
+export interface CliOutcome { print?: unknown; jsonl?: Iterable<unknown>; text?: string; exitCode?: number; }
 
 export async function runCli(root: CommandDef, argv: string[], version: string): Promise<number> {
   const env = process.env as Record<string, string | undefined>;

@@ -1,9 +1,9 @@
 /** `cards serve`: the HTTP API under /v1 (loopback by default). */
 import { defineCommand } from "citty";
-import { CardsError } from "../../domain/errors.ts";
-import { intFlag } from "../input.ts";
-import { outcome } from "../runner.ts";
-import type { CliGlobals } from "../client.ts";
+import { CardsError } from "../domain/errors.ts";
+
+/** The globals the CLI runner passes to every command. */
+interface Globals { dir?: string; cwd: string; env: Record<string, string | undefined> }
 
 export default defineCommand({
   meta: { name: "serve", description: "Serve the HTTP API (/v1), events and the board UI (/ui)" },
@@ -14,17 +14,17 @@ export default defineCommand({
     "allow-remote": { type: "boolean", description: "allow binding a non-loopback address (the API has no authentication)" },
   },
   run: async ({ args, data }) => {
-    const g = data as CliGlobals;
-    const port = intFlag("port", args.port)!;
-    if (port < 0 || port > 65535) throw new CardsError("usage", "--port must be 0-65535", { field: "--port", value: args.port });
+    const g = data as Globals;
+    const port = Number(args.port);
+    if (!/^\d+$/.test(args.port) || port > 65535) throw new CardsError("usage", "--port must be 0-65535", { field: "--port", value: args.port });
     if (!isLoopback(args.host) && !args["allow-remote"]) {
       throw new CardsError("usage", `refusing to bind ${args.host}: the API has no authentication`, {
         field: "--host", hint: "bind 127.0.0.1, or pass --allow-remote if the network is trusted",
       });
     }
-    const { startService } = await import("../../http/server.ts");
+    const { startService } = await import("./server.ts");
     await startService({ dir: g.dir, cwd: g.cwd, env: g.env, host: args.host, port, watch: args.watch === true });
-    return outcome({ keepAlive: true });
+    return undefined;
   },
 });
 
