@@ -1,0 +1,242 @@
+/**
+ * Rules across definition files: file names match ids, ids are unique, and every
+ * reference (columns, card types, fields, link types, boards) names something
+ * that exists. Values may have failed their shape check, so every access is
+ * guarded. A file that could not be parsed at all still counts as existing, so
+ * references to it are not reported a second time.
+ */
+import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
+import type { PathKey, Problems, Report } from "./problems.ts";
+import { isPlainObject } from "./schemas.ts";
+
+/** One definition file after parsing: `value` is undefined when it could not be parsed. */
+export interface Parsed { file: string; nameId: string; value: unknown }
+
+export interface ParsedSet {
+  workspace?: Parsed;
+  cardTypes: Parsed[];
+  boards: Parsed[];
+  views: Parsed[];
+  extensions?: Parsed;
+}
+
+type Obj = Record<string, unknown>;
+const obj = (x: unknown): Obj => (isPlainObject(x) ? x : {});
+const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
+const strs = (x: unknown): string[] => arr(x).filter((s): s is string => typeof s === "string");
+const ids = (x: unknown): string[] => arr(x).map((o) => obj(o).id).filter((s): s is string => typeof s === "string");
+const q = (x: unknown): string => JSON.stringify(x) ?? String(x);
+const idOf = (p: Parsed): string => (typeof obj(p.value).id === "string" ? (obj(p.value).id as string) : p.nameId);
+const uniq = (xs: string[]): string[] => [...new Set(xs)];
+
+/** Field ids and types of a card type. */
+type FieldsOf = Map<string, Array<{ id: string; type: unknown }>>;
+
+interface Ctx {
+  problems: Problems;
+  /** undefined when workspace.json is missing or unreadable: column checks are skipped */
+  columns?: string[];
+  typeIds: string[];
+  boardIds: string[];
+  fieldsOf: FieldsOf;
+  field: FieldContext;
+}
+
+function checkNameMatchesId(p: Parsed, report: Report): void {
+  const id = obj(p.value).id;
+  if (typeof id === "string" && id !== p.nameId) {
+    report(["id"], `id ${q(id)} does not match the file name ${q(`${p.nameId}.json`)}; rename the file or change the id`);
+  }
+}
+
+/** Reports every repeat of a value in `values` (ids of a list of objects or plain strings). */
+function checkUnique(list: unknown, at: PathKey[], what: string, report: Report, byId: boolean): void {
+  const seen = new Set<string>();
+  arr(list).forEach((item, i) => {
+    const val = byId ? obj(item).id : item;
+    if (typeof val !== "string") return;
+    if (seen.has(val)) report(byId ? [...at, i, "id"] : [...at, i], `duplicate ${what} ${q(val)}`);
+    seen.add(val);
+  });
+}
+
+/** Every string of a list must be in `known` (skipped when known is undefined). */
+function checkAll(list: unknown, known: readonly string[] | undefined, what: string, at: PathKey[], report: Report): void {
+  arr(list).forEach((x, i) => checkRef(x, known, what, [...at, i], report));
+}
+
+function checkWorkspace(p: Parsed, ctx: Ctx): void {
+  const report = ctx.problems.for(p.file);
+  const ws = obj(p.value);
+  checkUnique(ws.columns, ["columns"], "column id", report, true);
+  checkUnique(ws.tag_set, ["tag_set"], "tag", report, false);
+  checkUnique(ws.link_types, ["link_types"], "link type id", report, true);
+  checkUnique(ws.users, ["users"], "user id", report, true);
+  arr(ws.link_types).forEach((lt, i) => {
+    checkAll(obj(lt).source_types, ctx.typeIds, "card type", ["link_types", i, "source_types"], report);
+    checkAll(obj(lt).target_types, ctx.typeIds, "card type", ["link_types", i, "target_types"], report);
+  });
+  const settings = obj(ws.settings);
+  if (typeof settings.default_board === "string" && !ctx.boardIds.includes(settings.default_board)) {
+    report(["settings", "default_board"], `default_board ${q(settings.default_board)} names no board in definitions/boards/`, ctx.boardIds);
+  }
+}
+
+function checkCardType(p: Parsed, ctx: Ctx): void {
+  const report = ctx.problems.for(p.file);
+  const t = obj(p.value);
+  checkNameMatchesId(p, report);
+  checkFieldDefs(t.fields, ["fields"], report, ctx.field);
+  checkAll(t.allowed_columns, ctx.columns, "workspace column", ["allowed_columns"], report);
+  checkUnique(t.allowed_columns, ["allowed_columns"], "column", report, false);
+  const fieldIds = ids(t.fields);
+  checkAll(t.searchable_fields, fieldIds, `field of card type ${q(idOf(p))}`, ["searchable_fields"], report);
+  if (!isPlainObject(t.migrations)) return;
+  const version = typeof t.schema_version === "number" ? t.schema_version : 1;
+  for (const [key, m] of Object.entries(t.migrations)) {
+    const at: PathKey[] = ["migrations", key];
+    const n = /^[0-9]+$/.test(key) ? Number(key) : NaN;
+    if (!(n >= 2 && n <= version)) {
+      report(at, version < 2
+        ? `migration key ${q(key)} is not allowed: the type is at schema_version ${version}, so it has no migrations yet`
+        : `migration key ${q(key)} must be a version from "2" to "${version}" (the type's schema_version)`);
+    }
+    const from = obj(m).from;
+    if (typeof from === "number" && n >= 2 && from >= n) {
+      report([...at, "from"], `from (${from}) must be lower than the version it migrates to (${key})`);
+    }
+    const defaults = obj(m).field_defaults;
+    if (!isPlainObject(defaults)) continue;
+    const defs = arr(t.fields).map(obj);
+    for (const [fid, value] of Object.entries(defaults)) {
+      const def = defs.find((d) => d.id === fid);
+      if (!def) {
+        report([...at, "field_defaults", fid], `${q(fid)} is not a field of card type ${q(idOf(p))}`, fieldIds);
+        continue;
+      }
+      const bad = checkFieldValue(def, value, ctx.field);
+      if (bad) report([...at, "field_defaults", fid], `default for ${q(fid)} ${bad.message}`, bad.valid_options);
+    }
+  }
+}
+
+const SORT_BUILTINS = ["created_at", "updated_at", "title"];
+const UNSORTABLE = ["repeating", "artifact"];
+
+function checkPresentation(pres: Obj, boardTypes: string[], ctx: Ctx, report: Report): void {
+  const fieldsOfBoard = boardTypes.flatMap((t) => ctx.fieldsOf.get(t) ?? []);
+  const fieldsKnown = boardTypes.every((t) => ctx.fieldsOf.has(t));
+  if (isPlainObject(pres.card_preview)) {
+    for (const [typeId, fields] of Object.entries(pres.card_preview)) {
+      const at: PathKey[] = ["presentation", "card_preview", typeId];
+      if (!boardTypes.includes(typeId)) {
+        report(at, `${q(typeId)} is not a card type of this board`, boardTypes);
+        continue;
+      }
+      const known = ctx.fieldsOf.get(typeId)?.map((f) => f.id);
+      checkAll(fields, known, `field of card type ${q(typeId)}`, at, report);
+    }
+  }
+  if (typeof pres.style_field === "string" && fieldsKnown) {
+    const enums = uniq(fieldsOfBoard.filter((f) => f.type === "enum").map((f) => f.id));
+    if (!enums.includes(pres.style_field)) {
+      const other = fieldsOfBoard.find((f) => f.id === pres.style_field);
+      report(["presentation", "style_field"], other
+        ? `style_field ${q(pres.style_field)} is a ${String(other.type)} field; it must name an enum field`
+        : `style_field ${q(pres.style_field)} is not a field of this board's card types; it must name an enum field`, enums);
+    }
+  }
+  if (typeof pres.lane_sort === "string" && fieldsKnown) {
+    const sortable = uniq(fieldsOfBoard.filter((f) => !UNSORTABLE.includes(String(f.type))).map((f) => `fields.${f.id}`));
+    const key = pres.lane_sort.replace(/^-/, "");
+    const valid = [...SORT_BUILTINS, ...sortable];
+    if (!valid.includes(key)) {
+      report(["presentation", "lane_sort"],
+        `${q(pres.lane_sort)} is not a sort key: use created_at, updated_at, title or fields.<id> of a sortable field of this board's card types, with an optional leading "-" for descending`,
+        valid);
+    }
+  }
+}
+
+function checkBoard(p: Parsed, ctx: Ctx): void {
+  const report = ctx.problems.for(p.file);
+  const b = obj(p.value);
+  checkNameMatchesId(p, report);
+  checkAll(b.columns, ctx.columns, "workspace column", ["columns"], report);
+  checkUnique(b.columns, ["columns"], "column", report, false);
+  checkAll(b.card_type_ids, ctx.typeIds, "card type", ["card_type_ids"], report);
+  checkUnique(b.card_type_ids, ["card_type_ids"], "card type", report, false);
+  const cols = strs(b.columns);
+  const boardCol = "column of this board";
+  if (isPlainObject(b.transitions)) {
+    for (const [from, to] of Object.entries(b.transitions)) {
+      checkRef(from, cols, boardCol, ["transitions", from], report);
+      checkAll(to, cols, boardCol, ["transitions", from], report);
+    }
+  }
+  if (isPlainObject(b.wip_limits)) for (const col of Object.keys(b.wip_limits)) checkRef(col, cols, boardCol, ["wip_limits", col], report);
+  const mon = obj(b.monitors);
+  checkAll(mon.alert_when_empty, cols, boardCol, ["monitors", "alert_when_empty"], report);
+  if (isPlainObject(mon.max_time_in_status)) {
+    for (const col of Object.keys(mon.max_time_in_status)) checkRef(col, cols, boardCol, ["monitors", "max_time_in_status", col], report);
+  }
+  const boardTypes = strs(b.card_type_ids).filter((t) => ctx.typeIds.includes(t));
+  checkPresentation(obj(b.presentation), boardTypes, ctx, report);
+}
+
+function checkView(p: Parsed, ctx: Ctx): void {
+  const report = ctx.problems.for(p.file);
+  checkNameMatchesId(p, report);
+  checkRef(obj(p.value).board_id, ctx.boardIds, "board", ["board_id"], report);
+}
+
+const HOOK_ONLY = ["on", "filter"];
+const SERVICE_ONLY = ["autostart", "restart_policy"];
+
+function checkExtensions(p: Parsed, ctx: Ctx): void {
+  const report = ctx.problems.for(p.file);
+  checkUnique(p.value, [], "extension id", report, true);
+  arr(p.value).forEach((x, i) => {
+    const e = obj(x);
+    if (typeof e.kind === "string") {
+      for (const key of HOOK_ONLY) if (key in e && e.kind !== "hook") report([i, key], `${key} is only used by hook extensions, not ${e.kind}`);
+      for (const key of SERVICE_ONLY) if (key in e && e.kind !== "service") report([i, key], `${key} is only used by service extensions, not ${e.kind}`);
+    }
+    const f = obj(e.filter);
+    checkRef(f.board_id, ctx.boardIds, "board", [i, "filter", "board_id"], report);
+    checkRef(f.type_id, ctx.typeIds, "card type", [i, "filter", "type_id"], report);
+    checkRef(f.to_status, ctx.columns, "workspace column", [i, "filter", "to_status"], report);
+    checkRef(f.from_status, ctx.columns, "workspace column", [i, "filter", "from_status"], report);
+  });
+}
+
+/** Runs every cross-file rule over a parsed set, reporting into `problems`. */
+export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
+  const ws = set.workspace?.value === undefined ? undefined : obj(set.workspace.value);
+  const typeIds = uniq(set.cardTypes.flatMap((p) => [p.nameId, idOf(p)])).sort();
+  const fieldsOf: FieldsOf = new Map();
+  for (const p of set.cardTypes) {
+    if (p.value === undefined) continue; // unreadable: its fields are unknown, so field references are not checked
+    const fields = arr(obj(p.value).fields).map(obj).filter((f) => typeof f.id === "string")
+      .map((f) => ({ id: f.id as string, type: f.type }));
+    fieldsOf.set(idOf(p), fields);
+  }
+  const settings = obj(ws?.settings);
+  const ctx: Ctx = {
+    problems,
+    columns: ws ? ids(ws.columns) : undefined,
+    typeIds,
+    boardIds: uniq(set.boards.flatMap((p) => [p.nameId, idOf(p)])).sort(),
+    fieldsOf,
+    field: {
+      lockedTags: ws && settings.tag_policy === "locked" ? strs(ws.tag_set) : undefined,
+      cardTypeIds: typeIds,
+      linkTypeIds: ws ? ids(ws.link_types) : undefined,
+    },
+  };
+  if (set.workspace && ws) checkWorkspace(set.workspace, ctx);
+  for (const p of set.cardTypes) if (p.value !== undefined) checkCardType(p, ctx);
+  for (const p of set.boards) if (p.value !== undefined) checkBoard(p, ctx);
+  for (const p of set.views) if (p.value !== undefined) checkView(p, ctx);
+  if (set.extensions && set.extensions.value !== undefined) checkExtensions(set.extensions, ctx);
+}

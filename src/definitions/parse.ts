@@ -1,0 +1,120 @@
+/**
+ * Text to value for definition files, with line:col on syntax errors.
+ * JSON engines differ in whether their messages carry a position, so a small
+ * scanner locates the first JSON syntax error itself. YAML uses the `yaml` package.
+ */
+import { parseDocument } from "yaml";
+
+export type ParseResult = { ok: true; value: unknown } | { ok: false; errors: string[] };
+
+class JsonSyntax extends Error {
+  constructor(readonly offset: number, message: string) { super(message); }
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+function describeAt(text: string, i: number): string {
+  return i >= text.length ? "end of file" : JSON.stringify(text[i]);
+}
+
+/** Offset and message of the first JSON syntax error, or undefined when `text` is valid JSON. */
+export function findJsonError(text: string): { offset: number; message: string } | undefined {
+  let i = 0;
+  const fail = (message: string): never => { throw new JsonSyntax(i, message); };
+  const ws = (): void => { while (i < text.length && " \t\n\r".includes(text[i] as string)) i++; };
+  const str = (): void => {
+    i++;
+    for (;;) {
+      const c = text[i];
+      if (c === undefined) fail("unterminated string");
+      else if (c === "\"") { i++; return; }
+      else if (c === "\\") {
+        const e = text[i + 1] ?? "";
+        if (e === "u") { if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail("bad \\u escape"); i += 6; }
+        else if ("\"\\/bfnrt".includes(e) && e !== "") i += 2;
+        else fail(`bad escape \\${e}`);
+      } else if (c < " ") fail("line break or control character inside a string (write \\n)");
+      else i++;
+    }
+  };
+  const list = (close: string, item: () => void, what: string): void => {
+    i++; ws();
+    if (text[i] === close) { i++; return; }
+    for (;;) {
+      ws(); item(); ws();
+      if (text[i] === ",") {
+        i++; ws();
+        if (text[i] === close) fail(`trailing comma before ${close}`);
+      } else if (text[i] === close) { i++; return; }
+      else fail(`expected "," or "${close}" in ${what}, found ${describeAt(text, i)}`);
+    }
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      list("}", () => {
+        if (text[i] !== "\"") fail(`expected a "quoted" key, found ${describeAt(text, i)}`);
+        str(); ws();
+        if (text[i] !== ":") fail(`expected ":" after the key, found ${describeAt(text, i)}`);
+        i++; value();
+      }, "an object");
+    } else if (c === "[") list("]", value, "a list");
+    else if (c === "\"") str();
+    else if (c !== undefined && /[-0-9]/.test(c)) {
+      NUMBER.lastIndex = i;
+      const m = NUMBER.exec(text);
+      if (!m) fail("bad number");
+      i += (m as RegExpExecArray)[0].length;
+    } else {
+      for (const lit of ["true", "false", "null"]) if (text.startsWith(lit, i)) { i += lit.length; return; }
+      fail(`unexpected ${describeAt(text, i)}`);
+    }
+  };
+  try {
+    value(); ws();
+    if (i < text.length) fail(`unexpected ${describeAt(text, i)} after the end of the JSON value`);
+    return undefined;
+  } catch (e) {
+    if (e instanceof JsonSyntax) return { offset: e.offset, message: e.message };
+    throw e;
+  }
+}
+
+/** 1-based line and column of an offset. */
+export function lineCol(text: string, offset: number): { line: number; col: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return { line, col: offset - before.lastIndexOf("\n") };
+}
+
+/** Parses JSON text; a syntax error names line:col and the engine's message. */
+export function parseJsonText(text: string): ParseResult {
+  const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  try {
+    return { ok: true, value: JSON.parse(src) };
+  } catch (e) {
+    const engine = (e as Error).message;
+    const found = findJsonError(src);
+    if (!found) return { ok: false, errors: [`invalid JSON: ${engine}`] };
+    const { line, col } = lineCol(src, found.offset);
+    return { ok: false, errors: [`invalid JSON at ${line}:${col}: ${found.message} (${engine})`] };
+  }
+}
+
+/** Parses YAML text; each syntax error names line:col. An empty document is null. */
+export function parseYamlText(text: string): ParseResult {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((err) => {
+        const pos = err.linePos?.[0];
+        const where = pos ? ` at ${pos.line}:${pos.col}` : "";
+        const msg = err.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? err.message;
+        return `invalid YAML${where}: ${msg}`;
+      }),
+    };
+  }
+  return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+}

@@ -1,0 +1,81 @@
+/**
+ * Reading the definition files of a workspace root into memory
+ * (DECISIONS "Workspace on disk"), and their content fingerprint.
+ * node:fs/promises only: no Bun APIs outside src/platform/.
+ */
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { DefinitionProblem } from "../domain/errors.ts";
+
+export const DEFINITIONS_DIR = "definitions";
+/** Folders of one-definition-per-file JSON files, relative to `definitions/`. */
+export const DEFINITION_FOLDERS = ["card-types", "boards", "views"] as const;
+export const EXTENSION_FILES = ["extensions.yaml", "extensions.json"] as const;
+
+/** Relative path (always with "/") to file content, sorted by path. */
+export type DefinitionFiles = Map<string, string>;
+
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException)?.code === "ENOENT" || (e as NodeJS.ErrnoException)?.code === "ENOTDIR";
+
+async function readIfPresent(abs: string): Promise<string | undefined> {
+  try {
+    return await readFile(abs, "utf8");
+  } catch (e) {
+    if (isMissing(e) || (e as NodeJS.ErrnoException)?.code === "EISDIR") return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Reads `<root>/definitions/{workspace.json, card-types/*.json, boards/*.json,
+ * views/*.json, extensions.yaml|json}`. Hidden files and other extensions are
+ * ignored. A missing definitions directory is returned as a problem; a missing
+ * file is simply absent from the map (load.ts reports what is required).
+ */
+export async function readDefinitionFiles(root: string): Promise<{ files: DefinitionFiles; problems: DefinitionProblem[] }> {
+  const dir = join(root, DEFINITIONS_DIR);
+  const files: DefinitionFiles = new Map();
+  try {
+    if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
+  } catch (e) {
+    if (!isMissing(e)) throw e;
+    return {
+      files,
+      problems: [{
+        file: DEFINITIONS_DIR,
+        path: "",
+        message: `no definitions directory at ${resolve(dir)}; run \`cards init\` to create a starter workspace there, or point --dir at a workspace`,
+      }],
+    };
+  }
+  const wanted: string[] = ["workspace.json", ...EXTENSION_FILES];
+  for (const folder of DEFINITION_FOLDERS) {
+    let names: string[] = [];
+    try {
+      names = await readdir(join(dir, folder));
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+    for (const n of names) if (n.endsWith(".json") && !n.startsWith(".")) wanted.push(`${folder}/${n}`);
+  }
+  for (const rel of wanted.sort()) {
+    const text = await readIfPresent(join(dir, ...rel.split("/")));
+    if (text !== undefined) files.set(`${DEFINITIONS_DIR}/${rel}`, text);
+  }
+  return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [] };
+}
+
+/** sha256 hex over the sorted relative file names and contents. */
+export function fingerprintFiles(files: ReadonlyMap<string, string> | Record<string, string>): string {
+  const entries = files instanceof Map ? [...files] : Object.entries(files);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const h = createHash("sha256");
+  for (const [name, content] of entries) h.update(name).update("\0").update(content).update("\0");
+  return h.digest("hex");
+}
+
+/** The fingerprint of a workspace's definition files, without validating them (for watch mode). */
+export async function definitionsFingerprint(root: string): Promise<string> {
+  return fingerprintFiles((await readDefinitionFiles(root)).files);
+}
