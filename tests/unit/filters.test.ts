@@ -1,0 +1,387 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
+import {
+  MAX_FILTER_DEPTH, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
+  type FilterNode,
+} from "../../src/domain/filters.ts";
+import type { Card } from "../../src/domain/types.ts";
+import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
+
+// --- a real SQLite database with the layout filter-sql.ts assumes ---
+
+const SCHEMA = `
+CREATE TABLE cards (id TEXT PRIMARY KEY, type_id TEXT NOT NULL, title TEXT NOT NULL, status TEXT NOT NULL,
+  owner TEXT, tags TEXT NOT NULL, fields TEXT NOT NULL, version INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, status_since TEXT NOT NULL, created_by TEXT NOT NULL);
+CREATE TABLE links (card_id TEXT NOT NULL, type_id TEXT NOT NULL, target TEXT NOT NULL);`;
+
+interface LinkRow { card_id: string; type_id: string; target: string }
+
+class World {
+  db = new Database(":memory:");
+  cards: Card[] = [];
+  links: LinkRow[] = [];
+  constructor() { this.db.exec(SCHEMA); }
+  load(cards: Card[], links: LinkRow[]): this {
+    this.db.exec("DELETE FROM cards; DELETE FROM links;");
+    this.cards = cards;
+    this.links = links;
+    const ins = this.db.query("INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const c of cards) {
+      ins.run(c.id, c.type_id, c.title, c.status, c.owner ?? null, JSON.stringify(c.tags), JSON.stringify(c.fields),
+        c.version, c.schema_version, c.created_at, c.updated_at, c.status_since, c.created_by);
+    }
+    const insL = this.db.query("INSERT INTO links VALUES (?,?,?)");
+    for (const l of links) insL.run(l.card_id, l.type_id, l.target);
+    return this;
+  }
+  isBlocked = (card: Card): boolean => this.links.some((l) => l.card_id === card.id
+    && (l.type_id === "depends-on" || l.type_id === "blocked-by")
+    && this.cards.some((t) => t.id === l.target && t.status !== "done"));
+  js(node: FilterNode): string[] {
+    return this.cards.filter((c) => matchesFilter(node, c, this.isBlocked)).map((c) => c.id).sort();
+  }
+  sql(node: FilterNode): string[] {
+    const w = filterToSql(node, "c", { doneStatus: "done" });
+    return this.db.query(`SELECT c.id FROM cards c WHERE ${w.sql} ORDER BY c.id`).all(...w.params).map((r) => (r as { id: string }).id);
+  }
+}
+
+function card(id: string, over: Partial<Card>): Card {
+  return {
+    id, workspace_id: "ws", type_id: "task", schema_version: 1, title: "t", status: "todo", fields: {}, tags: [],
+    version: 1, created_at: "2026-01-01T00:00:00.000Z", updated_at: "2026-01-01T00:00:00.000Z",
+    status_since: "2026-01-01T00:00:00.000Z", created_by: "alice", ...over,
+  };
+}
+
+function err(fn: () => unknown): ErrorEnvelope {
+  try { fn(); } catch (e) { return toEnvelope(e); }
+  throw new Error("expected an error");
+}
+
+const worlds: World[] = [];
+afterAll(() => { for (const w of worlds) w.db.close(); });
+
+// --- every operator, JS and SQL, on a fixed set of cards ---
+
+const FIXED = [
+  card("card_01", {
+    title: "Fix Login bug", status: "todo", tags: ["ui", "urgent"], version: 1, created_at: "2026-01-01T00:00:00.000Z",
+    fields: { priority: "high", estimate: 3, labels: ["a", "b"], notes: "Crash on Élan" },
+  }),
+  card("card_02", {
+    title: "write docs", status: "doing", owner: "alice", tags: [], version: 3, created_at: "2026-02-01T00:00:00.000Z",
+    fields: { priority: "low", estimate: 8.5, labels: ["c"], flag: true }, created_by: "bob",
+  }),
+  card("card_03", {
+    type_id: "bug", title: "Ünïcode 😀 title", status: "done", owner: "bob", tags: ["ui"], version: 2,
+    created_at: "2026-03-01T00:00:00.000Z", fields: { estimate: "3", notes: "" },
+  }),
+  card("card_04", {
+    type_id: "bug", title: "login page", status: "todo", owner: "alice", tags: ["backend"], version: 1,
+    created_at: "2026-04-01T00:00:00.000Z", fields: { priority: null, labels: [], n: [1, 2], art: { uri: "x" } },
+  }),
+];
+const FIXED_LINKS: LinkRow[] = [
+  { card_id: "card_01", type_id: "depends-on", target: "card_02" }, // card_02 is not done: card_01 is blocked
+  { card_id: "card_04", type_id: "blocked-by", target: "card_03" }, // card_03 is done: no block
+  { card_id: "card_02", type_id: "related", target: "card_01" }, // inert
+  { card_id: "card_03", type_id: "depends-on", target: "card_gone" }, // deleted target: no block
+];
+const fixed = new World().load(FIXED, FIXED_LINKS);
+worlds.push(fixed);
+
+const ids = (...n: number[]) => n.map((i) => `card_0${i}`);
+
+describe("every operator gives the same cards in JS and in SQL", () => {
+  test.each<[string, Record<string, unknown>, string[]]>([
+    ["literal is $eq", { status: "todo" }, ids(1, 4)],
+    ["several keys are AND", { status: "todo", owner: "alice" }, ids(4)],
+    ["{} matches all", {}, ids(1, 2, 3, 4)],
+    ["$eq string is case-sensitive", { title: "Login Page" }, []],
+    ["$eq exact title", { title: { $eq: "login page" } }, ids(4)],
+    ["$eq null: owner unset", { owner: null }, ids(1)],
+    ["$ne null: owner set", { owner: { $ne: null } }, ids(2, 3, 4)],
+    ["$ne value matches absent", { owner: { $ne: "alice" } }, ids(1, 3)],
+    ["$in", { status: { $in: ["todo", "done"] } }, ids(1, 3, 4)],
+    ["$in with null", { owner: { $in: [null, "bob"] } }, ids(1, 3)],
+    ["$in []", { status: { $in: [] } }, []],
+    ["$nin", { status: { $nin: ["todo"] } }, ids(2, 3)],
+    ["$nin []", { status: { $nin: [] } }, ids(1, 2, 3, 4)],
+    ["$gt number column", { version: { $gt: 1 } }, ids(2, 3)],
+    ["$gte number column", { version: { $gte: 2 } }, ids(2, 3)],
+    ["$lt number column", { version: { $lt: 2 } }, ids(1, 4)],
+    ["$lte number column", { version: { $lte: 1 } }, ids(1, 4)],
+    ["$gt number field skips strings", { "fields.estimate": { $gt: 2 } }, ids(1, 2)],
+    ["$gte number field", { "fields.estimate": { $gte: 3 } }, ids(1, 2)],
+    ["$lt string field skips numbers", { "fields.estimate": { $lt: "4" } }, ids(3)],
+    ["$lte string field", { "fields.priority": { $lte: "high" } }, ids(1)],
+    ["$gt string by code point", { title: { $gt: "a" } }, ids(2, 3, 4)],
+    ["$gte timestamp with offset is normalised", { created_at: { $gte: "2026-02-01T02:00:00+02:00" } }, ids(2, 3, 4)],
+    ["$lt timestamp", { created_at: { $lt: "2026-02-01T00:00:00Z" } }, ids(1)],
+    ["$contains substring, ASCII case-insensitive", { title: { $contains: "LOGIN" } }, ids(1, 4)],
+    ["$contains does not fold non-ASCII", { "fields.notes": { $contains: "élan" } }, []],
+    ["$contains folds ASCII around non-ASCII", { "fields.notes": { $contains: "ÉLAN" } }, ids(1)],
+    ["$contains on an array is element equality", { tags: { $contains: "ui" } }, ids(1, 3)],
+    ["$contains on an array is not substring", { tags: { $contains: "u" } }, []],
+    ["$contains empty string matches strings", { "fields.notes": { $contains: "" } }, ids(1, 3)],
+    ["$has on tags", { tags: { $has: "ui" } }, ids(1, 3)],
+    ["$has on a scalar field is equality", { "fields.priority": { $has: "high" } }, ids(1)],
+    ["$has on a multiple field is membership", { "fields.labels": { $has: "c" } }, ids(2)],
+    ["$eq on an array is membership", { "fields.labels": "a" }, ids(1)],
+    ["$all on tags", { tags: { $all: ["ui", "urgent"] } }, ids(1)],
+    ["$any on tags", { tags: { $any: ["urgent", "backend"] } }, ids(1, 4)],
+    ["$all on a field", { "fields.labels": { $all: ["a", "b"] } }, ids(1)],
+    ["$any on a field", { "fields.labels": { $any: ["b", "c"] } }, ids(1, 2)],
+    ["$eq null: absent or null field", { "fields.priority": null }, ids(3, 4)],
+    ["$eq null: absent or [] field", { "fields.labels": null }, ids(3, 4)],
+    ["$eq null: absent or empty string", { "fields.notes": null }, ids(2, 3, 4)],
+    ["$eq null: tags []", { tags: null }, ids(2)],
+    ["$eq number is not the numeric string", { "fields.estimate": 3 }, ids(1)],
+    ["$eq string is not the number", { "fields.estimate": "3" }, ids(3)],
+    ["$eq true", { "fields.flag": true }, ids(2)],
+    ["$ne true", { "fields.flag": { $ne: true } }, ids(1, 3, 4)],
+    ["$eq number in an array", { "fields.n": 2 }, ids(4)],
+    ["$eq never matches an object", { "fields.art": "x" }, []],
+    ["$ne on a field matches absent", { "fields.priority": { $ne: "high" } }, ids(2, 3, 4)],
+    ["$nin on a multiple field", { "fields.labels": { $nin: ["a"] } }, ids(2, 3, 4)],
+    ["blocked: true", { blocked: true }, ids(1)],
+    ["blocked: false", { blocked: false }, ids(2, 3, 4)],
+    ["$or", { $or: [{ status: "done" }, { owner: "alice" }] }, ids(2, 3, 4)],
+    ["$and", { $and: [{ type_id: "bug" }, { $or: [{ owner: "bob" }, { tags: { $has: "backend" } }] }] }, ids(3, 4)],
+    ["several operators on one path are AND", { version: { $gte: 1, $lt: 3 } }, ids(1, 3, 4)],
+    ["id", { id: { $in: ["card_02", "card_09"] } }, ids(2)],
+    ["created_by", { created_by: "bob" }, ids(2)],
+    ["schema_version", { schema_version: 1 }, ids(1, 2, 3, 4)],
+    ["status_since", { status_since: { $gt: "2026" } }, ids(1, 2, 3, 4)],
+  ])("%s", (_name, raw, expected) => {
+    const node = parseFilter(raw);
+    expect(fixed.js(node)).toEqual(expected);
+    expect(fixed.sql(node)).toEqual(expected);
+  });
+});
+
+describe("parseFilter: errors name the path inside the filter", () => {
+  test.each<[string, unknown, string, unknown[] | null]>([
+    ["not an object", [], "filter", null],
+    ["null", null, "filter", null],
+    ["unknown logical operator", { $not: { status: "x" } }, "filter.$not", ["$and", "$or"]],
+    ["$and needs a non-empty array", { $and: [] }, "filter.$and", null],
+    ["$or needs an array", { $or: { status: "x" } }, "filter.$or", null],
+    ["nested operand", { $and: [{}, { status: { $in: "x" } }] }, "filter.$and[1].status.$in", null],
+    ["nested not an object", { $or: [{ status: "a" }, 5] }, "filter.$or[1]", null],
+    ["unknown operator", { status: { $regex: "x" } }, "filter.status.$regex",
+      ["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$has"]],
+    ["non-operator key in an operator object", { status: { a: 1 } }, "filter.status.a", null],
+    ["empty operator object", { status: {} }, "filter.status", null],
+    ["array literal", { status: ["a"] }, "filter.status", ["$in"]],
+    ["blocked takes booleans", { blocked: "yes" }, "filter.blocked", [true, false]],
+    ["number path with a string", { version: "3" }, "filter.version", null],
+    ["string path with a number", { status: 3 }, "filter.status", null],
+    ["timestamp path with a number", { created_at: { $gt: 5 } }, "filter.created_at.$gt", null],
+    ["$gt is not a tag operator", { tags: { $gt: "a" } }, "filter.tags.$gt",
+      ["$eq", "$ne", "$in", "$nin", "$contains", "$has", "$all", "$any"]],
+    ["$all is not for scalar paths", { version: { $all: [1] } }, "filter.version.$all", null],
+    ["$contains is not for numbers", { version: { $contains: "1" } }, "filter.version.$contains", null],
+    ["$all needs a non-empty array", { "fields.x": { $all: [] } }, "filter.fields.x.$all", null],
+    ["$any needs an array", { tags: { $any: "ui" } }, "filter.tags.$any", null],
+    ["$has null", { "fields.x": { $has: null } }, "filter.fields.x.$has", null],
+    ["$all with null", { tags: { $all: ["a", null] } }, "filter.tags.$all[1]", null],
+    ["$contains needs a string", { "fields.x": { $contains: 3 } }, "filter.fields.x.$contains", null],
+    ["$gt needs a number or string", { "fields.x": { $gt: true } }, "filter.fields.x.$gt", null],
+    ["$in element is not a scalar", { "fields.x": { $in: [[1]] } }, "filter.fields.x.$in[0]", null],
+    ["$eq an object", { "fields.x": { $eq: { a: 1 } } }, "filter.fields.x.$eq", null],
+    ["bad field id", { "fields.a b": 1 }, "filter.fields.a b", null],
+    ["unknown path", { colour: "red" }, "filter.colour", null],
+    ["$in too long", { id: { $in: Array.from({ length: 1001 }, (_, i) => `card_${i}`) } }, "filter.id.$in", null],
+  ])("%s", (_name, raw, field, options) => {
+    const e = err(() => parseFilter(raw));
+    expect(e.error).toBe("validation_failed");
+    expect(e.field).toBe(field);
+    expect(e.message).toBeString();
+    if (options) expect(e.valid_options).toEqual(options);
+  });
+
+  test("an unknown path lists the legal paths", () => {
+    const e = err(() => parseFilter({ colour: "red" }));
+    expect(e.valid_options).toContain("status");
+    expect(e.valid_options).toContain("fields.<id>");
+    expect(e.valid_options).toContain("blocked");
+  });
+  test("with fieldIds an unknown field lists the known ones", () => {
+    const e = err(() => parseFilter({ "fields.nope": 1 }, { fieldIds: new Set(["b", "a"]) }));
+    expect(e).toMatchObject({ field: "filter.fields.nope", valid_options: ["fields.a", "fields.b"] });
+    expect(parseFilter({ "fields.a": 1 }, { fieldIds: new Set(["a"]) })).toMatchObject({ kind: "cmp", path: "fields.a" });
+  });
+  test("the where prefix is used", () => {
+    expect(err(() => parseFilter({ status: 1 }, {}, "default_filter")).field).toBe("default_filter.status");
+  });
+  test(`depth ${MAX_FILTER_DEPTH} is allowed, one more is refused`, () => {
+    const nest = (d: number): unknown => (d === 1 ? { status: "x" } : { $and: [nest(d - 1)] });
+    expect(() => parseFilter(nest(MAX_FILTER_DEPTH))).not.toThrow();
+    expect(err(() => parseFilter(nest(MAX_FILTER_DEPTH + 1))).error).toBe("validation_failed");
+  });
+  test(`at most ${MAX_FILTER_NODES} nodes`, () => {
+    const many = (n: number) => ({ $or: Array.from({ length: n }, (_, i) => ({ id: `card_${i}` })) });
+    expect(() => parseFilter(many(MAX_FILTER_NODES - 1))).not.toThrow();
+    expect(err(() => parseFilter(many(MAX_FILTER_NODES))).message).toContain(String(MAX_FILTER_NODES));
+  });
+});
+
+describe("parseFilter: the normalised AST", () => {
+  test("literal, operator object, several keys", () => {
+    expect(parseFilter({ status: "a" })).toEqual({ kind: "cmp", path: "status", op: "$eq", value: "a" });
+    expect(parseFilter({ version: { $gt: 1, $lt: 5 } })).toEqual({
+      kind: "and", nodes: [
+        { kind: "cmp", path: "version", op: "$gt", value: 1 },
+        { kind: "cmp", path: "version", op: "$lt", value: 5 },
+      ],
+    });
+    expect(parseFilter({ blocked: false, $or: [{ owner: null }] })).toEqual({
+      kind: "and", nodes: [{ kind: "blocked", value: false }, { kind: "or", nodes: [{ kind: "cmp", path: "owner", op: "$eq", value: null }] }],
+    });
+    expect(parseFilter({})).toEqual({ kind: "and", nodes: [] });
+  });
+  test("timestamp operands become the stored UTC form", () => {
+    expect(parseFilter({ updated_at: { $in: ["2026-01-01T02:00:00+02:00", "2026"] } })).toMatchObject({
+      value: ["2026-01-01T00:00:00.000Z", "2026"],
+    });
+  });
+});
+
+describe("resolveMe", () => {
+  test("owner and created_by, scalars and lists", () => {
+    const node = resolveMe(parseFilter({ owner: "me", created_by: { $in: ["me", "bob"] } }), "carol");
+    expect(node).toEqual({
+      kind: "and", nodes: [
+        { kind: "cmp", path: "owner", op: "$eq", value: "carol" },
+        { kind: "cmp", path: "created_by", op: "$in", value: ["carol", "bob"] },
+      ],
+    });
+  });
+  test("user fields the caller names; other paths keep the literal", () => {
+    const node = resolveMe(parseFilter({ $or: [{ "fields.reviewer": { $has: "me" } }, { status: "me" }] }), "carol", ["fields.reviewer"]);
+    expect(node).toEqual({
+      kind: "or", nodes: [
+        { kind: "cmp", path: "fields.reviewer", op: "$has", value: "carol" },
+        { kind: "cmp", path: "status", op: "$eq", value: "me" },
+      ],
+    });
+  });
+  test("the resolved filter matches the viewer's cards", () => {
+    const node = resolveMe(parseFilter({ owner: "me" }), "alice");
+    expect(fixed.js(node)).toEqual(ids(2, 4));
+    expect(fixed.sql(node)).toEqual(ids(2, 4));
+  });
+  test("without an actor, me is refused", () => {
+    expect(err(() => resolveMe(parseFilter({ owner: "me" }), undefined))).toMatchObject({ error: "validation_failed", field: "owner" });
+    expect(() => resolveMe(parseFilter({ owner: "bob" }), undefined)).not.toThrow();
+  });
+});
+
+describe("andFilters", () => {
+  const a = parseFilter({ status: "a" }), b = parseFilter({ owner: "b" });
+  test("flattens ANDs and skips missing filters", () => {
+    expect(andFilters(a, undefined, andFilters(b, parseFilter({})))).toEqual({ kind: "and", nodes: [a, b] });
+  });
+  test("one filter is returned as is; none matches all", () => {
+    expect(andFilters(undefined, a)).toBe(a);
+    expect(andFilters()).toEqual({ kind: "and", nodes: [] });
+  });
+  test("a board scope narrows and is never widened by the caller's $or", () => {
+    const board = parseFilter({ type_id: { $in: ["bug"] } });
+    const node = andFilters(board, parseFilter({ $or: [{ type_id: "task" }, { status: "todo" }] }));
+    expect(fixed.js(node)).toEqual(ids(4));
+    expect(fixed.sql(node)).toEqual(ids(4));
+  });
+});
+
+describe("compareCodePoints", () => {
+  test.each<[string, string, number]>([
+    ["a", "b", -1], ["b", "a", 1], ["a", "a", 0], ["a", "ab", -1],
+    ["\uE000", "😀", -1], // BMP private use sorts below astral code points, unlike UTF-16 order
+    ["😀", "\uFFFF", 1],
+  ])("%j vs %j", (a, b, sign) => expect(Math.sign(compareCodePoints(a, b))).toBe(sign));
+});
+
+// --- generated cards and filters: matchesFilter and filterToSql agree ---
+
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("generated filters: JS and SQL agree", () => {
+  const r = rng(20261122);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const STR = ["a", "A", "abc", "ABC", "Abc", "", "é", "É", "😀", "\uE000", "10", "9", "ui", "x y"];
+  const NUM = [0, 1, 1.5, -2, 9, 10];
+  const SCALARS: unknown[] = [...STR, ...NUM, true, false];
+  const VALUES: unknown[] = [...SCALARS, null, [], ["a"], ["a", "A"], [1, "1"], [true], ["ui", "x y"], { a: 1 }, [[1]]];
+  const FIELD_IDS = ["f1", "f2", "f3"];
+
+  const cards: Card[] = Array.from({ length: 60 }, (_, i) => {
+    const fields: Record<string, unknown> = {};
+    for (const f of FIELD_IDS) if (r() < 0.75) fields[f] = pick(VALUES);
+    const c = card(`card_${i.toString(16).padStart(3, "0")}`, {
+      title: pick(STR.filter((s) => s !== "")), status: pick(["todo", "doing", "done"]),
+      tags: [...new Set(Array.from({ length: Math.floor(r() * 3) }, () => pick(["ui", "a", "A", "x y"])))],
+      version: pick([1, 2, 3]), created_at: pick(["2026-01-01T00:00:00.000Z", "2026-06-01T12:00:00.000Z"]), fields,
+    });
+    const owner = pick([undefined, "alice", "bob", ""]);
+    if (owner !== undefined) c.owner = owner;
+    return c;
+  });
+  const links: LinkRow[] = Array.from({ length: 40 }, () => ({
+    card_id: pick(cards).id, type_id: pick(["depends-on", "blocked-by", "related"]), target: pick([...cards.map((c) => c.id), "card_fff"]),
+  }));
+  const world = new World().load(cards, links);
+  worlds.push(world);
+
+  const PATHS = ["title", "status", "owner", "tags", "version", "created_at", ...FIELD_IDS.map((f) => `fields.${f}`)];
+  const operand = (path: string, op: string): unknown => {
+    const kind = path === "version" ? "number" : path === "tags" ? "tags" : path.startsWith("fields.") ? "field" : "string";
+    const scalar = () => (kind === "number" ? pick(NUM) : kind === "field" ? pick(SCALARS) : pick(STR));
+    switch (op) {
+      case "$eq": case "$ne": return r() < 0.2 ? null : scalar();
+      case "$has": return scalar();
+      case "$in": case "$nin": return Array.from({ length: Math.floor(r() * 3) }, () => (r() < 0.15 ? null : scalar()));
+      case "$all": case "$any": return Array.from({ length: 1 + Math.floor(r() * 2) }, scalar);
+      case "$contains": return pick(STR);
+      default: return kind === "number" ? pick(NUM) : kind === "field" ? pick([...STR, ...NUM]) : pick(STR);
+    }
+  };
+  const OPS: Record<string, string[]> = {
+    number: ["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$has"],
+    tags: ["$eq", "$ne", "$in", "$nin", "$contains", "$has", "$all", "$any"],
+    string: ["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$has"],
+    field: ["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$has", "$all", "$any"],
+  };
+  const gen = (depth: number): Record<string, unknown> => {
+    const x = r();
+    if (depth > 0 && x < 0.25) return { [pick(["$and", "$or"])]: Array.from({ length: 1 + Math.floor(r() * 3) }, () => gen(depth - 1)) };
+    if (x < 0.3) return { blocked: r() < 0.5 };
+    const path = pick(PATHS);
+    const kind = path === "version" ? "number" : path === "tags" ? "tags" : path.startsWith("fields.") ? "field" : "string";
+    const op = pick(OPS[kind]!);
+    return { [path]: { [op]: operand(path, op) } };
+  };
+
+  const filters = Array.from({ length: 600 }, () => gen(3));
+  test("600 random filters over 60 random cards", () => {
+    let nonTrivial = 0;
+    for (const raw of filters) {
+      const node = parseFilter(raw);
+      const js = world.js(node);
+      expect({ raw, ids: world.sql(node) }).toEqual({ raw, ids: js });
+      if (js.length > 0 && js.length < cards.length) nonTrivial++;
+    }
+    expect(nonTrivial).toBeGreaterThan(200); // the generator exercises both outcomes
+  });
+});
