@@ -4,7 +4,8 @@
  */
 import {
   createCard, deleteCard, describeWorkspace, getCard, health, listCards, listEvents, cardEvents,
-  patchCard, registerUser,
+  patchCard, registerUser, claimCard, releaseCard, takeNext, addLink, removeLink, addComment,
+  editComment, appendEntry, updateEntry, removeEntry, cardHistory,
 } from "../service/index.ts";
 import type { ApiResponse } from "./types.ts";
 import type { RouteCall } from "./call.ts";
@@ -26,6 +27,13 @@ const ok = (body: unknown, status = 200, headers?: Record<string, string>): ApiR
 function written(c: RouteCall, body: unknown, status: number, dryRun: boolean, replayed?: boolean): ApiResponse {
   if (dryRun) return ok(body, 200, { "dry-run": "true" });
   return ok(body, status, replayed ? { "idempotent-replayed": "true" } : undefined);
+}
+
+/** A plain write: run it with the operation context, answer `status` (200 on a replay of a 200 route). */
+async function write(c: RouteCall, status: number, fn: (ctx: ReturnType<RouteCall["op"]>) => Promise<unknown>): Promise<ApiResponse> {
+  const ctx = c.op(status);
+  const body = await fn(ctx);
+  return written(c, body, status, false, ctx.replayed);
 }
 
 const isDryRun = (body: unknown): boolean => (body as { dry_run?: unknown } | undefined)?.dry_run === true;
@@ -71,6 +79,33 @@ export const ROUTES: Route[] = [
     } },
   { method: "GET", path: "/cards/:id/events", summary: "The card's events in id order",
     handle: (c) => ok(cardEvents(c.svc, c.params.id!, c.query)) },
+  { method: "GET", path: "/cards/:id/history", summary: "The card's history as readable lines",
+    handle: (c) => ok(cardHistory(c.svc, c.params.id!, c.query)) },
+
+  { method: "POST", path: "/cards/take-next", summary: "Claim the oldest unowned card in scope",
+    handle: async (c) => {
+      const body = c.json();
+      const ctx = c.op(200);
+      return written(c, await takeNext(c.svc, body, ctx), 200, isDryRun(body), ctx.replayed);
+    } },
+  { method: "POST", path: "/cards/:id/claim", summary: "Claim a card (compare-and-set on version)",
+    handle: (c) => write(c, 200, (ctx) => claimCard(c.svc, c.params.id!, c.json(), ctx)) },
+  { method: "POST", path: "/cards/:id/release", summary: "Release a card",
+    handle: (c) => write(c, 200, (ctx) => releaseCard(c.svc, c.params.id!, c.json(), ctx)) },
+  { method: "POST", path: "/cards/:id/links", summary: "Add a link from this card",
+    handle: (c) => write(c, 201, (ctx) => addLink(c.svc, c.params.id!, c.json(), ctx)) },
+  { method: "DELETE", path: "/cards/:id/links/:type_id/:target", summary: "Remove a link",
+    handle: (c) => write(c, 200, (ctx) => removeLink(c.svc, c.params.id!, c.params.type_id!, c.params.target!, ctx)) },
+  { method: "POST", path: "/cards/:id/comments", summary: "Add a comment",
+    handle: (c) => write(c, 201, (ctx) => addComment(c.svc, c.params.id!, c.json(), ctx)) },
+  { method: "PATCH", path: "/cards/:id/comments/:comment_id", summary: "Edit a comment",
+    handle: (c) => write(c, 200, (ctx) => editComment(c.svc, c.params.id!, c.params.comment_id!, c.json(), ctx)) },
+  { method: "POST", path: "/cards/:id/fields/:field/append", summary: "Append an entry to a repeating field",
+    handle: (c) => write(c, 201, (ctx) => appendEntry(c.svc, c.params.id!, c.params.field!, c.json(), ctx)) },
+  { method: "PATCH", path: "/cards/:id/fields/:field/:entry_id", summary: "Update an entry (keys merged)",
+    handle: (c) => write(c, 200, (ctx) => updateEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.json(), ctx)) },
+  { method: "DELETE", path: "/cards/:id/fields/:field/:entry_id", summary: "Remove an entry",
+    handle: (c) => { c.onlyQuery("version"); return write(c, 200, (ctx) => removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)); } },
 
   { method: "GET", path: "/events", summary: "The durable event feed",
     handle: (c) => ok(listEvents(c.svc, c.query)) },

@@ -5,6 +5,8 @@
  * guarded. A file that could not be parsed at all still counts as existing, so
  * references to it are not reported a second time.
  */
+import type { CardsError } from "../domain/errors.ts";
+import { parseSort } from "../domain/sort.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
@@ -120,9 +122,6 @@ function checkCardType(p: Parsed, ctx: Ctx): void {
   }
 }
 
-const SORT_BUILTINS = ["created_at", "updated_at", "title"];
-const UNSORTABLE = ["repeating", "artifact"];
-
 function checkPresentation(pres: Obj, boardTypes: string[], ctx: Ctx, report: Report): void {
   const fieldsOfBoard = boardTypes.flatMap((t) => ctx.fieldsOf.get(t) ?? []);
   const fieldsKnown = boardTypes.every((t) => ctx.fieldsOf.has(t));
@@ -147,13 +146,12 @@ function checkPresentation(pres: Obj, boardTypes: string[], ctx: Ctx, report: Re
     }
   }
   if (typeof pres.lane_sort === "string" && fieldsKnown) {
-    const sortable = uniq(fieldsOfBoard.filter((f) => !UNSORTABLE.includes(String(f.type))).map((f) => `fields.${f.id}`));
-    const key = pres.lane_sort.replace(/^-/, "");
-    const valid = [...SORT_BUILTINS, ...sortable];
-    if (!valid.includes(key)) {
+    try {
+      parseSort(pres.lane_sort, new Set(fieldsOfBoard.map((f) => f.id)));
+    } catch (e) {
       report(["presentation", "lane_sort"],
-        `${q(pres.lane_sort)} is not a sort key: use created_at, updated_at, title or fields.<id> of a sortable field of this board's card types, with an optional leading "-" for descending`,
-        valid);
+        `${q(pres.lane_sort)} is not a sort key: use created_at, updated_at, title or fields.<id> of a field of this board's card types, with an optional leading "-" for descending`,
+        (e as CardsError).extra?.valid_options);
     }
   }
 }

@@ -2,13 +2,14 @@
  * Card operations: create, get, patch, delete. Every rule of SPEC "Card" and
  * "States and transitions" that concerns these writes lives here or in domain/.
  */
-import { CardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
+import { CardsError, isCardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
 import { canonicalCard } from "../domain/card.ts";
 import { newCardId, newEntryId } from "../domain/ids.ts";
 import { validateFields, validateTags, validateTitle } from "../domain/fields.ts";
 import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
-import type { Card, CardEvent, CardType } from "../domain/types.ts";
-import type { StoreTx } from "../store/port.ts";
+import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
+import type { StoreReads, StoreTx } from "../store/port.ts";
+import { BlockWatch } from "./blocking.ts";
 import { CreateCardBody, PatchCardBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service, WriteScope } from "./service.ts";
 
@@ -43,7 +44,7 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
     });
     w.tx.insertCard(card);
     w.emit({ type: "card_created", card_id: card.id, diff: { card } });
-    return card;
+    return canonicalCard({ ...card, links: [], comments: [] });
   }, { dryRun: body.dry_run });
 }
 
@@ -56,6 +57,20 @@ export function getCard(svc: Service, id: string): Card {
 export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(PatchCardBody, input, "patch card");
   const { workspace } = svc.defs;
+  let refused: { board: Board; from: string; to: string } | undefined;
+  try {
+    return await patchInTransaction();
+  } catch (e) {
+    if (refused?.board.monitors?.emit_rejections && isCardsError(e) && e.code === "transition_illegal") {
+      await svc.signal(ctx, {
+        type: "transition_rejected", card_id: id,
+        diff: { board_id: refused.board.id, before: refused.from, after: refused.to, valid_options: e.extra.valid_options ?? [] },
+      });
+    }
+    throw e;
+  }
+
+  function patchInTransaction(): Promise<Card> {
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
@@ -100,15 +115,19 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
     if (body.status !== undefined) {
       const status = assertStatusAllowed(workspace, type, body.status);
       if (status !== cur.status) {
-        assertTransition(workspace, boardFor(svc, type), cur.status, status, body.force === true);
+        const board = boardFor(svc, type);
+        if (board) refused = { board, from: cur.status, to: status };
+        assertTransition(workspace, board, cur.status, status, body.force === true);
+        refused = undefined;
         next.status = status;
         next.status_since = w.now;
         events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
       }
     }
-    if (events.length === 0) return cur;
-    return commitUpdate(w, cur, next, events);
+    if (events.length === 0) return withParts(w.tx, cur);
+    return withParts(w.tx, commitUpdate(w, cur, next, events));
   }, { dryRun: body.dry_run });
+  }
 }
 
 export async function deleteCard(svc: Service, id: string, version: number | undefined, ctx: OpContext): Promise<Card> {
@@ -116,13 +135,20 @@ export async function deleteCard(svc: Service, id: string, version: number | und
     const cur = w.tx.getCard(id, { links: true, comments: true });
     if (!cur) throw notFound("card", id);
     if (version !== undefined && version !== cur.version) throw versionConflict(cur);
+    const blocks = new BlockWatch(w.tx).watchDependentsOf(id);
     w.tx.deleteCard(id);
     w.emit({ type: "card_deleted", card_id: id, diff: { card: cur } });
+    blocks.flush(w);
     return cur;
   });
 }
 
 // --- shared by every card write ---
+
+/** The card as every write answers it: with its links and comments, like GET. */
+export function withParts(r: StoreReads, card: Card): Card {
+  return canonicalCard({ ...card, links: r.listLinks(card.id), comments: r.listComments(card.id) });
+}
 
 /** Reads the card inside the transaction and checks the version guard. */
 export function loadForWrite(tx: StoreTx, id: string, version: number | undefined): Card {
@@ -135,8 +161,10 @@ export function loadForWrite(tx: StoreTx, id: string, version: number | undefine
 /** Bumps version and updated_at once, stores the card and appends its events. */
 export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>): Card {
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
+  const blocks = card.status !== cur.status ? new BlockWatch(w.tx).watchDependentsOf(cur.id) : undefined;
   if (!w.tx.updateCard(card, cur.version)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
   for (const e of events) w.emit({ type: e.type, card_id: card.id, diff: e.diff });
+  blocks?.flush(w);
   return card;
 }
 

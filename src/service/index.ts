@@ -9,3 +9,10 @@ export { listCards, type CardPage, type ListParams } from "./list.ts";
 export { registerUser, listUsers } from "./users.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";
+// Ownership
+export { claimCard, releaseCard, takeNext } from "./ownership.ts";
+// Links, comments, entries, history
+export { addLink, removeLink } from "./links.ts";
+export { addComment, editComment } from "./comments.ts";
+export { appendEntry, updateEntry, removeEntry } from "./entries.ts";
+export { cardHistory } from "./history.ts";

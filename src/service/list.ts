@@ -83,7 +83,8 @@ function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
   return viewer ? resolveMe(node, viewer) : node;
 }
 
-function allFieldIds(svc: Service): Set<string> {
+/** Every field id of every card type (sort keys and filter paths are checked against it). */
+export function allFieldIds(svc: Service): Set<string> {
   const ids = new Set<string>();
   for (const t of svc.defs.cardTypes.values()) for (const f of t.fields) ids.add(f.id);
   return ids;

@@ -24,8 +24,13 @@ export interface WriteScope {
   tx: StoreTx;
   now: string;
   actor: string;
-  emit(e: Omit<CardEvent, "actor" | "at" | "scope"> & { scope?: CardEvent["scope"] }): StoredEvent;
+  /** appends a durable event in this transaction; published after commit */
+  emit(e: EventInput): StoredEvent;
+  /** a condition signal: published after commit, and also made durable when listed in persist_conditions */
+  signal(e: EventInput): void;
 }
+
+export type EventInput = Omit<CardEvent, "actor" | "at" | "scope"> & { scope?: CardEvent["scope"] };
 
 /** Thrown inside a transaction to roll it back while still answering (dry runs). */
 class DryRunRollback<T> {
@@ -89,7 +94,7 @@ export class Service {
    * (a different request under the same key is 422); `dryRun` rolls everything back.
    */
   async mutate<T>(ctx: OpContext, fn: (w: WriteScope) => T | Promise<T>, opts: { dryRun?: boolean } = {}): Promise<T> {
-    const appended: StoredEvent[] = [];
+    const appended: CardEvent[] = [];
     const idem = opts.dryRun ? undefined : ctx.idempotency;
     let result: T;
     try {
@@ -107,12 +112,17 @@ export class Service {
           }
         }
         const now = nowIso();
+        const persisted = this.defs.workspace.settings.persist_conditions ?? [];
+        const build = (e: EventInput): CardEvent => ({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
         const scope: WriteScope = {
           tx, now, actor: ctx.actor,
           emit: (e) => {
-            const stored = tx.appendEvent({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
+            const stored = tx.appendEvent(build(e));
             appended.push(stored);
             return stored;
+          },
+          signal: (e) => {
+            appended.push(persisted.includes(e.type) ? tx.appendEvent(build(e)) : build(e));
           },
         };
         const value = await fn(scope);
@@ -131,6 +141,17 @@ export class Service {
     }
     for (const e of appended) this.bus.publish(e);
     return result;
+  }
+
+  /** Publishes a condition signal outside any write (e.g. transition_rejected after a refused move). */
+  async signal(ctx: OpContext, e: EventInput): Promise<void> {
+    const event = { ...e, scope: e.scope ?? "card", actor: ctx.actor, at: nowIso() } as CardEvent;
+    if ((this.defs.workspace.settings.persist_conditions ?? []).includes(e.type)) {
+      const stored = await this.store.write((tx) => tx.appendEvent(event));
+      this.bus.publish(stored);
+    } else {
+      this.bus.publish(event);
+    }
   }
 
   close(): void {

@@ -66,3 +66,38 @@ function allowedKeys(schema: v.GenericSchema): string[] | undefined {
   const entries = (schema as unknown as { entries?: Record<string, unknown> }).entries;
   return entries ? Object.keys(entries) : undefined;
 }
+
+export const ClaimBody = v.strictObject({
+  version: Version,
+  status: v.optional(v.string()),
+});
+
+export const ReleaseBody = v.strictObject({
+  version: v.optional(Version),
+  status: v.optional(v.string()),
+  force: v.optional(v.boolean()),
+});
+
+export const TakeNextBody = v.strictObject({
+  filter: v.optional(v.record(v.string(), v.unknown())),
+  assign_to: v.optional(v.pipe(v.string(), v.minLength(1))),
+  status: v.optional(v.string()),
+  type_id: v.optional(Id),
+  board_id: v.optional(Id),
+  dry_run: v.optional(v.boolean()),
+});
+
+export const LinkBody = v.strictObject({
+  type_id: Id,
+  target: Id,
+  note: v.optional(v.pipe(v.string(), v.maxLength(4096))),
+});
+
+export const CommentBody = v.strictObject({
+  body: v.string(),
+});
+
+export const EntryBody = v.strictObject({
+  version: v.optional(Version),
+  entry: v.record(v.string(), v.unknown()),
+});

@@ -1,7 +1,7 @@
 /** `cards cards ...`: mirrors /v1/cards. */
 import { defineCommand } from "citty";
 import { callApi, type CliGlobals } from "../client.ts";
-import { intFlag, jsonFlag, listFlag, readDataObject } from "../input.ts";
+import { intFlag, jsonFlag, listFlag, readData, readDataObject } from "../input.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
@@ -109,7 +109,173 @@ const events = defineCommand({
   run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/events`, query: { since: args.since, limit: args.limit } }),
 });
 
+const history = defineCommand({
+  meta: { name: "history", description: "The card's history as readable lines (GET /cards/{id}/history)" },
+  args: {
+    id: { type: "positional", description: "card id", required: true },
+    limit: { type: "string", description: "at most this many (default 100, max 500)" },
+  },
+  run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/history`, query: { limit: args.limit } }),
+});
+
+const takeNext = defineCommand({
+  meta: { name: "take-next", description: "Claim the oldest unowned card in scope (POST /cards/take-next)" },
+  args: {
+    board: { type: "string", description: "board id (default: the workspace default board)" },
+    type: { type: "string", description: "card type id (its own scope, not board-limited)" },
+    status: { type: "string", description: "move the card to this status as it is claimed" },
+    "assign-to": { type: "string", description: "owner to assign (default: the actor)" },
+    filter: { type: "string", description: 'filter as JSON, e.g. {"blocked": false}' },
+    "dry-run": { type: "boolean", description: "answer with the card that would be claimed; claim nothing" },
+    data: { type: "string", description: "request body: JSON, @file or @- (stdin)" },
+  },
+  run: ({ args, data }) => {
+    const body = readDataObject(args.data);
+    if (args.board !== undefined) body.board_id = args.board;
+    if (args.type !== undefined) body.type_id = args.type;
+    if (args.status !== undefined) body.status = args.status;
+    if (args["assign-to"] !== undefined) body.assign_to = args["assign-to"];
+    if (args.filter !== undefined) body.filter = jsonFlag("filter", args.filter);
+    if (args["dry-run"]) body.dry_run = true;
+    return callApi(g(data), { method: "POST", path: "/cards/take-next", body });
+  },
+});
+
+const claim = defineCommand({
+  meta: { name: "claim", description: "Claim a card: compare-and-set on version (POST /cards/{id}/claim)" },
+  args: {
+    id: { type: "positional", description: "card id", required: true },
+    version: { type: "string", description: "the version you read (required)" },
+    status: { type: "string", description: "move to this status as it is claimed" },
+  },
+  run: ({ args, data }) => callApi(g(data), {
+    method: "POST", path: `/cards/${enc(args.id)}/claim`,
+    body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), ...(args.status !== undefined ? { status: args.status } : {}) },
+  }),
+});
+
+const release = defineCommand({
+  meta: { name: "release", description: "Release a card (POST /cards/{id}/release)" },
+  args: {
+    id: { type: "positional", description: "card id", required: true },
+    version: { type: "string", description: "only if the card is at this version" },
+    status: { type: "string", description: "move to this status as it is released" },
+    force: { type: "boolean", description: "release a card another actor owns; skip the transition check" },
+  },
+  run: ({ args, data }) => callApi(g(data), {
+    method: "POST", path: `/cards/${enc(args.id)}/release`,
+    body: {
+      ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}),
+      ...(args.status !== undefined ? { status: args.status } : {}),
+      ...(args.force ? { force: true } : {}),
+    },
+  }),
+});
+
+const links = defineCommand({
+  meta: { name: "links", description: "Links from a card" },
+  subCommands: {
+    add: defineCommand({
+      meta: { name: "add", description: "Add a link (POST /cards/{id}/links)" },
+      args: {
+        id: { type: "positional", description: "source card id", required: true },
+        type: { type: "positional", description: "link type id, e.g. depends-on", required: true },
+        target: { type: "positional", description: "target card id", required: true },
+        note: { type: "string", description: "a note on the link" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "POST", path: `/cards/${enc(args.id)}/links`,
+        body: { type_id: args.type, target: args.target, ...(args.note !== undefined ? { note: args.note } : {}) },
+      }),
+    }),
+    remove: defineCommand({
+      meta: { name: "remove", description: "Remove a link (DELETE /cards/{id}/links/{type_id}/{target})" },
+      args: {
+        id: { type: "positional", description: "source card id", required: true },
+        type: { type: "positional", description: "link type id", required: true },
+        target: { type: "positional", description: "target card id", required: true },
+      },
+      run: ({ args, data }) => callApi(g(data), { method: "DELETE", path: `/cards/${enc(args.id)}/links/${enc(args.type)}/${enc(args.target)}` }),
+    }),
+  },
+});
+
+const comments = defineCommand({
+  meta: { name: "comments", description: "Comments on a card" },
+  subCommands: {
+    add: defineCommand({
+      meta: { name: "add", description: "Add a comment (POST /cards/{id}/comments); BODY '-' reads stdin" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        body: { type: "positional", description: "comment text (markdown), or - for stdin", required: true },
+      },
+      run: ({ args, data }) => callApi(g(data), { method: "POST", path: `/cards/${enc(args.id)}/comments`, body: { body: textArg(args.body) } }),
+    }),
+    edit: defineCommand({
+      meta: { name: "edit", description: "Edit a comment (PATCH /cards/{id}/comments/{comment_id})" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        comment: { type: "positional", description: "comment id", required: true },
+        body: { type: "positional", description: "new text, or - for stdin", required: true },
+      },
+      run: ({ args, data }) => callApi(g(data), { method: "PATCH", path: `/cards/${enc(args.id)}/comments/${enc(args.comment)}`, body: { body: textArg(args.body) } }),
+    }),
+  },
+});
+
+const entries = defineCommand({
+  meta: { name: "entries", description: "Entries of a repeating field" },
+  subCommands: {
+    append: defineCommand({
+      meta: { name: "append", description: "Append an entry (POST /cards/{id}/fields/{field}/append)" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        field: { type: "positional", description: "repeating field id", required: true },
+        entry: { type: "positional", description: "the entry as a JSON object, or - for stdin", required: true },
+        version: { type: "string", description: "only if the card is at this version" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "POST", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/append`,
+        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
+      }),
+    }),
+    update: defineCommand({
+      meta: { name: "update", description: "Update an entry, keys merged (PATCH /cards/{id}/fields/{field}/{entry_id})" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        field: { type: "positional", description: "repeating field id", required: true },
+        entry_id: { type: "positional", description: "entry id", required: true },
+        entry: { type: "positional", description: "the changed keys as a JSON object, or - for stdin", required: true },
+        version: { type: "string", description: "only if the card is at this version" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "PATCH", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/${enc(args.entry_id)}`,
+        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
+      }),
+    }),
+    remove: defineCommand({
+      meta: { name: "remove", description: "Remove an entry (DELETE /cards/{id}/fields/{field}/{entry_id})" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        field: { type: "positional", description: "repeating field id", required: true },
+        entry_id: { type: "positional", description: "entry id", required: true },
+        version: { type: "string", description: "only if the card is at this version" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "DELETE", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/${enc(args.entry_id)}`, query: { version: args.version },
+      }),
+    }),
+  },
+});
+
+/** A positional text argument; `-` reads standard input. */
+function textArg(v: string): string {
+  return v === "-" ? (readData("@-") ?? "") : v;
+}
+
 export default defineCommand({
   meta: { name: "cards", description: "Work with cards" },
-  subCommands: { list, get, create, patch, delete: del, events },
+  subCommands: {
+    list, get, create, patch, delete: del, events, history, "take-next": takeNext, claim, release, links, comments, entries,
+  },
 });

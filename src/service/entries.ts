@@ -1,0 +1,87 @@
+/**
+ * Repeating-field entries: append, update (keys merged), remove. Each entry carries a
+ * stable server `entry_id`; each write bumps the version by one. `version` is optional:
+ * when given it must match (appends commute, so agents logging evidence may omit it).
+ */
+import { CardsError, notFound } from "../domain/errors.ts";
+import { newEntryId } from "../domain/ids.ts";
+import { validateEntry } from "../domain/fields.ts";
+import type { Card } from "../domain/types.ts";
+import { assertCardRefs, commitUpdate, loadForWrite, withParts } from "./cards.ts";
+import { EntryBody, parseShape } from "./shapes.ts";
+import type { OpContext, Service } from "./service.ts";
+
+type Entry = Record<string, unknown> & { entry_id: string };
+
+export async function appendEntry(svc: Service, id: string, field: string, input: unknown, ctx: OpContext): Promise<{ entry_id: string; card: Card }> {
+  const body = parseShape(EntryBody, input, "append entry");
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, body.version);
+    const type = svc.cardType(cur.type_id);
+    const { entry, refs } = validateEntry(type, field, body.entry, "append", undefined, opts(svc));
+    assertCardRefs(w.tx, refs.cards);
+    const stored: Entry = { entry_id: newEntryId(), ...entry };
+    const list = [...entries(cur, field), stored];
+    const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: list } }, [
+      { type: "item_appended", diff: { field, entry_id: stored.entry_id, entry: stored } },
+    ]);
+    return { entry_id: stored.entry_id, card: withParts(w.tx, card) };
+  });
+}
+
+export async function updateEntry(svc: Service, id: string, field: string, entryId: string, input: unknown, ctx: OpContext): Promise<Card> {
+  const body = parseShape(EntryBody, input, "update entry");
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, body.version);
+    const type = svc.cardType(cur.type_id);
+    const list = entries(cur, field);
+    const i = list.findIndex((e) => e.entry_id === entryId);
+    const before = list[i];
+    // validate the field first so a wrong field name says so, then the entry id
+    const { entry, refs } = validateEntry(type, field, body.entry, "update", before ?? {}, opts(svc));
+    if (!before) throw notFound("entry", entryId);
+    assertCardRefs(w.tx, refs.cards);
+    const after: Entry = { entry_id: entryId, ...entry };
+    if (JSON.stringify(after) === JSON.stringify(before)) return withParts(w.tx, cur);
+    const next = list.slice();
+    next[i] = after;
+    const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: next } }, [
+      { type: "item_updated", diff: { field, entry_id: entryId, before, after } },
+    ]);
+    return withParts(w.tx, card);
+  });
+}
+
+export async function removeEntry(svc: Service, id: string, field: string, entryId: string, version: number | undefined, ctx: OpContext): Promise<Card> {
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, version);
+    const type = svc.cardType(cur.type_id);
+    const def = type.fields.find((f) => f.id === field);
+    if (!def || def.type !== "repeating") {
+      throw new CardsError("validation_failed", `${field} is not a repeating field of ${type.id}`, {
+        field, value: field, valid_options: type.fields.filter((f) => f.type === "repeating").map((f) => f.id),
+      });
+    }
+    const list = entries(cur, field);
+    const removed = list.find((e) => e.entry_id === entryId);
+    if (!removed) throw notFound("entry", entryId);
+    const rest = list.filter((e) => e.entry_id !== entryId);
+    const fields = { ...cur.fields };
+    if (rest.length) fields[field] = rest;
+    else delete fields[field];
+    if (def.required && rest.length === 0) {
+      throw new CardsError("validation_failed", `${field} is required: its last entry cannot be removed`, { field });
+    }
+    const card = commitUpdate(w, cur, { ...cur, fields }, [{ type: "item_removed", diff: { field, entry_id: entryId, entry: removed } }]);
+    return withParts(w.tx, card);
+  });
+}
+
+function entries(card: Card, field: string): Entry[] {
+  const v = card.fields[field];
+  return Array.isArray(v) ? (v as Entry[]) : [];
+}
+
+function opts(svc: Service) {
+  return { settings: svc.defs.workspace.settings, tagSet: svc.defs.workspace.tag_set };
+}

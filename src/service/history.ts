@@ -1,0 +1,42 @@
+/** GET /cards/{id}/history: the card's events as `{at, actor, type, summary}` lines a person can read. */
+import type { StoredEvent } from "../domain/types.ts";
+import { cardEvents } from "./events.ts";
+import type { ListParams } from "./list.ts";
+import type { Service } from "./service.ts";
+
+export interface HistoryItem { at: string; actor: string; type: string; summary: string }
+
+export function cardHistory(svc: Service, id: string, p: ListParams): { items: HistoryItem[] } {
+  return { items: cardEvents(svc, id, p).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
+}
+
+const show = (v: unknown): string => {
+  if (v === null || v === undefined) return "nothing";
+  if (typeof v === "string") return v.length > 60 ? JSON.stringify(v.slice(0, 57) + "...") : JSON.stringify(v);
+  const s = JSON.stringify(v);
+  return s.length > 60 ? s.slice(0, 57) + "..." : s;
+};
+
+export function summarize(e: StoredEvent): string {
+  const d = e.diff as Record<string, any>;
+  switch (e.type) {
+    case "card_created": return `created ${d.card?.type_id ?? "card"} ${show(d.card?.title)} in ${d.card?.status}`;
+    case "card_deleted": return `deleted the card`;
+    case "field_updated": return d.field === "title" ? `renamed to ${show(d.after)}` : `set ${d.field} from ${show(d.before)} to ${show(d.after)}`;
+    case "status_changed": return `moved from ${d.before} to ${d.after}`;
+    case "owner_changed": return d.after ? (d.before ? `handed from ${d.before} to ${d.after}` : `claimed by ${d.after}`) : `released by ${d.before}`;
+    case "tags_changed": return `tags ${show(d.before)} -> ${show(d.after)}`;
+    case "item_appended": return `added an entry to ${d.field}`;
+    case "item_updated": return `edited entry ${d.entry_id} of ${d.field}`;
+    case "item_removed": return `removed entry ${d.entry_id} from ${d.field}`;
+    case "link_added": return `linked ${d.type_id} ${d.target}${d.note ? ` (${d.note})` : ""}`;
+    case "link_removed": return `unlinked ${d.type_id} ${d.target}`;
+    case "comment_added": return `commented: ${show(d.body)}`;
+    case "comment_edited": return `edited comment ${d.comment_id}`;
+    case "schema_upgraded": return `upgraded schema ${d.from} -> ${d.to}${d.fields_dropped?.length ? `, dropped ${d.fields_dropped.join(", ")}` : ""}`;
+    case "artifact_added": return `attached ${d.mime ?? "a file"} to ${d.field}`;
+    case "card_blocked": return `blocked by ${(d.blockers ?? []).join(", ")}`;
+    case "card_unblocked": return `no longer blocked`;
+    default: return e.type.replace(/_/g, " ");
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Links live on their source card. The type must exist, both endpoint types must match
+ * a typed link type, the target must exist; adding the same (type, target) twice is a
+ * no-op. Blocking links signal card_blocked / card_unblocked on each crossing.
+ */
+import { CardsError, notFound } from "../domain/errors.ts";
+import type { Card, Link } from "../domain/types.ts";
+import { BLOCKING_LINK_TYPES, BlockWatch } from "./blocking.ts";
+import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
+import { LinkBody, parseShape } from "./shapes.ts";
+import type { OpContext, Service } from "./service.ts";
+
+export async function addLink(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
+  const body = parseShape(LinkBody, input, "add link");
+  const linkTypes = svc.defs.workspace.link_types;
+  const lt = linkTypes.find((t) => t.id === body.type_id);
+  if (!lt) {
+    throw new CardsError("validation_failed", `unknown link type ${JSON.stringify(body.type_id)}`, {
+      field: "type_id", value: body.type_id, valid_options: linkTypes.map((t) => t.id),
+    });
+  }
+  if (body.target === id) throw new CardsError("validation_failed", "a card cannot link to itself", { field: "target", value: body.target });
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, undefined);
+    const target = w.tx.getCard(body.target);
+    if (!target) throw new CardsError("target_card_missing", `link target ${body.target} does not exist`, { field: "target", value: body.target });
+    if (lt.source_types && !lt.source_types.includes(cur.type_id)) {
+      throw new CardsError("target_card_type_mismatch", `${lt.id} links may start only from ${lt.source_types.join(", ")} cards, not ${cur.type_id}`, {
+        field: "type_id", value: cur.type_id, valid_options: lt.source_types,
+      });
+    }
+    if (lt.target_types && !lt.target_types.includes(target.type_id)) {
+      throw new CardsError("target_card_type_mismatch", `${lt.id} links may point only at ${lt.target_types.join(", ")} cards, not ${target.type_id}`, {
+        field: "target", value: body.target, valid_options: lt.target_types,
+      });
+    }
+    if (w.tx.listLinks(id).some((l) => l.type_id === lt.id && l.target === target.id)) return withParts(w.tx, cur);
+    const blocks = BLOCKING_LINK_TYPES.includes(lt.id) ? new BlockWatch(w.tx).watch([id]) : undefined;
+    const link: Link = { type_id: lt.id, target: target.id, ...(body.note !== undefined ? { note: body.note } : {}), created_by: ctx.actor, created_at: w.now };
+    w.tx.addLink(id, link);
+    const card = commitUpdate(w, cur, cur, [{ type: "link_added", diff: { type_id: lt.id, target: target.id, note: body.note ?? null } }]);
+    blocks?.flush(w);
+    return withParts(w.tx, card);
+  });
+}
+
+export async function removeLink(svc: Service, id: string, typeId: string, target: string, ctx: OpContext): Promise<Card> {
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, undefined);
+    const blocks = BLOCKING_LINK_TYPES.includes(typeId) ? new BlockWatch(w.tx).watch([id]) : undefined;
+    if (!w.tx.removeLink(id, typeId, target)) throw notFound("link", `${typeId}/${target}`);
+    const card = commitUpdate(w, cur, cur, [{ type: "link_removed", diff: { type_id: typeId, target } }]);
+    blocks?.flush(w);
+    return withParts(w.tx, card);
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * Ownership: claim (compare-and-set on version), release, and take-next (the oldest
+ * unowned candidate, claimed in one transaction with an unowned guard).
+ */
+import { CardsError, unknownUser, versionConflict } from "../domain/errors.ts";
+import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
+import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
+import type { Board, Card, CardEvent } from "../domain/types.ts";
+import type { ListQuery } from "../store/port.ts";
+import { BlockWatch } from "./blocking.ts";
+import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
+import { allFieldIds, boardScope } from "./list.ts";
+import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
+import type { OpContext, Service } from "./service.ts";
+
+/** take-next tries this many candidates in one call (SPEC Limits: 3 race retries). */
+export const TAKE_NEXT_ATTEMPTS = 1 + 3;
+
+export async function claimCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
+  const body = parseShape(ClaimBody, input, "claim");
+  return svc.mutate(ctx, (w) => {
+    if (!w.tx.getUser(ctx.actor)) throw unknownUser("actor", ctx.actor);
+    const cur = loadForWrite(w.tx, id, undefined);
+    if (cur.owner && cur.owner !== ctx.actor) throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}`);
+    if (cur.version !== body.version) throw versionConflict(withParts(w.tx, cur));
+    const type = svc.cardType(cur.type_id);
+    const events: Array<Pick<CardEvent, "type" | "diff">> = [];
+    const next: Card = { ...cur };
+    if (cur.owner !== ctx.actor) {
+      next.owner = ctx.actor;
+      events.push({ type: "owner_changed", diff: { before: null, after: ctx.actor } });
+    }
+    if (body.status !== undefined) {
+      const status = assertStatusAllowed(svc.defs.workspace, type, body.status);
+      if (status !== cur.status) {
+        assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, false);
+        next.status = status;
+        next.status_since = w.now;
+        events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
+      }
+    }
+    if (events.length === 0) return withParts(w.tx, cur);
+    return withParts(w.tx, commitUpdate(w, cur, next, events));
+  });
+}
+
+export async function releaseCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
+  const body = parseShape(ReleaseBody, input, "release");
+  const force = body.force === true;
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, undefined);
+    if (body.version !== undefined && cur.version !== body.version) throw versionConflict(withParts(w.tx, cur));
+    if (cur.owner && cur.owner !== ctx.actor && !force) {
+      throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}; release it with force: true to take it away`);
+    }
+    const type = svc.cardType(cur.type_id);
+    const events: Array<Pick<CardEvent, "type" | "diff">> = [];
+    const next: Card = { ...cur, owner: undefined };
+    if (cur.owner) events.push({ type: "owner_changed", diff: { before: cur.owner, after: null } });
+    if (body.status !== undefined) {
+      const status = assertStatusAllowed(svc.defs.workspace, type, body.status);
+      if (status !== cur.status) {
+        assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force);
+        next.status = status;
+        next.status_since = w.now;
+        events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
+      }
+    }
+    if (events.length === 0) return withParts(w.tx, cur);
+    return withParts(w.tx, commitUpdate(w, cur, next, events));
+  });
+}
+
+/**
+ * take-next: candidates are unowned cards in scope (board_id, else type_id, else the
+ * declared default board) matching `filter`, oldest first. The first that is still
+ * unowned at the guarded UPDATE is claimed; `{card: null}` when none is left.
+ */
+export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null }> {
+  const body = parseShape(TakeNextBody, input, "take-next");
+  const query = takeNextScope(svc, body, ctx.actor);
+  const owner = body.assign_to ?? ctx.actor;
+  const status = body.status;
+  if (body.dry_run) {
+    const [card] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+    return { card: card ? withParts(svc.store, card) : null };
+  }
+  return svc.mutate(ctx, (w) => {
+    const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
+    for (const cand of candidates) {
+      const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
+      const card = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
+      if (!card) continue; // lost the race for this one: try the next candidate
+      w.emit({ type: "owner_changed", card_id: card.id, diff: { before: null, after: owner } });
+      if (card.status !== cand.status) w.emit({ type: "status_changed", card_id: card.id, diff: { before: cand.status, after: card.status } });
+      blocks?.flush(w);
+      return { card: withParts(w.tx, card) };
+    }
+    return { card: null };
+  });
+}
+
+function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string): Omit<ListQuery, "sort" | "after"> {
+  const { workspace } = svc.defs;
+  const filters: FilterNode[] = [];
+  const query: Omit<ListQuery, "sort" | "after"> = { limit: TAKE_NEXT_ATTEMPTS };
+  let board: Board | undefined;
+  if (body.board_id !== undefined) {
+    board = svc.board(body.board_id);
+    filters.push(boardScope(board));
+  }
+  if (body.type_id !== undefined) {
+    const type = svc.cardType(body.type_id);
+    query.typeIds = [type.id];
+    board ??= boardFor(svc, type);
+  } else if (body.board_id === undefined && workspace.settings.default_board) {
+    board = svc.board(workspace.settings.default_board);
+    filters.push(boardScope(board));
+  }
+  if (body.filter !== undefined) filters.push(resolveMe(parseFilter(body.filter, { fieldIds: allFieldIds(svc) }, "filter"), actor));
+  if (body.status !== undefined) {
+    const columns = workspace.columns.map((c) => c.id);
+    if (!columns.includes(body.status)) {
+      throw new CardsError("validation_failed", `status ${JSON.stringify(body.status)} is not a workspace column`, { field: "status", value: body.status, valid_options: columns });
+    }
+    // Only cards that may move to `status` are candidates: the type allows it, and an enforced graph has the edge.
+    const types = [...svc.defs.cardTypes.values()].filter((t) => !t.allowed_columns || t.allowed_columns.includes(body.status!)).map((t) => t.id);
+    filters.push(parseFilter({ type_id: { $in: types } }));
+    if (board && isEnforced(workspace, board) && board.transitions) {
+      const from = board.columns.filter((s) => s === body.status || allowedNext(board!, s).includes(body.status!));
+      filters.push(parseFilter({ status: { $in: from } }));
+    }
+  }
+  if (filters.length) query.filter = andFilters(...filters);
+  return query;
+}
