@@ -17,8 +17,6 @@ import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 export const MAX_FIELD_VALUE_BYTES = 256 * 1024;
 /** DECISIONS "Size limits": the title, UTF-8 bytes after trimming. */
 export const MAX_TITLE_BYTES = 1024;
-/** Card ids: `card_<hex>` (SPEC Card.id). */
-export const CARD_ID_PATTERN = /^card_[0-9a-f]+$/;
 /** Keys a `fields` object may hold (also what `fields.<id>` in filters and sort accepts). */
 export const FIELD_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -146,7 +144,9 @@ export function validateFields(input: ValidateFieldsInput): FieldsResult {
  * Validate one entry of repeating field `fieldId` for the entry endpoints.
  * append: item defaults apply, required item fields must be present.
  * update: the given keys are merged over `existingEntry`; null removes a key.
- * `entry_id` in the input is ignored; the returned entry has none.
+ * `entry_id` in the input is ignored; the returned entry has none. `refs.cards` lists
+ * card_link item values for the service to check. `opts` gives the workspace tag
+ * settings for tags-typed item fields (default: locked with an empty tag_set).
  *
  * @throws CardsError unknown_field (unknown field or item key) | validation_failed | ...
  */
@@ -273,6 +273,8 @@ interface _Ctx {
 }
 
 const _RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+/** card_link values: the SPEC form `card_<hex>`, any length (ids.ts generates 16 hex; restored ids are kept). */
+const _CARD_LINK_RE = /^card_[0-9a-f]+$/;
 const _ARTIFACT_KEYS = ["uri", "mime", "size", "sha256"];
 const _MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[A-Za-z0-9][\w.+-]*(?:\s*;.*)?$/;
 const _SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
@@ -360,7 +362,7 @@ function _checkField(def: FieldDef, v: unknown, path: string, ctx: _Ctx): unknow
     case "user": return def.multiple ? _checkMulti(def, v, path, _checkUserValue) : _checkSingle(def, v, path, _checkUserValue);
     case "tags": return validateTags(v, ctx.settings, ctx.tagSet, path);
     case "card_link":
-      if (typeof v !== "string" || !CARD_ID_PATTERN.test(v)) {
+      if (typeof v !== "string" || !_CARD_LINK_RE.test(v)) {
         throw _invalid(path, `${path} must be a card id (card_<hex>)`, v);
       }
       ctx.refs.cards.push(def.target_type !== undefined ? { field: path, id: v, target_type: def.target_type } : { field: path, id: v });
