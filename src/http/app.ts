@@ -26,7 +26,8 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
         return toResponse({ status: 500, body: toEnvelope(cause) });
       }
       const code = status === 404 ? "not_found" : status === 405 ? "method_not_allowed" : status === 413 ? "payload_too_large" : "bad_request";
-      return toResponse(errorResponse(new CardsError(code, (err as Error).message || "bad request")));
+      const message = (err as Error).message;
+      return toResponse(errorResponse(new CardsError(code, !message || message === "Bad Request" ? "malformed request (URL, headers or body)" : message)));
     },
   });
 

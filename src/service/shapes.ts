@@ -8,7 +8,10 @@ import { CardsError } from "../domain/errors.ts";
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const Version = v.pipe(v.number(), v.integer(), v.minValue(1));
-const Fields = v.record(v.string(), v.unknown());
+const Fields = v.pipe(
+  v.custom<Record<string, unknown>>((x) => typeof x === "object" && x !== null && !Array.isArray(x), "expected a JSON object"),
+  v.record(v.string(), v.unknown()),
+);
 
 export const CreateCardBody = v.strictObject({
   type_id: Id,

@@ -33,7 +33,7 @@ const layer = (rel: string): string => (rel.includes("/") ? rel.split("/")[0]! :
 /** For each layer: the layers (and exact files) it may import. */
 const ALLOWED: Record<string, (target: string) => boolean> = {
   domain: (t) => layer(t) === "domain",
-  definitions: (t) => ["domain", "definitions"].includes(layer(t)),
+  definitions: (t) => ["domain", "definitions"].includes(layer(t)) || t.startsWith("../definitions/"), // the sample workspace files
   events: (t) => ["domain", "events"].includes(layer(t)) || t === "store/port.ts",
   store: (t) => ["domain", "store"].includes(layer(t)) || t === "platform/sqlite.ts",
   blobs: (t) => ["domain", "blobs"].includes(layer(t)) || t.startsWith("platform/"),

@@ -1,0 +1,214 @@
+import { describe, expect, test } from "bun:test";
+import { THEME_TOKENS } from "../../src/definitions/schemas.ts";
+import { BUGS, expectOnly, expectProblem, MAIN, problems } from "./helpers.ts";
+
+const COLUMNS = ["backlog", "todo", "doing", "review", "done"];
+const BUGS_NO_REVIEW = ["backlog", "todo", "doing", "done"];
+const TYPES = ["bug", "review", "task"];
+
+describe("board columns and types", () => {
+  test("columns are a subset of the workspace columns", async () => {
+    expectOnly(await problems((f) => { f[MAIN].columns.push("archive"); }), {
+      file: MAIN, path: "columns[5]", message: '"archive" is not a known workspace column', valid_options: COLUMNS,
+    });
+  });
+
+  test("columns have no repeats", async () => {
+    expectOnly(await problems((f) => { f[MAIN].columns.push("todo"); }), {
+      file: MAIN, path: "columns[5]", message: 'duplicate column "todo"',
+    });
+  });
+
+  test("card_type_ids name real card types", async () => {
+    expectOnly(await problems((f) => { f[MAIN].card_type_ids.push("epic"); }), {
+      file: MAIN, path: "card_type_ids[3]", message: '"epic" is not a known card type', valid_options: TYPES,
+    });
+  });
+
+  test("a board needs a card type", async () => {
+    const list = await problems((f) => { f[BUGS].card_type_ids = []; });
+    expectProblem(list, { file: BUGS, path: "card_type_ids", message: "at least one card type" });
+  });
+
+  test("settings.enforce_transitions is a boolean; settings has no other keys", async () => {
+    const list = await problems((f) => { f[MAIN].settings = { enforce_transitions: "yes", strict_fields: false }; });
+    expectProblem(list, { file: MAIN, path: "settings.enforce_transitions", message: 'must be true or false, got "yes"' });
+    expectProblem(list, { file: MAIN, path: "settings.strict_fields", message: 'unknown key "strict_fields"', valid_options: ["enforce_transitions"] });
+    expect(list).toHaveLength(2);
+  });
+});
+
+describe("transitions and WIP limits", () => {
+  // bugs.json without its review column: "review" is a workspace column but not one of this board's
+  const noReview = (f: any) => { f[BUGS].columns = BUGS_NO_REVIEW; };
+
+  test("transition keys are this board's columns", async () => {
+    expectOnly(await problems((f) => { noReview(f); f[BUGS].transitions = { review: ["done"] }; }), {
+      file: BUGS, path: "transitions.review", message: '"review" is not a known column of this board', valid_options: BUGS_NO_REVIEW,
+    });
+  });
+
+  test("transition targets are this board's columns", async () => {
+    expectOnly(await problems((f) => { noReview(f); f[BUGS].transitions = { doing: ["done", "review"] }; }), {
+      file: BUGS, path: "transitions.doing[1]", message: '"review" is not a known column of this board', valid_options: BUGS_NO_REVIEW,
+    });
+  });
+
+  test("a transition target list must be a list", async () => {
+    expectOnly(await problems((f) => { f[MAIN].transitions.done = "todo"; }), {
+      file: MAIN, path: "transitions.done", message: 'must be a list ([...]), got "todo"',
+    });
+  });
+
+  test("wip_limits keys are this board's columns", async () => {
+    expectOnly(await problems((f) => { noReview(f); f[BUGS].wip_limits = { review: 1 }; }), {
+      file: BUGS, path: "wip_limits.review", message: "is not a known column of this board", valid_options: BUGS_NO_REVIEW,
+    });
+  });
+
+  test("wip_limits values are non-negative whole numbers", async () => {
+    const list = await problems((f) => { f[MAIN].wip_limits = { doing: -1, review: 1.5, todo: "3", done: 0 }; });
+    expectProblem(list, { file: MAIN, path: "wip_limits.doing", message: "must be at least 0" });
+    expectProblem(list, { file: MAIN, path: "wip_limits.review", message: "must be a whole number" });
+    expectProblem(list, { file: MAIN, path: "wip_limits.todo", message: 'must be a number, got "3"' });
+    expect(list).toHaveLength(3);
+  });
+
+  test("wip_limits must be an object, not a list", async () => {
+    expectOnly(await problems((f) => { f[MAIN].wip_limits = [3]; }), {
+      file: MAIN, path: "wip_limits", message: "must be an object ({...}), got a list",
+    });
+  });
+});
+
+describe("monitors", () => {
+  const noReview = (f: any) => { f[BUGS].columns = BUGS_NO_REVIEW; };
+
+  test("alert_when_empty entries are this board's columns", async () => {
+    expectOnly(await problems((f) => { noReview(f); f[BUGS].monitors = { alert_when_empty: ["todo", "review"] }; }), {
+      file: BUGS, path: "monitors.alert_when_empty[1]", message: "is not a known column of this board", valid_options: BUGS_NO_REVIEW,
+    });
+  });
+
+  test("max_time_in_status keys are this board's columns", async () => {
+    expectOnly(await problems((f) => { noReview(f); f[BUGS].monitors = { max_time_in_status: { review: "1h" } }; }), {
+      file: BUGS, path: "monitors.max_time_in_status.review", message: "is not a known column of this board",
+    });
+  });
+
+  test("max_time_in_status values are durations", async () => {
+    expectOnly(await problems((f) => { f[MAIN].monitors.max_time_in_status.doing = "2 days"; }), {
+      file: MAIN, path: "monitors.max_time_in_status.doing", message: 'invalid duration "2 days"',
+    });
+  });
+
+  test("idle_after is a positive duration", async () => {
+    expectOnly(await problems((f) => { f[MAIN].monitors.idle_after = "-3d"; }), {
+      file: MAIN, path: "monitors.idle_after", message: "durations must be positive",
+    });
+    expectOnly(await problems((f) => { f[MAIN].monitors.idle_after = 3600; }), {
+      file: MAIN, path: "monitors.idle_after", message: "must be a string, got 3600",
+    });
+  });
+
+  test("emit_rejections is a boolean and monitors has no other keys", async () => {
+    const list = await problems((f) => { f[MAIN].monitors.emit_rejections = "on"; f[MAIN].monitors.alert_when_full = []; });
+    expectProblem(list, { file: MAIN, path: "monitors.emit_rejections", message: "must be true or false" });
+    expectProblem(list, {
+      file: MAIN, path: "monitors.alert_when_full", message: 'unknown key "alert_when_full"',
+      valid_options: ["alert_when_empty", "emit_rejections", "max_time_in_status", "idle_after"],
+    });
+    expect(list).toHaveLength(2);
+  });
+});
+
+describe("presentation", () => {
+  test("card_preview keys are card types of the board", async () => {
+    expectOnly(await problems((f) => { f[BUGS].presentation.card_preview.task = ["priority"]; }), {
+      file: BUGS, path: "presentation.card_preview.task", message: '"task" is not a card type of this board', valid_options: ["bug"],
+    });
+  });
+
+  test("card_preview values are fields of that type", async () => {
+    expectOnly(await problems((f) => { f[MAIN].presentation.card_preview.bug.push("priority"); }), {
+      file: MAIN, path: "presentation.card_preview.bug[2]", message: '"priority" is not a known field of card type "bug"',
+      valid_options: ["severity", "steps", "environment", "areas", "reported_by", "found_in", "resolution", "logs"],
+    });
+  });
+
+  test("style_field must name an enum field of one of the board's types", async () => {
+    expectOnly(await problems((f) => { f[MAIN].presentation.style_field = "color"; }), {
+      file: MAIN, path: "presentation.style_field", message: 'style_field "color" is not a field of this board\'s card types',
+      valid_options: ["priority", "components", "severity", "resolution", "verdict"],
+    });
+  });
+
+  test("style_field naming a field that is not an enum", async () => {
+    expectOnly(await problems((f) => { f[MAIN].presentation.style_field = "due"; }), {
+      file: MAIN, path: "presentation.style_field", message: 'style_field "due" is a date field; it must name an enum field',
+    });
+  });
+
+  test("style_field must be an enum of this board's types, not of another type", async () => {
+    expectOnly(await problems((f) => { f[BUGS].presentation.style_field = "priority"; }), {
+      file: BUGS, path: "presentation.style_field", message: "is not a field of this board's card types", valid_options: ["severity", "resolution"],
+    });
+  });
+
+  test.each(["created_at", "-updated_at", "title", "fields.due", "-fields.priority", "fields.severity"])("lane_sort %p is valid", async (sort) => {
+    expect(await problems((f) => { f[MAIN].presentation.lane_sort = sort; })).toEqual([]);
+  });
+
+  test.each(["newest", "--created_at", "fields.nope", "fields.", "status", "fields.priority "])("lane_sort %p is invalid", async (sort) => {
+    const p = expectOnly(await problems((f) => { f[MAIN].presentation.lane_sort = sort; }), {
+      file: MAIN, path: "presentation.lane_sort", message: `${JSON.stringify(sort)} is not a sort key`,
+    });
+    expect(p.valid_options?.slice(0, 4)).toEqual(["created_at", "updated_at", "title", "fields.areas"]);
+  });
+
+  test("lane_sort by a field of a type not on this board is invalid", async () => {
+    expectOnly(await problems((f) => { f[BUGS].presentation.lane_sort = "fields.priority"; }), {
+      file: BUGS, path: "presentation.lane_sort", message: "is not a sort key",
+    });
+  });
+
+  test("filters are named objects", async () => {
+    const list = await problems((f) => { f[MAIN].presentation.filters.broken = ["owner", "me"]; f[MAIN].presentation.filters.text = "owner=me"; });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.broken", message: "must be an object ({...}), got a list" });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.text", message: 'must be an object ({...}), got "owner=me"' });
+    expect(list).toHaveLength(2);
+  });
+
+  test("presentation has only the four named keys", async () => {
+    expectOnly(await problems((f) => { f[MAIN].presentation.density = "compact"; }), {
+      file: MAIN, path: "presentation.density", message: 'unknown key "density"', valid_options: ["card_preview", "style_field", "lane_sort", "filters"],
+    });
+  });
+
+  test("default_filter is an object", async () => {
+    expectOnly(await problems((f) => { f[BUGS].default_filter = [{ type_id: "bug" }]; }), {
+      file: BUGS, path: "default_filter", message: "must be an object ({...}), got a list",
+    });
+  });
+});
+
+describe("theme", () => {
+  test("theme keys are whitelisted design tokens", async () => {
+    expectOnly(await problems((f) => { f[MAIN].theme.glow = "#fff"; }), {
+      file: MAIN, path: "theme.glow", message: '"glow" is not a theme token', valid_options: [...THEME_TOKENS],
+    });
+  });
+
+  test("theme values are strings without CSS breakouts", async () => {
+    const list = await problems((f) => { f[MAIN].theme = { accent: "red; } body { display: none", radius: 4 }; });
+    expectProblem(list, { file: MAIN, path: "theme.accent", message: "must not contain ; { } < >" });
+    expectProblem(list, { file: MAIN, path: "theme.radius", message: "must be a string, got 4" });
+    expect(list).toHaveLength(2);
+  });
+
+  test("the token whitelist has the basics", () => {
+    for (const t of ["accent", "background", "surface", "text", "muted", "border", "danger", "warning", "success", "radius", "font"]) {
+      expect(THEME_TOKENS).toContain(t);
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CardsError, toEnvelope } from "../../src/domain/errors.ts";
+import { formatProblems, loadDefinitions } from "../../src/definitions/load.ts";
+import { BUG, EXT, expectOnly, expectProblem, MAIN, problems, problemsAt, sample, TASK, TRIAGE, W, writeWorkspace } from "./helpers.ts";
+
+describe("missing files", () => {
+  test("no definitions directory: one problem naming the path and cards init", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-empty-"));
+    const p = expectOnly(await problemsAt(dir), { file: "definitions", path: "", message: "no definitions directory" });
+    expect(p.message).toContain(join(dir, "definitions"));
+    expect(p.message).toContain("cards init");
+  });
+
+  test("no workspace.json: a problem suggesting cards init", async () => {
+    const list = await problems((f) => { f[W] = undefined; });
+    expectProblem(list, { file: W, path: "", message: /workspace\.json is missing.*cards init/ });
+  });
+
+  test("no workspace.json does not flood column errors for every board and type", async () => {
+    const list = await problems((f) => { f[W] = undefined; });
+    expect(list.filter((p) => /column/.test(p.message))).toEqual([]);
+  });
+});
+
+describe("syntax errors", () => {
+  test("malformed JSON names the file, line:col and the parser message", async () => {
+    const list = await problems((f) => { f[MAIN] = '{\n  "id": "main",\n  "name": "Main",\n}\n'; });
+    const p = expectOnly(list, { file: MAIN, path: "", message: "invalid JSON at 4:1" });
+    expect(p.message).toContain("trailing comma");
+  });
+
+  test("a broken card type file is reported once; references to it are not", async () => {
+    const list = await problems((f) => { f[BUG] = "{ nope"; });
+    expectOnly(list, { file: BUG, path: "", message: "invalid JSON at 1:3" });
+  });
+
+  test("YAML syntax errors carry line:col", async () => {
+    const list = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  run: [cat\n- b: : c\n"; });
+    expectProblem(list, { file: EXT, path: "", message: /^invalid YAML at 4:\d+: / });
+    expect(list.every((p) => p.file === EXT && /^invalid YAML at \d+:\d+: /.test(p.message))).toBe(true);
+  });
+
+  test("duplicate YAML keys are an error with line:col", async () => {
+    const list = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  kind: run\n  run: [cat]\n"; });
+    expectOnly(list, { file: EXT, path: "", message: /^invalid YAML at 3:3: Map keys must be unique/ });
+  });
+
+  test("extensions must be a list", async () => {
+    const list = await problems((f) => { f[EXT] = "id: x\nkind: hook\n"; });
+    expectOnly(list, { file: EXT, path: "", message: "must be a list ([...]), got an object" });
+  });
+
+  test("extensions.yaml and extensions.json together are an error", async () => {
+    const list = await problems((f) => { f["definitions/extensions.json"] = []; });
+    expectOnly(list, { file: "definitions/extensions.json", path: "", message: "both extensions.yaml and extensions.json exist" });
+  });
+});
+
+describe("file name and id", () => {
+  test("a card type's id must match its file name", async () => {
+    const list = await problems((f) => { f[TASK].id = "chore"; });
+    expectProblem(list, { file: TASK, path: "id", message: 'id "chore" does not match the file name "task.json"' });
+  });
+
+  test("a board's id must match its file name", async () => {
+    const list = await problems((f) => { f[MAIN].id = "primary"; });
+    expectProblem(list, { file: MAIN, path: "id", message: 'does not match the file name "main.json"' });
+  });
+
+  test("a view's id must match its file name", async () => {
+    const list = await problems((f) => { f[TRIAGE].id = "inbox"; });
+    expectOnly(list, { file: TRIAGE, path: "id", message: 'does not match the file name "triage.json"' });
+  });
+
+  test("a missing id is reported as a missing key", async () => {
+    const list = await problems((f) => { delete f[TRIAGE].id; });
+    expectOnly(list, { file: TRIAGE, path: "id", message: 'required key "id" is missing' });
+  });
+});
+
+describe("the invalid_definitions error", () => {
+  test("one CardsError with code, count, first problem and every problem", async () => {
+    const f = sample();
+    f[W].settings.tag_policy = "propose";
+    f[MAIN].wip_limits.nowhere = 1;
+    const dir = writeWorkspace(f);
+    const err = await loadDefinitions(dir).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(CardsError);
+    const e = err as CardsError;
+    expect(e.code).toBe("invalid_definitions");
+    expect(e.status).toBe(422);
+    expect(e.message).toMatch(/^2 problems in definitions: definitions\/workspace\.json: settings\.tag_policy: tag_policy "propose" was removed/);
+    expect(e.message).toContain("(and 1 more)");
+    expect(e.extra.problems).toHaveLength(2);
+    expect(toEnvelope(e).problems).toHaveLength(2);
+  });
+
+  test("problems are grouped by file", async () => {
+    const list = await problems((f) => {
+      f[MAIN].wip_limits.nowhere = 1;
+      f[W].colour = "blue";
+      f[MAIN].colour = "blue";
+    });
+    expect(list.map((p) => p.file)).toEqual([W, MAIN, MAIN]);
+  });
+
+  test("formatProblems: one line per problem with file, path, message and valid options", () => {
+    const text = formatProblems([
+      { file: W, path: "settings.tag_policy", message: "bad", valid_options: ["open", "locked"] },
+      { file: MAIN, path: "", message: "invalid JSON at 1:1: x" },
+    ]);
+    expect(text).toBe([
+      "2 problems in definitions:",
+      "  definitions/workspace.json: settings.tag_policy: bad (valid options: open, locked)",
+      "  definitions/boards/main.json: invalid JSON at 1:1: x",
+    ].join("\n"));
+    expect(formatProblems([])).toBe("definitions are valid");
+  });
+});

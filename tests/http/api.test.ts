@@ -1,0 +1,346 @@
+/** Workspace routes, users, actors, idempotency, listing, events, and error envelopes over HTTP. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { testApi, type TestApi } from "../helpers/http.ts";
+
+let api: TestApi;
+beforeAll(async () => { api = await testApi(); });
+afterAll(() => api.close());
+
+describe("workspace routes", () => {
+  test("GET /health gives version and workspace_id", async () => {
+    const r = await api.get("/health");
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ version: expect.any(String), workspace_id: "agent-queue" });
+  });
+
+  test("GET /workspace: workspace with registered users, card types, boards, schema versions; no views", async () => {
+    const r = await api.get("/workspace");
+    expect(Object.keys(r.body)).toEqual(["workspace", "card_types", "boards", "current_schema_versions"]);
+    expect(r.body.workspace.users.map((u: any) => u.id)).toEqual(["ada", "agent-1", "agent-2"]);
+    expect(r.body.workspace.users[0].created_at).toBeString();
+    expect(r.body.workspace.settings.tag_policy).toBe("locked");
+    expect(Object.keys(r.body.card_types).sort()).toEqual(["bug", "review", "task"]);
+    expect(r.body.current_schema_versions).toEqual({ bug: 1, review: 1, task: 2 });
+    expect(Object.keys(r.body.boards).sort()).toEqual(["bugs", "main"]);
+    expect(r.body.views).toBeUndefined(); // views are declared, never routed
+  });
+
+  test("GET /boards/{id}: the definition; unknown is 404", async () => {
+    const r = await api.get("/boards/main");
+    expect(r.body.id).toBe("main");
+    expect(r.body.wip_limits).toEqual({ doing: 3, review: 2 });
+    const miss = await api.get("/boards/nope");
+    expect(miss.status).toBe(404);
+    expect(miss.body.error).toBe("not_found");
+  });
+});
+
+describe("POST /users", () => {
+  test("201 new, 200 the same again, 409 user_exists with other values", async () => {
+    const a = await api.post("/users", { id: "bot-7", kind: "agent", display_name: "Bot 7" });
+    expect(a.status).toBe(201);
+    expect(a.body).toMatchObject({ id: "bot-7", kind: "agent", display_name: "Bot 7" });
+    const again = await api.post("/users", { id: "bot-7", kind: "agent", display_name: "Bot 7" });
+    expect(again.status).toBe(200);
+    const clash = await api.post("/users", { id: "bot-7", kind: "human" });
+    expect(clash.status).toBe(409);
+    expect(clash.body.error).toBe("user_exists");
+  });
+
+  test("kind is checked; a registered user can then own cards", async () => {
+    const bad = await api.post("/users", { id: "x", kind: "robot" });
+    expect(bad.status).toBe(422);
+    expect(bad.body.field).toBe("kind");
+    await api.post("/users", { id: "owner-9", kind: "human" });
+    const c = await api.task();
+    expect((await api.patch(`/cards/${c.id}`, { version: 1, owner: "owner-9" })).body.owner).toBe("owner-9");
+  });
+
+  test("registered users persist across a restart", async () => {
+    const { openTestService } = await import("../helpers/workspace.ts");
+    await api.post("/users", { id: "keeper", kind: "agent" });
+    const again = await openTestService(api.dir);
+    try {
+      expect(again.store.getUser("keeper")?.kind).toBe("agent");
+    } finally {
+      again.close();
+    }
+  });
+});
+
+describe("actor resolution", () => {
+  test("header wins over CARDS_ACTOR, which wins over default_user; a body actor is ignored", async () => {
+    const env = await testApi({ env: { CARDS_ACTOR: "from-env" } });
+    try {
+      expect((await env.task()).created_by).toBe("from-env");
+      expect((await env.post("/cards", { type_id: "task", title: "x" }, { "x-service-actor": "from-header" })).body.created_by).toBe("from-header");
+    } finally {
+      env.close();
+    }
+    expect((await api.task()).created_by).toBe("ada");
+  });
+
+  test("no actor anywhere: writes are 403 actor_required, reads still work", async () => {
+    const anon = await testApi({ edit: (f) => { delete (f["definitions/workspace.json"] as any).settings.default_user; } });
+    try {
+      const r = await anon.post("/cards", { type_id: "task", title: "x" });
+      expect(r.status).toBe(403);
+      expect(r.body.error).toBe("actor_required");
+      expect(r.body.hint).toContain("X-Service-Actor");
+      expect((await anon.get("/cards")).status).toBe(200);
+    } finally {
+      anon.close();
+    }
+  });
+
+  test("the actor is written to the event actor", async () => {
+    const c = (await api.post("/cards", { type_id: "task", title: "x" }, { "x-service-actor": "someone" })).body;
+    expect((await api.get(`/cards/${c.id}/events`)).body.items[0].actor).toBe("someone");
+  });
+});
+
+describe("Idempotency-Key", () => {
+  test("a replay returns the stored status and body and writes nothing", async () => {
+    const h = { "idempotency-key": "create-1" };
+    const a = await api.post("/cards", { type_id: "task", title: "once" }, h);
+    const b = await api.post("/cards", { type_id: "task", title: "once" }, h);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.text).toBe(a.text);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    const list = (await api.get("/cards?q=once")).body.items;
+    expect(list.length).toBe(1);
+  });
+
+  test("the same key with another body is 422 idempotency_key_reused", async () => {
+    const h = { "idempotency-key": "create-2" };
+    await api.post("/cards", { type_id: "task", title: "one" }, h);
+    const r = await api.post("/cards", { type_id: "task", title: "two" }, h);
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe("idempotency_key_reused");
+  });
+
+  test("works on PATCH and DELETE; a failed request is not stored", async () => {
+    const c = await api.task();
+    const h = { "idempotency-key": "patch-1" };
+    const bad = await api.patch(`/cards/${c.id}`, { version: 5, title: "z" }, h);
+    expect(bad.status).toBe(409);
+    const ok = await api.patch(`/cards/${c.id}`, { version: 1, title: "z" }, { "idempotency-key": "patch-2" });
+    const again = await api.patch(`/cards/${c.id}`, { version: 1, title: "z" }, { "idempotency-key": "patch-2" });
+    expect(again.status).toBe(200);
+    expect(again.body.version).toBe(ok.body.version);
+    const d1 = await api.del(`/cards/${c.id}`, { "idempotency-key": "del-1" });
+    const d2 = await api.del(`/cards/${c.id}`, { "idempotency-key": "del-1" });
+    expect(d1.status).toBe(200);
+    expect(d2.status).toBe(200);
+    expect(d2.text).toBe(d1.text);
+  });
+
+  test("keys are stored in the database and survive a restart", async () => {
+    const { openTestService } = await import("../helpers/workspace.ts");
+    await api.post("/cards", { type_id: "task", title: "durable" }, { "idempotency-key": "durable-1" });
+    const again = await openTestService(api.dir);
+    try {
+      expect(again.store.getIdempotency("durable-1")?.status).toBe(201);
+    } finally {
+      again.close();
+    }
+  });
+});
+
+describe("GET /cards", () => {
+  test("default order is updated_at desc then id desc; limit defaults to 50 and caps at 200", async () => {
+    const fresh = await testApi();
+    try {
+      for (let i = 0; i < 55; i++) await fresh.task({ title: `t${i}` });
+      const page = (await fresh.get("/cards")).body;
+      expect(page.items.length).toBe(50);
+      expect(page.next_cursor).toBeString();
+      const sorted = [...page.items].sort((a: any, b: any) => (b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id)));
+      expect(page.items.map((c: any) => c.id)).toEqual(sorted.map((c: any) => c.id));
+      expect((await fresh.get("/cards?limit=500")).body.items.length).toBe(55);
+      expect((await fresh.get("/cards?limit=0")).status).toBe(400);
+      expect((await fresh.get("/cards?limit=ten")).status).toBe(400);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("cursor pages visit every card once", async () => {
+    const fresh = await testApi();
+    try {
+      const ids = new Set<string>();
+      for (let i = 0; i < 23; i++) ids.add((await fresh.task({ title: `p${i}` })).id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const r: any = (await fresh.get(`/cards?limit=5${cursor ? `&cursor=${cursor}` : ""}`)).body;
+        seen.push(...r.items.map((c: any) => c.id));
+        cursor = r.next_cursor;
+      } while (cursor);
+      expect(seen.length).toBe(23);
+      expect(new Set(seen)).toEqual(ids);
+      expect((await fresh.get("/cards?cursor=garbage")).status).toBe(400);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("type_id and status accept comma lists; owner filters", async () => {
+    const bug = (await api.post("/cards", { type_id: "bug", title: "listed bug", fields: { steps: "s" }, status: "todo" })).body;
+    const r = (await api.get("/cards?type_id=bug,review&status=todo,doing&limit=200")).body.items;
+    expect(r.some((c: any) => c.id === bug.id)).toBe(true);
+    expect(r.every((c: any) => ["bug", "review"].includes(c.type_id) && ["todo", "doing"].includes(c.status))).toBe(true);
+    await api.patch(`/cards/${bug.id}`, { version: 1, owner: "agent-2" });
+    expect((await api.get("/cards?owner=agent-2")).body.items.map((c: any) => c.id)).toContain(bug.id);
+  });
+
+  test("board_id applies the board's card types and default_filter; unknown board is 404", async () => {
+    const open = (await api.post("/cards", { type_id: "bug", title: "open bug", fields: { steps: "s" } })).body;
+    const wontfix = (await api.post("/cards", { type_id: "bug", title: "wontfix bug", fields: { steps: "s", resolution: "wontfix" } })).body;
+    const task = await api.task();
+    const ids = (await api.get("/cards?board_id=bugs&limit=200")).body.items.map((c: any) => c.id);
+    expect(ids).toContain(open.id);
+    expect(ids).not.toContain(wontfix.id);
+    expect(ids).not.toContain(task.id);
+    // callers narrow, never widen: an explicit type outside the board finds nothing
+    expect((await api.get("/cards?board_id=bugs&type_id=task")).body.items).toEqual([]);
+    expect((await api.get("/cards?board_id=nope")).status).toBe(404);
+  });
+
+  test("sort by title, created_at and fields.<id>; missing values last; sort with cursor is 422", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task({ title: "b", fields: { estimate_hours: 5 } });
+      await Bun.sleep(2); // distinct created_at values
+      await fresh.task({ title: "a" });
+      await Bun.sleep(2);
+      await fresh.task({ title: "c", fields: { estimate_hours: 1 } });
+      expect((await fresh.get("/cards?sort=title")).body.items.map((c: any) => c.title)).toEqual(["a", "b", "c"]);
+      expect((await fresh.get("/cards?sort=-title")).body.items.map((c: any) => c.title)).toEqual(["c", "b", "a"]);
+      expect((await fresh.get("/cards?sort=fields.estimate_hours")).body.items.map((c: any) => c.title)).toEqual(["c", "b", "a"]);
+      expect((await fresh.get("/cards?sort=-fields.estimate_hours")).body.items.map((c: any) => c.title)).toEqual(["b", "c", "a"]);
+      expect((await fresh.get("/cards?sort=created_at")).body.items.map((c: any) => c.title)).toEqual(["b", "a", "c"]);
+      const custom = (await fresh.get("/cards?sort=title&limit=1")).body;
+      expect(custom.next_cursor).toBeNull();
+      const bad = await fresh.get("/cards?sort=colour");
+      expect(bad.status).toBe(422);
+      expect(bad.body.valid_options).toContain("fields.estimate_hours");
+      expect((await fresh.get("/cards?sort=title&cursor=abc")).status).toBe(422);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("links and comments are omitted from list items unless included", async () => {
+    const c = await api.task({ title: "with parts" });
+    await api.post(`/cards/${c.id}/comments`, { body: "hi" });
+    const plain = (await api.get("/cards?q=parts")).body.items[0];
+    expect(plain.links).toBeUndefined();
+    expect(plain.comments).toBeUndefined();
+    const full = (await api.get("/cards?q=parts&include=links,comments")).body.items[0];
+    expect(full.links).toEqual([]);
+    expect(full.comments.length).toBe(1);
+    expect((await api.get("/cards?include=owner")).status).toBe(400);
+  });
+
+  test("an unknown query parameter or a bad boolean is 400", async () => {
+    const r = await api.get("/cards?filter_json=1");
+    expect(r.status).toBe(400);
+    expect(r.body.valid_options).toContain("board_id");
+    expect((await api.get("/cards?blocked=maybe")).status).toBe(400);
+  });
+});
+
+describe("GET /events", () => {
+  test("id order, zero-padded ids, since and cursor are exclusive floors, cursor wins", async () => {
+    const fresh = await testApi();
+    try {
+      for (let i = 0; i < 5; i++) await fresh.task();
+      const all = (await fresh.get("/events")).body;
+      expect(all.items.map((e: any) => e.id)).toEqual(["000000000001", "000000000002", "000000000003", "000000000004", "000000000005"]);
+      expect(all.next_cursor).toBeNull();
+      expect((await fresh.get("/events?since=000000000003")).body.items.map((e: any) => e.id)).toEqual(["000000000004", "000000000005"]);
+      expect((await fresh.get("/events?since=3")).body.items.length).toBe(2);
+      expect((await fresh.get("/events?since=000000000001&cursor=000000000004")).body.items.map((e: any) => e.id)).toEqual(["000000000005"]);
+      const p1 = (await fresh.get("/events?limit=2")).body;
+      expect(p1.next_cursor).toBe("000000000002");
+      expect((await fresh.get(`/events?cursor=${p1.next_cursor}&limit=2`)).body.items[0].id).toBe("000000000003");
+      expect((await fresh.get("/events?since=abc")).status).toBe(400);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("type/types, actor, owner and board_id filters", async () => {
+    const fresh = await testApi();
+    try {
+      const t = (await fresh.post("/cards", { type_id: "task", title: "x" }, { "x-service-actor": "agent-1" })).body;
+      const b = (await fresh.post("/cards", { type_id: "bug", title: "y", fields: { steps: "s" } })).body;
+      await fresh.patch(`/cards/${t.id}`, { version: 1, owner: "agent-2", status: "todo" });
+      expect((await fresh.get("/events?type=status_changed")).body.items.length).toBe(1);
+      expect((await fresh.get("/events?types=status_changed,owner_changed")).body.items.length).toBe(2);
+      expect((await fresh.get("/events?actor=agent-1")).body.items.map((e: any) => e.card_id)).toEqual([t.id]);
+      expect((await fresh.get("/events?owner=agent-2")).body.items.every((e: any) => e.card_id === t.id)).toBe(true);
+      expect((await fresh.get("/events?board_id=bugs")).body.items.map((e: any) => e.card_id)).toEqual([b.id]);
+      const bad = await fresh.get("/events?types=nope");
+      expect(bad.status).toBe(400);
+      expect(bad.body.valid_options).toContain("card_created");
+      expect((await fresh.get("/events?limit=501")).body.items.length).toBeLessThanOrEqual(500);
+    } finally {
+      fresh.close();
+    }
+  });
+});
+
+describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
+  const cases: Array<[string, string, string | undefined, number, string]> = [
+    ["malformed JSON", "/cards", "{not json", 400, "bad_request"],
+    ["JSON array body", "/cards", "[1,2]", 400, "bad_request"],
+    ["JSON string body", "/cards", '"hello"', 400, "bad_request"],
+    ["wrong type of title", "/cards", '{"type_id":"task","title":42}', 422, "validation_failed"],
+    ["wrong type of fields", "/cards", '{"type_id":"task","title":"x","fields":[]}', 422, "validation_failed"],
+    ["null body fields", "/cards", '{"type_id":null,"title":"x"}', 422, "validation_failed"],
+  ];
+  test.each(cases)("%s", async (_name, path, body, status, code) => {
+    const r = await api.call("POST", path, body, { "content-type": "application/json" });
+    expect(r.status).toBe(status);
+    expect(r.body.error).toBe(code);
+    expect(r.body.message).toBeString();
+  });
+
+  test("an oversized body is 413 payload_too_large", async () => {
+    const big = JSON.stringify({ type_id: "task", title: "x", fields: { description: "y".repeat(1024 * 1024 + 10) } });
+    const r = await api.call("POST", "/cards", big);
+    expect(r.status).toBe(413);
+    expect(r.body.error).toBe("payload_too_large");
+  });
+
+  test("a title over 1 KiB and a field value over 256 KiB are 413", async () => {
+    expect((await api.post("/cards", { type_id: "task", title: "t".repeat(1100) })).status).toBe(413);
+    expect((await api.post("/cards", { type_id: "task", title: "x", fields: { description: "d".repeat(300 * 1024) } })).status).toBe(413);
+  });
+
+  test("unknown routes and methods", async () => {
+    const a = await api.get("/nope");
+    expect(a.status).toBe(404);
+    expect(a.body.error).toBe("not_found");
+    const b = await api.call("GET", "/v2/cards");
+    expect(b.status).toBe(404);
+    expect(b.body.error).toBe("not_found");
+    const c = await api.call("PUT", "/cards");
+    expect(c.status).toBe(405);
+    expect(c.body.valid_options).toEqual(["GET", "POST"]);
+  });
+
+  test("unicode and odd ids in paths are 404, not 5xx", async () => {
+    for (const id of ["%E2%9C%93", "..%2F..%2Fetc", "%00", "card_" + "f".repeat(500)]) {
+      const r = await api.get(`/cards/${id}`);
+      expect(r.status).toBe(404);
+      expect(r.body.error).toBe("not_found");
+    }
+    const malformed = await api.get("/cards/%ZZ");
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toBe("bad_request");
+  });
+});
