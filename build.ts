@@ -14,6 +14,7 @@ const result = await Bun.build({
   minify: true,
   bytecode: true,
   format: "esm",
+  splitting: true,
   sourcemap: "none",
   define: { CARDS_VERSION: JSON.stringify(pkg.version) },
 });

@@ -1,0 +1,407 @@
+/** Ownership, links and blocking, comments, entries, history and search over HTTP (SPEC + DECISIONS). */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { testApi, type TestApi } from "../helpers/http.ts";
+import type { CardEvent } from "../../src/domain/types.ts";
+
+let api: TestApi;
+beforeAll(async () => { api = await testApi(); });
+afterAll(() => api.close());
+
+const as = (actor: string) => ({ "x-service-actor": actor });
+
+describe("claim", () => {
+  test("compare-and-set on version: owner set, version +1, owner_changed", async () => {
+    const c = await api.task();
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    expect(r.status).toBe(200);
+    expect(r.body.owner).toBe("agent-1");
+    expect(r.body.version).toBe(2);
+    const ev = (await api.get(`/cards/${c.id}/events`)).body.items.at(-1);
+    expect([ev.type, ev.diff, ev.actor]).toEqual(["owner_changed", { before: null, after: "agent-1" }, "agent-1"]);
+  });
+
+  test("a stale version is 409 with the current card", async () => {
+    const c = await api.task();
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 3 }, as("agent-1"));
+    expect(r.status).toBe(409);
+    expect(r.body.error).toBe("version_conflict");
+    expect(r.body.card.version).toBe(1);
+  });
+
+  test("claiming a card another actor owns is 409 with the current card", async () => {
+    const c = await api.task();
+    await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 2 }, as("agent-2"));
+    expect(r.status).toBe(409);
+    expect(r.body.card.owner).toBe("agent-1");
+  });
+
+  test("the claimer must be registered; with status the card moves too", async () => {
+    const c = await api.task({ status: "todo" });
+    const ghost = await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("ghost"));
+    expect(ghost.status).toBe(422);
+    expect(ghost.body.error).toBe("unknown_user");
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 1, status: "doing" }, as("agent-1"));
+    expect(r.body.status).toBe("doing");
+    expect(r.body.version).toBe(2);
+    const types = (await api.get(`/cards/${c.id}/events`)).body.items.map((e: CardEvent) => e.type);
+    expect(types).toEqual(["card_created", "owner_changed", "status_changed"]);
+  });
+
+  test("a claim with a status the graph forbids is refused and nothing changes", async () => {
+    const c = await api.task(); // backlog: only todo allowed next
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 1, status: "done" }, as("agent-1"));
+    expect(r.body.error).toBe("transition_illegal");
+    expect((await api.get(`/cards/${c.id}`)).body.owner).toBeUndefined();
+  });
+});
+
+describe("release", () => {
+  test("clears the owner; optional version and status", async () => {
+    const c = await api.task({ status: "todo" });
+    await api.post(`/cards/${c.id}/claim`, { version: 1, status: "doing" }, as("agent-1"));
+    const stale = await api.post(`/cards/${c.id}/release`, { version: 1 }, as("agent-1"));
+    expect(stale.status).toBe(409);
+    const r = await api.post(`/cards/${c.id}/release`, { status: "todo" }, as("agent-1"));
+    expect(r.status).toBe(200);
+    expect(r.body.owner).toBeUndefined();
+    expect(r.body.status).toBe("todo");
+    expect(r.body.version).toBe(3);
+    const last = (await api.get(`/cards/${c.id}/events`)).body.items.slice(-2).map((e: CardEvent) => [e.type, e.diff]);
+    expect(last).toEqual([["owner_changed", { before: "agent-1", after: null }], ["status_changed", { before: "doing", after: "todo" }]]);
+  });
+
+  test("another actor's card needs force", async () => {
+    const c = await api.task();
+    await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    expect((await api.post(`/cards/${c.id}/release`, {}, as("agent-2"))).status).toBe(409);
+    expect((await api.post(`/cards/${c.id}/release`, { force: true }, as("agent-2"))).body.owner).toBeUndefined();
+  });
+});
+
+describe("take-next", () => {
+  test("oldest unowned first (updated_at, then id); {card: null} when nothing is left", async () => {
+    const fresh = await testApi();
+    try {
+      const a = await fresh.task({ title: "a" });
+      await Bun.sleep(2);
+      const b = await fresh.task({ title: "b" });
+      const r1 = (await fresh.post("/cards/take-next", {}, as("agent-1"))).body.card;
+      expect(r1.id).toBe(a.id);
+      expect(r1.owner).toBe("agent-1");
+      expect((await fresh.post("/cards/take-next", {}, as("agent-2"))).body.card.id).toBe(b.id);
+      const none = await fresh.post("/cards/take-next", {}, as("agent-1"));
+      expect(none.status).toBe(200);
+      expect(none.body).toEqual({ card: null });
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("assign_to sets the owner without a registry lookup; status moves it", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task({ status: "todo" });
+      const r = (await fresh.post("/cards/take-next", { assign_to: "unregistered-bot", status: "doing" })).body.card;
+      expect(r.owner).toBe("unregistered-bot");
+      expect(r.status).toBe("doing");
+      const ev = (await fresh.get(`/cards/${r.id}/events`)).body.items.map((e: CardEvent) => e.type);
+      expect(ev).toEqual(["card_created", "owner_changed", "status_changed"]);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("with status, only cards the graph lets move there are candidates", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task({ status: "backlog" }); // backlog -> doing is not an edge
+      expect((await fresh.post("/cards/take-next", { status: "doing" })).body.card).toBeNull();
+      const todo = await fresh.task({ status: "todo" });
+      expect((await fresh.post("/cards/take-next", { status: "doing" })).body.card.id).toBe(todo.id);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("scoping: default board when neither type nor board; explicit type_id is its own scope", async () => {
+    const fresh = await testApi((() => ({
+      edit: (f: Record<string, any>) => {
+        f["definitions/card-types/note.json"] = { id: "note", name: "Note", schema_version: 1, fields: [] };
+      },
+    }))());
+    try {
+      await fresh.post("/cards", { type_id: "note", title: "not on any board" });
+      expect((await fresh.post("/cards/take-next", {})).body.card).toBeNull();
+      expect((await fresh.post("/cards/take-next", { type_id: "note" })).body.card.title).toBe("not on any board");
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("board_id applies the board's scope and default_filter", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task();
+      await fresh.post("/cards", { type_id: "bug", title: "wontfix", fields: { steps: "s", resolution: "wontfix" } });
+      expect((await fresh.post("/cards/take-next", { board_id: "bugs" })).body.card).toBeNull();
+      const bug = (await fresh.post("/cards", { type_id: "bug", title: "real", fields: { steps: "s" } })).body;
+      expect((await fresh.post("/cards/take-next", { board_id: "bugs" })).body.card.id).toBe(bug.id);
+      expect((await fresh.post("/cards/take-next", { board_id: "nope" })).status).toBe(404);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("filter narrows the pool; {blocked: false} never hands out a blocked card", async () => {
+    const fresh = await testApi();
+    try {
+      const blocker = await fresh.task({ title: "blocker", fields: { priority: "low" } });
+      await Bun.sleep(2);
+      const waiting = await fresh.task({ title: "waiting", fields: { priority: "high" } });
+      await fresh.post(`/cards/${waiting.id}/links`, { type_id: "depends-on", target: blocker.id });
+      // waiting is now the newest-updated, but also blocked
+      const hi = (await fresh.post("/cards/take-next", { filter: { "fields.priority": "high", blocked: false }, dry_run: true })).body;
+      expect(hi.card).toBeNull();
+      const ready = (await fresh.post("/cards/take-next", { filter: { blocked: false } })).body.card;
+      expect(ready.id).toBe(blocker.id);
+      expect((await fresh.post("/cards/take-next", { filter: { blocked: false } })).body.card).toBeNull();
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("a bad filter is 422 with the path of the problem", async () => {
+    const r = await api.post("/cards/take-next", { filter: { $and: [{ status: { $near: 1 } }] } });
+    expect(r.status).toBe(422);
+    expect(r.body.field).toContain("$and[0].status");
+    const f = await api.post("/cards/take-next", { filter: { "fields.nope": 1 } });
+    expect(f.status).toBe(422);
+  });
+
+  test("dry_run answers the card it would claim and claims nothing", async () => {
+    const fresh = await testApi();
+    try {
+      const c = await fresh.task();
+      const r = await fresh.post("/cards/take-next", { dry_run: true });
+      expect(r.headers.get("dry-run")).toBe("true");
+      expect(r.body.card.id).toBe(c.id);
+      expect(r.body.card.owner).toBeUndefined();
+      expect((await fresh.get(`/cards/${c.id}`)).body.version).toBe(1);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("an Idempotency-Key replay returns the same card", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task();
+      await fresh.task();
+      const h = { "idempotency-key": "tn-1", ...as("agent-1") };
+      const a = (await fresh.post("/cards/take-next", {}, h)).body.card;
+      const b = (await fresh.post("/cards/take-next", {}, h)).body.card;
+      expect(b.id).toBe(a.id);
+      expect(b.version).toBe(a.version);
+    } finally {
+      fresh.close();
+    }
+  });
+});
+
+describe("links and blocking", () => {
+  test("add: 201, version +1, link_added; twice is idempotent", async () => {
+    const a = await api.task();
+    const b = await api.task();
+    const r = await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "see also" });
+    expect(r.status).toBe(201);
+    expect(r.body.version).toBe(2);
+    expect(r.body.links).toEqual([{ type_id: "related", target: b.id, note: "see also", created_by: "ada", created_at: expect.any(String) }]);
+    const again = await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "see also" });
+    expect(again.body.version).toBe(2);
+    expect(again.body.links.length).toBe(1);
+    const ev = (await api.get(`/cards/${a.id}/events`)).body.items.filter((e: CardEvent) => e.type === "link_added");
+    expect(ev.map((e: CardEvent) => e.diff)).toEqual([{ type_id: "related", target: b.id, note: "see also" }]);
+  });
+
+  test("unknown type lists the link types; missing target is target_card_missing", async () => {
+    const a = await api.task();
+    const bad = await api.post(`/cards/${a.id}/links`, { type_id: "likes", target: a.id });
+    expect(bad.status).toBe(422);
+    expect(bad.body.valid_options).toContain("depends-on");
+    const miss = await api.post(`/cards/${a.id}/links`, { type_id: "related", target: "card_0000000000000001" });
+    expect(miss.body.error).toBe("target_card_missing");
+  });
+
+  test("typed link types check both endpoints and echo the valid set", async () => {
+    const typed = await testApi({
+      edit: (f) => {
+        (f["definitions/workspace.json"] as any).link_types.push({ id: "reviews", name: "Reviews", type: "directional", source_types: ["review"], target_types: ["task"] });
+      },
+    });
+    try {
+      const t = await typed.task();
+      const rv = (await typed.post("/cards", { type_id: "review", title: "r" })).body;
+      const wrongSource = await typed.post(`/cards/${t.id}/links`, { type_id: "reviews", target: rv.id });
+      expect(wrongSource.body.error).toBe("target_card_type_mismatch");
+      expect(wrongSource.body.valid_options).toEqual(["review"]);
+      const bug = (await typed.post("/cards", { type_id: "bug", title: "b", fields: { steps: "s" } })).body;
+      const wrongTarget = await typed.post(`/cards/${rv.id}/links`, { type_id: "reviews", target: bug.id });
+      expect(wrongTarget.body.valid_options).toEqual(["task"]);
+      expect((await typed.post(`/cards/${rv.id}/links`, { type_id: "reviews", target: t.id })).status).toBe(201);
+    } finally {
+      typed.close();
+    }
+  });
+
+  test("remove: 200, version +1, link_removed; a missing link is 404", async () => {
+    const a = await api.task();
+    const b = await api.task();
+    await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id });
+    const r = await api.del(`/cards/${a.id}/links/related/${b.id}`);
+    expect(r.status).toBe(200);
+    expect(r.body.links).toEqual([]);
+    expect(r.body.version).toBe(3);
+    expect((await api.del(`/cards/${a.id}/links/related/${b.id}`)).status).toBe(404);
+  });
+
+  test("blocked while a depends-on or blocked-by target is not done; other types are inert", async () => {
+    const fresh = await testApi();
+    const signals: CardEvent[] = [];
+    fresh.svc.bus.subscribe((e) => { if (e.type === "card_blocked" || e.type === "card_unblocked") signals.push(e); });
+    try {
+      const a = await fresh.task({ title: "a" });
+      const dep = await fresh.task({ title: "dep", status: "review" });
+      const other = await fresh.task({ title: "other" });
+      await fresh.post(`/cards/${a.id}/links`, { type_id: "related", target: other.id });
+      expect(signals).toEqual([]);
+      expect((await fresh.get("/cards?blocked=true")).body.items).toEqual([]);
+      await fresh.post(`/cards/${a.id}/links`, { type_id: "depends-on", target: dep.id });
+      expect(signals.map((e) => [e.type, e.card_id, e.diff])).toEqual([["card_blocked", a.id, { blockers: [dep.id] }]]);
+      expect((await fresh.get("/cards?blocked=true")).body.items.map((c: any) => c.id)).toEqual([a.id]);
+      // a second blocker does not re-fire
+      const dep2 = await fresh.task({ title: "dep2" });
+      await fresh.post(`/cards/${a.id}/links`, { type_id: "blocked-by", target: dep2.id });
+      expect(signals.length).toBe(1);
+      // blocker reaches done: still blocked by dep2
+      await fresh.patch(`/cards/${dep.id}`, { version: 1, status: "done" });
+      expect(signals.length).toBe(1);
+      // last blocker deleted: unblocked, once
+      await fresh.del(`/cards/${dep2.id}`);
+      expect(signals.map((e) => e.type)).toEqual(["card_blocked", "card_unblocked"]);
+      expect((await fresh.get("/cards?blocked=false&limit=200")).body.items.map((c: any) => c.id)).toContain(a.id);
+      // blocker moves out of done: blocked again
+      await fresh.patch(`/cards/${dep.id}`, { version: 2, status: "todo" });
+      expect(signals.map((e) => e.type)).toEqual(["card_blocked", "card_unblocked", "card_blocked"]);
+      // removing the link unblocks
+      await fresh.del(`/cards/${a.id}/links/depends-on/${dep.id}`);
+      expect(signals.map((e) => e.type)).toEqual(["card_blocked", "card_unblocked", "card_blocked", "card_unblocked"]);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("blocking signals are not in the durable feed unless persisted", async () => {
+    const fresh = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.persist_conditions = ["card_blocked"]; } });
+    try {
+      const a = await fresh.task();
+      const b = await fresh.task();
+      await fresh.post(`/cards/${a.id}/links`, { type_id: "depends-on", target: b.id });
+      expect((await fresh.get("/events?types=card_blocked")).body.items.length).toBe(1);
+      await fresh.del(`/cards/${a.id}/links/depends-on/${b.id}`);
+      expect((await fresh.get("/events?types=card_unblocked")).body.items.length).toBe(0);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("has_link and link_target filter the list", async () => {
+    const a = await api.task();
+    const b = await api.task();
+    await api.post(`/cards/${a.id}/links`, { type_id: "parent", target: b.id });
+    expect((await api.get("/cards?has_link=parent&limit=200")).body.items.map((c: any) => c.id)).toContain(a.id);
+    expect((await api.get(`/cards?link_target=${b.id}`)).body.items.map((c: any) => c.id)).toEqual([a.id]);
+  });
+});
+
+describe("comments", () => {
+  test("add 201 and edit 200, each version +1 with comment_id in the diff", async () => {
+    const c = await api.task();
+    const a = await api.post(`/cards/${c.id}/comments`, { body: "handoff: tests pass" }, as("agent-1"));
+    expect(a.status).toBe(201);
+    expect(a.body.version).toBe(2);
+    const comment = a.body.comments[0];
+    expect(comment).toMatchObject({ author: "agent-1", body: "handoff: tests pass" });
+    expect(comment.id).toMatch(/^cmt_/);
+    const e = await api.patch(`/cards/${c.id}/comments/${comment.id}`, { body: "handoff: all tests pass" });
+    expect(e.status).toBe(200);
+    expect(e.body.version).toBe(3);
+    expect(e.body.comments[0].edited_at).toBeString();
+    const ev = (await api.get(`/cards/${c.id}/events`)).body.items.slice(1);
+    expect(ev.map((x: CardEvent) => [x.type, x.diff.comment_id])).toEqual([["comment_added", comment.id], ["comment_edited", comment.id]]);
+  });
+
+  test("an empty body is 422, an unknown comment 404, over 64 KiB 413", async () => {
+    const c = await api.task();
+    expect((await api.post(`/cards/${c.id}/comments`, { body: "  " })).status).toBe(422);
+    expect((await api.patch(`/cards/${c.id}/comments/cmt_nope`, { body: "x" })).status).toBe(404);
+    expect((await api.post(`/cards/${c.id}/comments`, { body: "x".repeat(65 * 1024) })).status).toBe(413);
+  });
+});
+
+describe("repeating entries", () => {
+  test("append returns {entry_id, card}; update merges; remove; version +1 each", async () => {
+    const c = await api.task();
+    const a = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { note: "tried X" } });
+    expect(a.status).toBe(201);
+    expect(a.body.entry_id).toMatch(/^ent_/);
+    expect(a.body.card.version).toBe(2);
+    expect(a.body.card.fields.evidence).toEqual([{ entry_id: a.body.entry_id, note: "tried X" }]);
+    const u = await api.patch(`/cards/${c.id}/fields/evidence/${a.body.entry_id}`, { version: 2, entry: { by: "agent-1" } });
+    expect(u.status).toBe(200);
+    expect(u.body.fields.evidence).toEqual([{ entry_id: a.body.entry_id, note: "tried X", by: "agent-1" }]);
+    const d = await api.del(`/cards/${c.id}/fields/evidence/${a.body.entry_id}?version=3`);
+    expect(d.status).toBe(200);
+    expect(d.body.fields.evidence).toBeUndefined();
+    expect(d.body.version).toBe(4);
+    const ev = (await api.get(`/cards/${c.id}/events`)).body.items.slice(1);
+    expect(ev.map((x: CardEvent) => x.type)).toEqual(["item_appended", "item_updated", "item_removed"]);
+    expect(ev[1].diff).toMatchObject({ field: "evidence", entry_id: a.body.entry_id, before: { note: "tried X" }, after: { by: "agent-1" } });
+  });
+
+  test("entries are validated against item_fields; wrong field, stale version, unknown entry", async () => {
+    const c = await api.task();
+    const missing = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { at: "yesterday" } });
+    expect(missing.status).toBe(422);
+    const unknownKey = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { note: "x", mood: "good" } });
+    expect(unknownKey.body.error).toBe("unknown_field");
+    const notRepeating = await api.post(`/cards/${c.id}/fields/priority/append`, { entry: { note: "x" } });
+    expect(notRepeating.status).toBe(422);
+    expect(notRepeating.body.valid_options).toEqual(["evidence"]);
+    expect((await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 9, entry: { note: "x" } })).status).toBe(409);
+    expect((await api.patch(`/cards/${c.id}/fields/evidence/ent_nope`, { entry: { note: "y" } })).status).toBe(404);
+  });
+});
+
+describe("history and search", () => {
+  test("history: {at, actor, type, summary} in id order", async () => {
+    const c = await api.task({ title: "history" });
+    await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    await api.patch(`/cards/${c.id}`, { version: 2, status: "todo" }, as("agent-1"));
+    const h = (await api.get(`/cards/${c.id}/history`)).body.items;
+    expect(h.map((x: any) => x.summary)).toEqual(['created task "history" in backlog', "claimed by agent-1", "moved from backlog to todo"]);
+    expect(Object.keys(h[0])).toEqual(["at", "actor", "type", "summary"]);
+    expect((await api.get("/cards/card_0000000000000002/history")).status).toBe(404);
+  });
+
+  test("q matches title and searchable fields only, and full or short ids", async () => {
+    const c = await api.task({ title: "Zebra migration", fields: { description: "move the quokka tables" } });
+    await api.post("/cards", { type_id: "bug", title: "Unrelated", fields: { steps: "the quokka bites", environment: "okapi" } });
+    const ids = async (q: string) => (await api.get(`/cards?q=${encodeURIComponent(q)}&limit=200`)).body.items.map((x: any) => x.id);
+    expect(await ids("zebra")).toEqual([c.id]);
+    expect((await ids("quokka")).length).toBe(2); // bug has no searchable_fields: every value indexed
+    expect(await ids("okapi")).not.toContain(c.id);
+    expect(await ids(c.id)).toEqual([c.id]);
+    expect(await ids(c.id.slice(5, 13))).toEqual([c.id]);
+  });
+});
