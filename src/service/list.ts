@@ -21,12 +21,16 @@ export interface CardPage { items: Card[]; next_cursor: string | null }
 
 export function listCards(svc: Service, params: ListParams, viewer?: string): CardPage {
   const q = toListQuery(svc, params, viewer);
-  const rows = svc.store.listCards({ ...q, limit: q.limit + 1 });
-  const more = rows.length > q.limit;
-  const items = more ? rows.slice(0, q.limit) : rows;
-  const last = items.at(-1);
-  const next_cursor = more && !q.sort && last ? encodeCursor(last) : null;
-  return { items, next_cursor };
+  return svc.store.snapshot((r) => {
+    // the first page pins the event id its order was read at; later pages keep that order
+    const asOf = q.asOfEvent ?? Number(r.lastEventId() ?? 0);
+    const page = r.listCards({ ...q, limit: q.limit + 1 });
+    const more = page.items.length > q.limit;
+    const items = more ? page.items.slice(0, q.limit) : page.items;
+    const last = items.at(-1);
+    const next_cursor = more && !q.sort && last ? encodeCursor(page.keys[items.length - 1]!, last.id, asOf) : null;
+    return { items, next_cursor };
+  });
 }
 
 export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQuery {
@@ -63,7 +67,11 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     }
     q.sort = parseSort(p.sort, allFieldIds(svc));
   }
-  if (p.cursor !== undefined) q.after = decodeCursor(p.cursor);
+  if (p.cursor !== undefined) {
+    const c = decodeCursor(p.cursor);
+    q.after = { updated_at: c.updated_at, id: c.id };
+    q.asOfEvent = c.asOf;
+  }
   return q;
 }
 
@@ -106,14 +114,16 @@ export function csv(raw: string): string[] {
   return raw.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-function encodeCursor(c: Card): string {
-  return Buffer.from(JSON.stringify([c.updated_at, c.id])).toString("base64url");
+function encodeCursor(updatedAt: string, id: string, asOf: number): string {
+  return Buffer.from(JSON.stringify([updatedAt, id, asOf])).toString("base64url");
 }
 
-function decodeCursor(raw: string): { updated_at: string; id: string } {
+function decodeCursor(raw: string): { updated_at: string; id: string; asOf: number } {
   try {
     const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-    if (Array.isArray(v) && typeof v[0] === "string" && typeof v[1] === "string") return { updated_at: v[0], id: v[1] };
+    if (Array.isArray(v) && typeof v[0] === "string" && typeof v[1] === "string" && Number.isInteger(v[2]) && v[2] >= 0) {
+      return { updated_at: v[0], id: v[1], asOf: v[2] };
+    }
   } catch { /* fall through */ }
   throw badRequest("cursor is not a value returned as next_cursor", { field: "cursor", value: raw });
 }

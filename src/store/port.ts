@@ -20,6 +20,12 @@ export interface ListQuery {
   sort?: { key: string; desc: boolean };
   /** keyset continuation for the default order: (updated_at, id) strictly below */
   after?: { updated_at: string; id: string };
+  /**
+   * Pages after the first: order by each card's updated_at as of this event id (the last
+   * event when the first page was read), so a card updated between pages keeps its place
+   * and every card that existed then is visited exactly once.
+   */
+  asOfEvent?: number;
   limit: number;
   includeLinks?: boolean;
   includeComments?: boolean;
@@ -48,7 +54,8 @@ export interface IdempotencyRecord {
 /** Reads; available outside transactions (reader connection) and inside them. */
 export interface StoreReads {
   getCard(id: string, opts?: { links?: boolean; comments?: boolean }): Card | null;
-  listCards(q: ListQuery): Card[];
+  /** one page; `keys[i]` is the updated_at that placed `items[i]` (as of `asOfEvent` when given) */
+  listCards(q: ListQuery): { items: Card[]; keys: string[] };
   /** oldest unowned candidates (updated_at, id ascending) */
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[];
   countByStatus(filter?: FilterNode): Record<string, number>;

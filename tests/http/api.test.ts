@@ -186,6 +186,34 @@ describe("GET /cards", () => {
     }
   });
 
+  test("cursor pages visit every card exactly once while cards are updated between pages", async () => {
+    const fresh = await testApi();
+    try {
+      const all: string[] = [];
+      for (let i = 0; i < 30; i++) all.push((await fresh.task({ title: `u${i}` })).id);
+      const newcomer: string[] = [];
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let round = 0;
+      do {
+        const r: any = (await fresh.get(`/cards?limit=4${cursor ? `&cursor=${cursor}` : ""}`)).body;
+        seen.push(...r.items.map((c: any) => c.id));
+        cursor = r.next_cursor;
+        // between pages: touch one card already seen and one not yet seen, and add a new one
+        const notSeen = all.find((id) => !seen.includes(id));
+        for (const id of [seen[0]!, notSeen].filter(Boolean) as string[]) {
+          const cur = (await fresh.get(`/cards/${id}`)).body;
+          await fresh.patch(`/cards/${id}`, { version: cur.version, title: `${cur.title}+` });
+        }
+        newcomer.push((await fresh.task({ title: `new${round++}` })).id);
+      } while (cursor);
+      expect(seen.filter((id) => all.includes(id)).sort()).toEqual([...all].sort());
+      expect(new Set(seen).size).toBe(seen.length);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("type_id and status accept comma lists; owner filters", async () => {
     const bug = (await api.post("/cards", { type_id: "bug", title: "listed bug", fields: { steps: "s" }, status: "todo" })).body;
     const r = (await api.get("/cards?type_id=bug,review&status=todo,doing&limit=200")).body.items;

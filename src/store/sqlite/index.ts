@@ -26,7 +26,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     reader = new SqliteQueries(readerDb, config);
   }
   const lock = new WriteLock(writerDb);
-  syncSearchConfig(writer, lock, opts.search);
+  syncSearchConfig(writerDb, writer, opts.search);
 
   // Reads are forwarded method by method to the reader connection.
   const reads: StoreReads = {
@@ -58,7 +58,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     },
     setSearchConfig(search: SearchConfig) {
       config.search = search;
-      syncSearchConfig(writer, lock, search);
+      void lock.run(() => syncSearchConfig(writerDb, writer, search, false)).catch(() => { /* retried at the next open */ });
     },
     close() {
       readerDb?.close();
@@ -67,16 +67,25 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   };
 }
 
-/** Re-indexes the card types whose searchable_fields changed since the last load. */
-function syncSearchConfig(q: SqliteQueries, lock: WriteLock, search: SearchConfig): void {
+/**
+ * Re-indexes the card types whose searchable_fields changed since the last load
+ * (own transaction when `ownTx`; otherwise the caller holds the write lock).
+ */
+function syncSearchConfig(db: SqliteDb, q: SqliteQueries, search: SearchConfig, ownTx = true): void {
   const wanted = JSON.stringify([...search.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v ?? null]));
   if (q.getMeta("search_config") === wanted) return;
-  lock.run(() => {
+  if (ownTx) db.exec("BEGIN IMMEDIATE");
+  try {
     const before = q.getMeta("search_config");
-    if (before === wanted) return;
-    const old = new Map<string, unknown>(before ? JSON.parse(before) : []);
-    const changed = [...search.entries()].filter(([k, v]) => JSON.stringify(old.get(k) ?? "none") !== JSON.stringify(v ?? null)).map(([k]) => k);
-    q.reindexTypes(changed);
-    q.setMeta("search_config", wanted);
-  }).catch(() => { /* retried at the next open */ });
+    if (before !== wanted) {
+      const old = new Map<string, unknown>(before ? JSON.parse(before) : []);
+      const changed = [...search.entries()].filter(([k, v]) => !old.has(k) || JSON.stringify(old.get(k)) !== JSON.stringify(v ?? null)).map(([k]) => k);
+      q.reindexTypes(changed);
+      q.setMeta("search_config", wanted);
+    }
+    if (ownTx) db.exec("COMMIT");
+  } catch (e) {
+    if (ownTx) db.exec("ROLLBACK");
+    throw e;
+  }
 }

@@ -35,7 +35,8 @@ export class SqliteQueries implements StoreTx {
     return opts.links || opts.comments ? canonicalCard(card) : card;
   }
 
-  listCards(q: ListQuery): Card[] {
+  listCards(q: ListQuery): { items: Card[]; keys: string[] } {
+    if (q.asOfEvent !== undefined && !q.sort) return this.listCardsAsOf(q, q.asOfEvent);
     const { where, params } = this.whereClause(q);
     if (q.after) {
       where.push("(c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))");
@@ -44,7 +45,43 @@ export class SqliteQueries implements StoreTx {
     const order = q.sort ? sortToSql(q.sort as never) : "c.updated_at DESC, c.id DESC";
     const sql = `SELECT ${CARD_COLS} FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
     params.push(q.limit);
-    return this.db.query(sql).all(...params).map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q));
+    const items = this.db.query(sql).all(...params).map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q));
+    return { items, keys: items.map((c) => c.updated_at) };
+  }
+
+  /**
+   * Keyset page ordered by updated_at as of event `seq`: cards unchanged since then come
+   * straight from the index; the few changed since are placed by their last event at or
+   * before `seq`; cards created after `seq` are left out.
+   */
+  private listCardsAsOf(q: ListQuery, seq: number): { items: Card[]; keys: string[] } {
+    const after = q.after;
+    const below = (u: string, id: string) => !after || u < after.updated_at || (u === after.updated_at && id < after.id);
+    const a = this.whereClause(q);
+    a.where.push("NOT EXISTS (SELECT 1 FROM events e WHERE e.card_id = c.id AND e.seq > ?)");
+    a.params.push(seq);
+    if (after) {
+      a.where.push("(c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))");
+      a.params.push(after.updated_at, after.updated_at, after.id);
+    }
+    a.params.push(q.limit);
+    const unchanged = this.db
+      .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM cards c WHERE ${a.where.join(" AND ")} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`)
+      .all(...a.params);
+    const b = this.whereClause(q);
+    b.where.push("c.id IN (SELECT card_id FROM events WHERE seq > ? AND card_id IS NOT NULL)");
+    b.params.push(seq);
+    const changed = this.db
+      .query(`SELECT ${CARD_COLS}, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ?) AS k FROM cards c WHERE ${b.where.join(" AND ")}`)
+      .all(seq, ...b.params)
+      .filter((r) => r.k != null && below(r.k as string, r.id as string));
+    const rows = [...unchanged, ...changed]
+      .sort((x, y) => ((y.k as string).localeCompare(x.k as string)) || ((y.id as string) < (x.id as string) ? -1 : (y.id as string) > (x.id as string) ? 1 : 0))
+      .slice(0, q.limit);
+    return {
+      items: rows.map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q)),
+      keys: rows.map((r) => r.k as string),
+    };
   }
 
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[] {
