@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import { ALL_EVENT_TYPES, CONDITION_EVENTS, FIELD_TYPES } from "../domain/types.ts";
-import { parseDuration } from "../domain/durations.ts";
+import { isDuration, parseDuration } from "../domain/durations.ts";
 
 /** Ids of workspaces, columns, types, fields, boards, views, users, extensions. */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/i;
@@ -85,9 +85,7 @@ const CssValue = v.pipe(
 export const Duration = v.pipe(
   v.string(),
   v.check(
-    (s) => {
-      try { parseDuration(s); return true; } catch { return false; }
-    },
+    isDuration,
     (i) => {
       try { parseDuration(String(i.input)); return "invalid duration"; } catch (e) { return (e as Error).message; }
     },
