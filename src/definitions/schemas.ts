@@ -85,7 +85,7 @@ const CssValue = v.pipe(
 export const Duration = v.pipe(
   v.string(),
   v.check(
-    isDuration,
+    (s: string) => isDuration(s),
     (i) => {
       try { parseDuration(String(i.input)); return "invalid duration"; } catch (e) { return (e as Error).message; }
     },
