@@ -110,7 +110,7 @@ function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void 
   }
   for (const a of args) {
     if (a === "--") break;
-    if (!a.startsWith("-") || /^-\d/.test(a)) continue;
+    if (a === "-" || !a.startsWith("-") || /^-\d/.test(a)) continue;
     const name = a.replace(/^--?/, "").split("=")[0]!;
     if (!known.has(name)) {
       throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {

@@ -1,0 +1,202 @@
+/** The compiled binary end to end: help, init/check, card commands, exit codes, stdin, remote parity. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+
+let ws: string;
+beforeAll(() => {
+  assertBinary();
+  ws = makeWorkspace();
+});
+
+describe("process interface", () => {
+  test("--version prints the package version", () => {
+    const r = run(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(import.meta.dir, "../../package.json"), "utf8")).version);
+  });
+
+  test("--help lists every command, without colour when piped", () => {
+    const r = run(["--help"]);
+    expect(r.code).toBe(0);
+    for (const cmd of ["init", "check", "serve", "workspace", "boards", "users", "cards", "events", "api"]) expect(r.stdout).toContain(cmd);
+    expect(r.stdout).not.toContain("\u001b[");
+  });
+
+  test("each command has --help with its full path", () => {
+    const r = run(["cards", "take-next", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("cards cards take-next");
+    expect(r.stdout).toContain("--filter");
+  });
+
+  test("unknown command and unknown flag are usage errors (exit 2) listing the valid ones", () => {
+    const a = run(["frobnicate"], { cwd: ws });
+    expect(a.code).toBe(2);
+    expect(a.error.error).toBe("usage");
+    expect(a.error.valid_options).toContain("cards");
+    const b = run(["cards", "list", "--colour", "red"], { cwd: ws });
+    expect(b.code).toBe(2);
+    expect(b.error.valid_options).toContain("--status");
+  });
+
+  test("runs with neither Bun nor node_modules around (a copy in an empty dir, minimal PATH)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-bin-"));
+    const copy = join(dir, "cards");
+    copyFileSync(BIN, copy);
+    chmodSync(copy, 0o755);
+    const { spawnSync } = require("node:child_process");
+    const r = spawnSync(copy, ["init", join(dir, "w")], { cwd: dir, env: { PATH: "/nonexistent", HOME: dir }, encoding: "utf8" });
+    expect(r.status).toBe(0);
+    const c = spawnSync(copy, ["cards", "create", "--type", "task", "--title", "standalone"], { cwd: join(dir, "w"), env: { PATH: "/nonexistent", HOME: dir }, encoding: "utf8" });
+    expect(c.status).toBe(0);
+    expect(JSON.parse(c.stdout).title).toBe("standalone");
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("init and check", () => {
+  test("init writes a valid workspace; a second init refuses", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "cards-init-")), "ws");
+    const r = run(["init", dir]);
+    expect(r.code).toBe(0);
+    expect(r.json.files).toContain("definitions/workspace.json");
+    expect(run(["check", "--dir", dir]).json.ok).toBe(true);
+    expect(run(["init", dir]).code).toBe(2);
+  });
+
+  test("check lists every problem and exits non-zero", () => {
+    const dir = makeWorkspace((f) => {
+      (f["definitions/workspace.json"] as any).settings.tag_policy = "propose";
+      (f["definitions/boards/main.json"] as any).columns.push("shipped");
+    });
+    const r = run(["check", "--dir", dir]);
+    expect(r.code).toBe(5);
+    expect(r.error.error).toBe("invalid_definitions");
+    expect(r.error.problems.length).toBeGreaterThanOrEqual(2);
+    expect(r.stderr).toContain("definitions/workspace.json");
+    expect(r.stderr).toContain("definitions/boards/main.json");
+    // every other command refuses to run on broken definitions, with the same envelope
+    expect(run(["cards", "list", "--dir", dir]).error.error).toBe("invalid_definitions");
+  });
+
+  test("no workspace found: not_found with a hint to init", () => {
+    const r = run(["cards", "list"], { cwd: mkdtempSync(join(tmpdir(), "cards-none-")) });
+    expect(r.code).toBe(3);
+    expect(r.error.hint).toContain("cards init");
+  });
+});
+
+describe("card commands and exit codes", () => {
+  test("create, get, list, patch, delete", () => {
+    const c = run(["cards", "create", "--type", "task", "--title", "From CLI", "--fields", '{"priority":"high"}', "--tags", "backend,docs"], { cwd: ws });
+    expect(c.code).toBe(0);
+    expect(c.json).toMatchObject({ title: "From CLI", fields: { priority: "high" }, tags: ["backend", "docs"], version: 1 });
+    expect(run(["cards", "get", c.json.id], { cwd: ws }).json.id).toBe(c.json.id);
+    expect(run(["cards", "list", "--q", "CLI"], { cwd: ws }).json.items.map((x: any) => x.id)).toContain(c.json.id);
+    const p = run(["cards", "patch", c.json.id, "--version", "1", "--status", "todo"], { cwd: ws });
+    expect(p.json.status).toBe("todo");
+    const d = run(["cards", "delete", c.json.id, "--version", "2"], { cwd: ws });
+    expect(d.code).toBe(0);
+    expect(run(["cards", "get", c.json.id], { cwd: ws }).code).toBe(3);
+  });
+
+  test("exit codes: not found 3, conflict 4, validation 5, actor required 6", () => {
+    const c = run(["cards", "create", "--type", "task", "--title", "codes"], { cwd: ws }).json;
+    expect(run(["cards", "get", "card_0000000000000000"], { cwd: ws }).code).toBe(3);
+    const conflict = run(["cards", "patch", c.id, "--version", "9", "--title", "x"], { cwd: ws });
+    expect(conflict.code).toBe(4);
+    expect(conflict.error.card.id).toBe(c.id);
+    const invalid = run(["cards", "patch", c.id, "--version", "1", "--fields", '{"priority":"asap"}'], { cwd: ws });
+    expect(invalid.code).toBe(5);
+    expect(invalid.error.valid_options).toEqual(["low", "normal", "high", "urgent"]);
+    const anon = makeWorkspace((f) => { delete (f["definitions/workspace.json"] as any).settings.default_user; });
+    const denied = run(["cards", "create", "--type", "task", "--title", "x"], { cwd: anon });
+    expect(denied.code).toBe(6);
+    expect(denied.error.error).toBe("actor_required");
+    expect(run(["cards", "create", "--type", "task", "--title", "x"], { cwd: anon, env: { CARDS_ACTOR: "env-actor" } }).json.created_by).toBe("env-actor");
+    expect(run(["cards", "create", "--type", "task", "--title", "x", "--actor", "flag-actor"], { cwd: anon }).json.created_by).toBe("flag-actor");
+  });
+
+  test("JSON input from --data, @file and stdin", () => {
+    const file = join(ws, "body.json");
+    writeFileSync(file, JSON.stringify({ type_id: "task", title: "from file" }));
+    expect(run(["cards", "create", "--data", `@${file}`], { cwd: ws }).json.title).toBe("from file");
+    expect(run(["cards", "create", "--data", "@-"], { cwd: ws, input: '{"type_id":"task","title":"from stdin"}' }).json.title).toBe("from stdin");
+    expect(run(["cards", "create", "--data", '{"type_id":"task","title":"inline"}', "--title", "flag wins"], { cwd: ws }).json.title).toBe("flag wins");
+    const bad = run(["cards", "create", "--data", "{nope"], { cwd: ws });
+    expect(bad.code).toBe(2);
+    expect(bad.error.error).toBe("bad_request");
+  });
+
+  test("users add and boards get", () => {
+    expect(run(["users", "add", "cli-bot", "--kind", "agent"], { cwd: ws }).json).toMatchObject({ id: "cli-bot", kind: "agent" });
+    expect(run(["boards", "get", "main"], { cwd: ws }).json.id).toBe("main");
+    expect(run(["boards", "get", "nope"], { cwd: ws }).code).toBe(3);
+  });
+
+  test("cards api reaches any route and prints the body", () => {
+    const r = run(["api", "POST", "/cards", "--data", '{"type_id":"task","title":"via api"}'], { cwd: ws });
+    expect(r.code).toBe(0);
+    expect(r.json.title).toBe("via api");
+    expect(run(["api", "GET", `/cards?q=${encodeURIComponent("via api")}`], { cwd: ws }).json.items.length).toBe(1);
+    const miss = run(["api", "GET", "/nowhere"], { cwd: ws });
+    expect(miss.code).toBe(3);
+    expect(miss.error.error).toBe("not_found");
+  });
+
+  test("the coordination commands", () => {
+    const dir = makeWorkspace();
+    const a = run(["cards", "create", "--type", "task", "--title", "A", "--status", "todo"], { cwd: dir }).json;
+    const b = run(["cards", "create", "--type", "task", "--title", "B", "--status", "todo"], { cwd: dir }).json;
+    expect(run(["cards", "links", "add", b.id, "depends-on", a.id], { cwd: dir }).json.links.length).toBe(1);
+    const next = run(["cards", "take-next", "--filter", '{"blocked":false}', "--status", "doing", "--actor", "agent-1"], { cwd: dir }).json.card;
+    expect(next.id).toBe(a.id);
+    expect(next.status).toBe("doing");
+    expect(run(["cards", "entries", "append", a.id, "evidence", '{"note":"done it"}'], { cwd: dir }).json.entry_id).toMatch(/^ent_/);
+    expect(run(["cards", "comments", "add", a.id, "-"], { cwd: dir, input: "handoff note" }).json.comments[0].body).toBe("handoff note");
+    expect(run(["cards", "release", a.id, "--actor", "agent-1"], { cwd: dir }).json.owner).toBeUndefined();
+    const claimed = run(["cards", "claim", b.id, "--version", "2", "--actor", "agent-2"], { cwd: dir });
+    expect(claimed.json.owner).toBe("agent-2");
+    expect(run(["cards", "history", a.id], { cwd: dir }).json.items.length).toBeGreaterThan(3);
+    expect(run(["cards", "links", "remove", b.id, "depends-on", a.id], { cwd: dir }).json.links).toEqual([]);
+  });
+});
+
+describe("embedded and remote modes print the same bytes", () => {
+  let server: Server;
+  let dir: string;
+  let id: string;
+  beforeAll(async () => {
+    dir = makeWorkspace();
+    id = run(["cards", "create", "--type", "task", "--title", "parity"], { cwd: dir }).json.id;
+    server = await serve(dir);
+  });
+  afterAll(async () => { await server?.stop(); });
+
+  const commands: string[][] = [
+    ["workspace"], ["health"], ["boards", "get", "main"], ["boards", "get", "nope"],
+    ["cards", "list"], ["cards", "list", "--status", "backlog", "--limit", "1"], ["cards", "list", "--sort", "bogus"],
+    ["cards", "get", "ID"], ["cards", "get", "card_0000000000000000"], ["cards", "events", "ID"], ["cards", "history", "ID"],
+    ["events", "--limit", "2"], ["cards", "patch", "ID", "--version", "99", "--title", "x"],
+    ["cards", "create", "--type", "task", "--title", "x", "--fields", '{"priority":"bogus"}'],
+    ["api", "GET", "/cards/ID"], ["api", "DELETE", "/cards/ID?version=77"],
+  ];
+  test.each(commands.map((c) => [c.join(" "), c]))("%s", (_label, cmd) => {
+    const args = (cmd as string[]).map((a) => (a === "ID" ? id : a));
+    const local = run(args, { cwd: dir });
+    const remote = run(args, { cwd: dir, env: { CARDS_URL: server.url } });
+    expect(remote.code).toBe(local.code);
+    expect(remote.stdout).toBe(local.stdout);
+    expect(remote.stderr).toBe(local.stderr);
+  });
+
+  test("an unreachable server is `unavailable` (exit 7)", () => {
+    const r = run(["cards", "list"], { cwd: dir, env: { CARDS_URL: "http://127.0.0.1:9" } });
+    expect(r.code).toBe(7);
+    expect(r.error.error).toBe("unavailable");
+  });
+});
