@@ -7,6 +7,7 @@
  */
 import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
+import { parseFilter } from "../domain/filters.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
@@ -180,12 +181,28 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   }
   const boardTypes = strs(b.card_type_ids).filter((t) => ctx.typeIds.includes(t));
   checkPresentation(obj(b.presentation), boardTypes, ctx, report);
+  const fieldIds = boardTypes.every((t) => ctx.fieldsOf.has(t)) ? new Set(boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).map((f) => f.id))) : undefined;
+  checkFilter(b.default_filter, ["default_filter"], fieldIds, report);
+  const saved = obj(obj(b.presentation).filters);
+  for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report);
+}
+
+/** A filter in a definition must parse with the grammar of docs/filters.md. */
+function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report): void {
+  if (!isPlainObject(raw)) return; // the shape check already reported it
+  try {
+    parseFilter(raw, fieldIds ? { fieldIds } : {}, at.join("."));
+  } catch (e) {
+    const err = e as CardsError;
+    report(at, `${err.message}${err.extra?.field ? ` (at ${err.extra.field})` : ""}`, err.extra?.valid_options);
+  }
 }
 
 function checkView(p: Parsed, ctx: Ctx): void {
   const report = ctx.problems.for(p.file);
   checkNameMatchesId(p, report);
   checkRef(obj(p.value).board_id, ctx.boardIds, "board", ["board_id"], report);
+  checkFilter(obj(p.value).filter, ["filter"], undefined, report);
 }
 
 const HOOK_ONLY = ["on", "filter"];

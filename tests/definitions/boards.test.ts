@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { THEME_TOKENS } from "../../src/definitions/schemas.ts";
-import { BUGS, expectOnly, expectProblem, MAIN, problems } from "./helpers.ts";
+import { BUGS, expectOnly, expectProblem, MAIN, problems, TRIAGE } from "./helpers.ts";
 
 const COLUMNS = ["backlog", "todo", "doing", "review", "done"];
 const BUGS_NO_REVIEW = ["backlog", "todo", "doing", "done"];
@@ -210,5 +210,23 @@ describe("theme", () => {
     for (const t of ["accent", "background", "surface", "text", "muted", "border", "danger", "warning", "success", "radius", "font"]) {
       expect(THEME_TOKENS).toContain(t);
     }
+  });
+});
+
+describe("filters in definitions use the filter grammar", () => {
+  test("default_filter: an unknown field of the board's types is a problem with the valid paths", async () => {
+    const list = await problems((f) => { f[BUGS].default_filter = { "fields.priority": "high" }; });
+    expectProblem(list, { file: BUGS, path: "default_filter", message: '"priority" is not a field' });
+    expect(list[0]!.valid_options).toContain("fields.severity");
+  });
+
+  test("saved filters: an unknown operator is a problem naming where", async () => {
+    const list = await problems((f) => { f[MAIN].presentation.filters.odd = { status: { $near: "todo" } }; });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.odd", message: "presentation.filters.odd.status" });
+  });
+
+  test("view filters are checked too", async () => {
+    const list = await problems((f) => { f[TRIAGE].filter = { $or: [] }; });
+    expectProblem(list, { file: TRIAGE, path: "filter", message: "$or" });
   });
 });
