@@ -3,9 +3,9 @@
  * write through `mutate` (one transaction: the change, its durable events and the
  * idempotency record commit together; events are published only after the commit).
  */
-import { createHash } from "node:crypto";
 import { CardsError, notFound } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
+import { hash128 } from "../domain/hash.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
 import { EventBus } from "../events/bus.ts";
@@ -161,5 +161,5 @@ export class Service {
 
 /** Hash of a request for idempotency comparison. */
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash("sha256").update(`${method} ${path}\n${typeof body === "string" ? body : JSON.stringify(body ?? null)}`).digest("hex");
+  return hash128(`${method} ${path}\n${typeof body === "string" ? body : JSON.stringify(body ?? null)}`);
 }

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { CardsError } from "../domain/errors.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
-import { loadDefinitions } from "../definitions/load.ts";
+import { loadDefinitionsCached } from "../definitions/cache.ts";
 import type { SearchConfig, Store } from "../store/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
 import { registerDeclaredUsers } from "./users.ts";
@@ -44,7 +44,7 @@ export function searchConfig(defs: Definitions): SearchConfig {
 
 export async function openWorkspace(o: OpenOptions): Promise<Service> {
   const root = findRoot(o.dir, o.cwd, o.env);
-  const defs = await loadDefinitions(root);
+  const defs = await loadDefinitionsCached(root);
   const store = o.createStore({
     path: databasePath(root), workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace),
     search: searchConfig(defs), connections: o.mode === "embedded" ? 1 : 2,
