@@ -8,7 +8,8 @@ import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
-import { EventBus } from "../events/bus.ts";
+import { EventBus, type EventListener } from "../events/bus.ts";
+import { Feed, SIGNAL_TTL_MS } from "../events/feed.ts";
 
 export type ServiceMode = "embedded" | "serve" | "mcp";
 
@@ -37,8 +38,16 @@ class DryRunRollback<T> {
   constructor(readonly value: T) {}
 }
 
+export interface Subscription {
+  /** event types this subscriber asked for; temporal monitors run only while someone asks */
+  types?: readonly string[];
+}
+
 export class Service {
   readonly bus = new EventBus();
+  private feed?: Feed;
+  private writes = 0;
+  private readonly consumers = new Map<EventListener, Subscription>();
 
   constructor(
     public defs: Definitions,
@@ -94,7 +103,6 @@ export class Service {
    * (a different request under the same key is 422); `dryRun` rolls everything back.
    */
   async mutate<T>(ctx: OpContext, fn: (w: WriteScope) => T | Promise<T>, opts: { dryRun?: boolean } = {}): Promise<T> {
-    const appended: CardEvent[] = [];
     const idem = opts.dryRun ? undefined : ctx.idempotency;
     let result: T;
     try {
@@ -116,15 +124,13 @@ export class Service {
         const build = (e: EventInput): CardEvent => ({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
         const scope: WriteScope = {
           tx, now, actor: ctx.actor,
-          emit: (e) => {
-            const stored = tx.appendEvent(build(e));
-            appended.push(stored);
-            return stored;
-          },
+          emit: (e) => tx.appendEvent(build(e)),
           signal: (e) => {
-            appended.push(persisted.includes(e.type) ? tx.appendEvent(build(e)) : build(e));
+            if (persisted.includes(e.type)) tx.appendEvent(build(e));
+            else tx.appendSignal(build(e));
           },
         };
+        if (++this.writes % 200 === 0) tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
         const value = await fn(scope);
         if (opts.dryRun) throw new DryRunRollback(value);
         if (idem) {
@@ -139,22 +145,56 @@ export class Service {
       if (e instanceof DryRunRollback) return e.value as T;
       throw e;
     }
-    for (const e of appended) this.bus.publish(e);
+    this.feed?.poll();
     return result;
   }
 
-  /** Publishes a condition signal outside any write (e.g. transition_rejected after a refused move). */
+  /** Records a condition signal outside any card write (e.g. transition_rejected after a refused move). */
   async signal(ctx: OpContext, e: EventInput): Promise<void> {
     const event = { ...e, scope: e.scope ?? "card", actor: ctx.actor, at: nowIso() } as CardEvent;
-    if ((this.defs.workspace.settings.persist_conditions ?? []).includes(e.type)) {
-      const stored = await this.store.write((tx) => tx.appendEvent(event));
-      this.bus.publish(stored);
-    } else {
-      this.bus.publish(event);
+    const persisted = (this.defs.workspace.settings.persist_conditions ?? []).includes(e.type);
+    await this.store.write((tx) => (persisted ? tx.appendEvent(event) : tx.appendSignal(event)));
+    this.feed?.poll();
+  }
+
+  // --- live events ---
+
+  /**
+   * Subscribes to live events (durable ones with ids, condition signals without), from
+   * this process and, within a second, from other processes on the workspace.
+   */
+  subscribe(fn: EventListener, sub: Subscription = {}): () => void {
+    if (!this.feed) {
+      this.feed = new Feed(this.store, this.bus);
+      this.feed.start();
     }
+    this.consumers.set(fn, sub);
+    const off = this.bus.subscribe(fn);
+    return () => {
+      off();
+      this.consumers.delete(fn);
+    };
+  }
+
+  /** The id of the last durable event published live (SSE replay hands off after it). */
+  get liveCursor(): number {
+    return this.feed?.lastEventSeq ?? 0;
+  }
+
+  /** Publishes what other processes committed, now (tests and shutdown use it). */
+  pollFeed(): void {
+    this.feed?.poll();
+  }
+
+  /** True when someone consumes this event type live: a subscriber that asked for it, or persistence. */
+  hasConsumer(type: string): boolean {
+    if ((this.defs.workspace.settings.persist_conditions ?? []).includes(type)) return true;
+    for (const sub of this.consumers.values()) if (sub.types?.includes(type)) return true;
+    return false;
   }
 
   close(): void {
+    this.feed?.stop();
     this.store.close();
   }
 }

@@ -68,6 +68,15 @@ export interface StoreReads {
   getComment(cardId: string, commentId: string): Comment | null;
   listEvents(q: EventQuery): StoredEvent[];
   lastEventId(): string | null;
+  /** condition signals after `afterSeq` (ephemeral; they carry no event id) */
+  listSignals(afterSeq: number, limit: number): Array<{ seq: number; event: CardEvent }>;
+  lastSignalSeq(): number;
+  /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
+  countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;
+  /** cards matching `filter` in one of `statuses` whose `column` (status_since or updated_at) is at or before `before` */
+  dueCards(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", before: string, limit: number): Card[];
+  /** the earliest status_since / updated_at among cards matching, after `after` (for arming the next timer) */
+  nextDue(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: string): string | null;
   getUser(id: string): User | null;
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;
@@ -86,6 +95,11 @@ export interface StoreWrites {
   addComment(cardId: string, c: Comment): void;
   updateComment(cardId: string, c: Comment): void;
   appendEvent(e: CardEvent): StoredEvent;
+  appendSignal(e: CardEvent): void;
+  /** drops signals older than `before` */
+  pruneSignals(before: string): void;
+  /** records `key`; false when it was already recorded (once-only effects across processes) */
+  claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;
   putIdempotency(r: IdempotencyRecord): void;
 }

@@ -268,7 +268,7 @@ describe("links and blocking", () => {
   test("blocked while a depends-on or blocked-by target is not done; other types are inert", async () => {
     const fresh = await testApi();
     const signals: CardEvent[] = [];
-    fresh.svc.bus.subscribe((e) => { if (e.type === "card_blocked" || e.type === "card_unblocked") signals.push(e); });
+    fresh.svc.subscribe((e) => { if (e.type === "card_blocked" || e.type === "card_unblocked") signals.push(e); });
     try {
       const a = await fresh.task({ title: "a" });
       const dep = await fresh.task({ title: "dep", status: "review" });

@@ -234,6 +234,54 @@ export class SqliteQueries implements StoreTx {
     return this.db.query(sql).all(...params).map(rowToEvent);
   }
 
+  appendSignal(e: CardEvent): void {
+    this.db
+      .query("INSERT INTO signals (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
+  }
+
+  listSignals(afterSeq: number, limit: number): Array<{ seq: number; event: CardEvent }> {
+    return this.db.query("SELECT * FROM signals WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit).map((r) => {
+      const { id: _none, ...event } = rowToEvent({ ...r, seq: 0 });
+      return { seq: r.seq as number, event: event as CardEvent };
+    });
+  }
+
+  lastSignalSeq(): number {
+    return Number(this.db.query("SELECT max(seq) AS s FROM signals").get()?.s ?? 0);
+  }
+
+  pruneSignals(before: string): void {
+    this.db.query("DELETE FROM signals WHERE at < ?").run(before);
+  }
+
+  claimOnce(key: string, at: string): boolean {
+    return this.db.query("INSERT OR IGNORE INTO once_keys (key, at) VALUES (?, ?)").run(key, at).changes === 1;
+  }
+
+  countInStatus(filter: ListQuery["filter"], status: string, cap: number): number {
+    const { where, params } = this.whereClause({ filter, statuses: [status], limit: 0 });
+    params.push(cap);
+    return Number(this.db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM cards c WHERE ${where.join(" AND ")} LIMIT ?)`).get(...params)?.n ?? 0);
+  }
+
+  dueCards(filter: ListQuery["filter"], statuses: string[] | undefined, column: "status_since" | "updated_at", before: string, limit: number): Card[] {
+    const { where, params } = this.whereClause({ filter, statuses, limit: 0 });
+    where.push(`c.${column} <= ?`);
+    params.push(before, limit);
+    return this.db
+      .query(`SELECT ${CARD_COLS} FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.${column}, c.id LIMIT ?`)
+      .all(...params)
+      .map((r) => rowToCard(r, this.config.workspaceId));
+  }
+
+  nextDue(filter: ListQuery["filter"], statuses: string[] | undefined, column: "status_since" | "updated_at", after: string): string | null {
+    const { where, params } = this.whereClause({ filter, statuses, limit: 0 });
+    where.push(`c.${column} > ?`);
+    params.push(after);
+    return (this.db.query(`SELECT min(c.${column}) AS m FROM cards c WHERE ${where.join(" AND ")}`).get(...params)?.m as string | null) ?? null;
+  }
+
   lastEventId(): string | null {
     const r = this.db.query("SELECT max(seq) AS s FROM events").get();
     return r?.s == null ? null : formatEventId(r.s as number);

@@ -78,4 +78,19 @@ export const MIGRATIONS: readonly string[] = [
     title, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
   );
   `,
+  // 2: condition signals (ephemeral, shared across processes, pruned) and once-only keys
+  `
+  CREATE TABLE signals (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    at TEXT NOT NULL,
+    card_id TEXT,
+    scope TEXT NOT NULL,
+    board_id TEXT,
+    diff TEXT NOT NULL
+  );
+  CREATE INDEX signals_by_at ON signals(at);
+  CREATE TABLE once_keys (key TEXT PRIMARY KEY, at TEXT NOT NULL);
+  `,
 ];

@@ -1,0 +1,71 @@
+/**
+ * The live feed: publishes committed events and condition signals to the in-process bus
+ * in commit order, whichever process wrote them. A write in this process calls `poll()`
+ * right after its commit; a timer picks up writes made by other processes on the same
+ * workspace (an embedded CLI, `cards mcp`, another server) within `intervalMs`.
+ */
+import type { CardEvent } from "../domain/types.ts";
+import type { StoreReads } from "../store/port.ts";
+import { parseEventId } from "../domain/ids.ts";
+import type { EventBus } from "./bus.ts";
+
+/** Signals older than this are pruned: they are live-only and every reader has polled by then. */
+export const SIGNAL_TTL_MS = 10 * 60 * 1000;
+const BATCH = 500;
+
+export class Feed {
+  private eventCursor: number;
+  private signalCursor: number;
+  private timer?: ReturnType<typeof setInterval>;
+  private polling = false;
+
+  constructor(private readonly store: StoreReads, private readonly bus: EventBus) {
+    this.eventCursor = parseEventId(store.lastEventId() ?? "0") ?? 0;
+    this.signalCursor = store.lastSignalSeq();
+  }
+
+  /** Publishes everything committed since the last poll, events before signals. */
+  poll(): void {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      for (;;) {
+        const events = this.store.listEvents({ afterId: String(this.eventCursor), limit: BATCH });
+        for (const e of events) {
+          this.eventCursor = parseEventId(e.id) ?? this.eventCursor;
+          this.bus.publish(e);
+        }
+        if (events.length < BATCH) break;
+      }
+      for (;;) {
+        const signals = this.store.listSignals(this.signalCursor, BATCH);
+        for (const s of signals) {
+          this.signalCursor = s.seq;
+          this.bus.publish(s.event as CardEvent);
+        }
+        if (signals.length < BATCH) break;
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Polls every `intervalMs` for writes by other processes (the timer never keeps the process alive). */
+  start(intervalMs = 200): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      try { this.poll(); } catch { /* the database may be busy or gone; the next tick retries */ }
+    }, intervalMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The id of the last durable event published (SSE replay hands off here). */
+  get lastEventSeq(): number {
+    return this.eventCursor;
+  }
+}
