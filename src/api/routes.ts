@@ -5,7 +5,7 @@
 import {
   createCard, deleteCard, describeWorkspace, getCard, health, listCards, listEvents, cardEvents,
   patchCard, registerUser, claimCard, releaseCard, takeNext, addLink, removeLink, addComment,
-  editComment, appendEntry, updateEntry, removeEntry, cardHistory,
+  editComment, appendEntry, updateEntry, removeEntry, cardHistory, listBreaches,
 } from "../service/index.ts";
 import type { ApiResponse } from "./types.ts";
 import type { RouteCall } from "./call.ts";
@@ -109,4 +109,6 @@ export const ROUTES: Route[] = [
 
   { method: "GET", path: "/events", summary: "The durable event feed",
     handle: (c) => ok(listEvents(c.svc, c.query)) },
+  { method: "GET", path: "/breaches", summary: "Conditions that hold now (WIP, lanes, blocked, timeouts, idle)",
+    handle: (c) => ok(listBreaches(c.svc, c.query)) },
 ];

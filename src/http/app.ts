@@ -9,6 +9,7 @@ import { dispatch, errorResponse } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
 import type { Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
+import { eventStream } from "./sse.ts";
 
 export interface HttpAppOptions {
   log?: (msg: string) => void;
@@ -30,6 +31,8 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
       return toResponse(errorResponse(new CardsError(code, !message || message === "Bad Request" ? "malformed request (URL, headers or body)" : message)));
     },
   });
+
+  app.get("/v1/events/stream", (event: H3Event) => eventStream(svc, event.req));
 
   app.all("/v1/**", async (event: H3Event) => {
     const url = new URL(event.req.url);

@@ -5,7 +5,9 @@
 import { createConsola } from "consola";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
+import { TemporalMonitor } from "../service/index.ts";
 import { createHttpApp } from "./app.ts";
+import { closeAllStreams } from "./sse.ts";
 
 export interface ServeOptions {
   dir?: string;
@@ -21,6 +23,8 @@ export async function startService(o: ServeOptions): Promise<void> {
   const log = createConsola({ stdout: process.stderr, stderr: process.stderr });
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const app = createHttpApp(svc, { log: (m) => log.error(m) });
+  const monitor = new TemporalMonitor(svc);
+  monitor.start();
   const server = await startServer(app, { host: o.host, port: o.port });
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
@@ -30,6 +34,8 @@ export async function startService(o: ServeOptions): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    monitor.stop();
+    closeAllStreams();
     await server.close().catch(() => {});
     svc.close();
     process.exit(0);

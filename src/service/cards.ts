@@ -10,6 +10,7 @@ import { assertStatusAllowed, assertTransition, governingBoard } from "../domain
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { StoreReads, StoreTx } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
+import { LaneWatch } from "./lanes.ts";
 import { CreateCardBody, PatchCardBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service, WriteScope } from "./service.ts";
 
@@ -42,8 +43,10 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
       title, status, fields, tags, version: 1,
       created_at: w.now, updated_at: w.now, status_since: w.now, created_by: ctx.actor,
     });
+    const lanes = new LaneWatch(svc, w.tx).watch([status]);
     w.tx.insertCard(card);
     w.emit({ type: "card_created", card_id: card.id, diff: { card } });
+    lanes.flush(w);
     return canonicalCard({ ...card, links: [], comments: [] });
   }, { dryRun: body.dry_run });
 }
@@ -125,7 +128,7 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
       }
     }
     if (events.length === 0) return withParts(w.tx, cur);
-    return withParts(w.tx, commitUpdate(w, cur, next, events));
+    return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   }, { dryRun: body.dry_run });
   }
 }
@@ -136,9 +139,11 @@ export async function deleteCard(svc: Service, id: string, version: number | und
     if (!cur) throw notFound("card", id);
     if (version !== undefined && version !== cur.version) throw versionConflict(cur);
     const blocks = new BlockWatch(w.tx).watchDependentsOf(id);
+    const lanes = new LaneWatch(svc, w.tx).watch([cur.status]);
     w.tx.deleteCard(id);
     w.emit({ type: "card_deleted", card_id: id, diff: { card: cur } });
     blocks.flush(w);
+    lanes.flush(w);
     return cur;
   });
 }
@@ -159,12 +164,14 @@ export function loadForWrite(tx: StoreTx, id: string, version: number | undefine
 }
 
 /** Bumps version and updated_at once, stores the card and appends its events. */
-export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>): Card {
+export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>, svc?: Service): Card {
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
   const blocks = card.status !== cur.status ? new BlockWatch(w.tx).watchDependentsOf(cur.id) : undefined;
+  const lanes = svc ? new LaneWatch(svc, w.tx).watch(new Set([cur.status, card.status])) : undefined;
   if (!w.tx.updateCard(card, cur.version)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
   for (const e of events) w.emit({ type: e.type, card_id: card.id, diff: e.diff });
   blocks?.flush(w);
+  lanes?.flush(w);
   return card;
 }
 

@@ -1,6 +1,6 @@
 /** The service layer's public surface, listed by name. Surfaces import only from here. */
 // Core
-export { Service, requestHash, type OpContext, type ServiceMode, type WriteScope } from "./service.ts";
+export { Service, requestHash, type OpContext, type ServiceMode, type WriteScope, type Subscription } from "./service.ts";
 export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type OpenOptions, type StoreFactory, type WorkspaceView } from "./workspace.ts";
 // Cards
 export { createCard, getCard, patchCard, deleteCard } from "./cards.ts";
@@ -16,3 +16,6 @@ export { addLink, removeLink } from "./links.ts";
 export { addComment, editComment } from "./comments.ts";
 export { appendEntry, updateEntry, removeEntry } from "./entries.ts";
 export { cardHistory } from "./history.ts";
+// Conditions
+export { listBreaches, BREACH_KINDS } from "./breaches.ts";
+export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";

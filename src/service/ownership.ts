@@ -8,6 +8,7 @@ import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "
 import type { Board, Card, CardEvent } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
+import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { allFieldIds, boardScope } from "./list.ts";
 import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
@@ -40,7 +41,7 @@ export async function claimCard(svc: Service, id: string, input: unknown, ctx: O
       }
     }
     if (events.length === 0) return withParts(w.tx, cur);
-    return withParts(w.tx, commitUpdate(w, cur, next, events));
+    return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   });
 }
 
@@ -67,7 +68,7 @@ export async function releaseCard(svc: Service, id: string, input: unknown, ctx:
       }
     }
     if (events.length === 0) return withParts(w.tx, cur);
-    return withParts(w.tx, commitUpdate(w, cur, next, events));
+    return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   });
 }
 
@@ -89,11 +90,13 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
+      const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]));
       const card = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
       if (!card) continue; // lost the race for this one: try the next candidate
       w.emit({ type: "owner_changed", card_id: card.id, diff: { before: null, after: owner } });
       if (card.status !== cand.status) w.emit({ type: "status_changed", card_id: card.id, diff: { before: cand.status, after: card.status } });
       blocks?.flush(w);
+      lanes.flush(w);
       return { card: withParts(w.tx, card) };
     }
     return { card: null };

@@ -48,6 +48,7 @@ export class Service {
   private feed?: Feed;
   private writes = 0;
   private readonly consumers = new Map<EventListener, Subscription>();
+  private readonly consumerWatchers = new Set<() => void>();
 
   constructor(
     public defs: Definitions,
@@ -170,10 +171,17 @@ export class Service {
     }
     this.consumers.set(fn, sub);
     const off = this.bus.subscribe(fn);
+    if (sub.types?.length) for (const w of this.consumerWatchers) w();
     return () => {
       off();
       this.consumers.delete(fn);
     };
+  }
+
+  /** Calls `fn` whenever a subscriber asking for specific types arrives. */
+  onConsumersChanged(fn: () => void): () => void {
+    this.consumerWatchers.add(fn);
+    return () => { this.consumerWatchers.delete(fn); };
   }
 
   /** The id of the last durable event published live (SSE replay hands off after it). */

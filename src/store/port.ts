@@ -73,8 +73,11 @@ export interface StoreReads {
   lastSignalSeq(): number;
   /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
   countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;
-  /** cards matching `filter` in one of `statuses` whose `column` (status_since or updated_at) is at or before `before` */
-  dueCards(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", before: string, limit: number): Card[];
+  /**
+   * Cards matching `filter` in one of `statuses` whose `column` (status_since or updated_at)
+   * is at or before `before` and after the keyset `after` (column value, id), oldest first.
+   */
+  dueCards(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: { at: string; id: string } | undefined, before: string, limit: number): Card[];
   /** the earliest status_since / updated_at among cards matching, after `after` (for arming the next timer) */
   nextDue(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: string): string | null;
   getUser(id: string): User | null;

@@ -44,7 +44,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     listSignals: (a, l) => reader.listSignals(a, l),
     lastSignalSeq: () => reader.lastSignalSeq(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
-    dueCards: (f, s, c, b, l) => reader.dueCards(f, s, c, b, l),
+    dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),
     nextDue: (f, s, c, a) => reader.nextDue(f, s, c, a),
     getUser: (id) => reader.getUser(id),
     listUsers: () => reader.listUsers(),

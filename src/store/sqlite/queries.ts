@@ -265,10 +265,15 @@ export class SqliteQueries implements StoreTx {
     return Number(this.db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM cards c WHERE ${where.join(" AND ")} LIMIT ?)`).get(...params)?.n ?? 0);
   }
 
-  dueCards(filter: ListQuery["filter"], statuses: string[] | undefined, column: "status_since" | "updated_at", before: string, limit: number): Card[] {
+  dueCards(filter: ListQuery["filter"], statuses: string[] | undefined, column: "status_since" | "updated_at", after: { at: string; id: string } | undefined, before: string, limit: number): Card[] {
     const { where, params } = this.whereClause({ filter, statuses, limit: 0 });
     where.push(`c.${column} <= ?`);
-    params.push(before, limit);
+    params.push(before);
+    if (after) {
+      where.push(`(c.${column} > ? OR (c.${column} = ? AND c.id > ?))`);
+      params.push(after.at, after.at, after.id);
+    }
+    params.push(limit);
     return this.db
       .query(`SELECT ${CARD_COLS} FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.${column}, c.id LIMIT ?`)
       .all(...params)

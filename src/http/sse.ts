@@ -1,0 +1,134 @@
+/**
+ * GET /v1/events/stream: Server-Sent Events. Event name = event type, data = event JSON;
+ * durable events carry `id`, condition signals none. Resume with Last-Event-ID or
+ * `since` (replay of at most 500, then live). A consumer whose buffer fills gets
+ * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
+ */
+import { badRequest } from "../domain/errors.ts";
+import { parseEventId } from "../domain/ids.ts";
+import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
+import type { Service } from "../service/index.ts";
+
+export const SSE_REPLAY_LIMIT = 500;
+export const SSE_BUFFER_BYTES = 256 * 1024;
+export const SSE_KEEPALIVE_MS = 15_000;
+
+const PARAMS = ["card_id", "board_id", "types", "actor", "owner", "since"];
+const encoder = new TextEncoder();
+const open = new Set<() => void>();
+
+/** Closes every open stream (graceful shutdown). */
+export function closeAllStreams(): void {
+  for (const close of [...open]) close();
+}
+
+export function eventStream(svc: Service, req: Request): Response {
+  const url = new URL(req.url);
+  const q: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) q[k] = v;
+  for (const k of Object.keys(q)) if (!PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: PARAMS });
+  const types = q.types ? q.types.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+  for (const t of types ?? []) {
+    if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
+  }
+  const boardTypes = q.board_id !== undefined ? svc.board(q.board_id).card_type_ids : undefined;
+  const since = req.headers.get("last-event-id") ?? q.since;
+  if (since !== undefined && since !== "" && parseEventId(since) === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: since });
+
+  const matches = (e: CardEvent): boolean => {
+    if (types && !types.includes(e.type)) return false;
+    if (q.card_id !== undefined && e.card_id !== q.card_id) return false;
+    if (q.actor !== undefined && e.actor !== q.actor) return false;
+    if (q.board_id !== undefined) {
+      if (e.scope === "board") { if (e.board_id !== q.board_id) return false; }
+      else if (!boardTypes!.includes(cardTypeOf(svc, e) ?? "")) return false;
+    }
+    if (q.owner !== undefined && (!e.card_id || ownerOf(svc, e) !== q.owner)) return false;
+    return true;
+  };
+
+  let cleanup = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let closed = false;
+      let replaying = true;
+      const held: CardEvent[] = [];
+      const write = (text: string): boolean => {
+        if (closed) return false;
+        if ((controller.desiredSize ?? 1) <= 0) {
+          controller.enqueue(encoder.encode(": dropped, reconnect\n\n"));
+          cleanup();
+          return false;
+        }
+        controller.enqueue(encoder.encode(text));
+        return true;
+      };
+      const send = (e: CardEvent) => write(frame(e));
+      const unsubscribe = svc.subscribe((e) => {
+        if (!matches(e)) return;
+        if (replaying) held.push(e);
+        else send(e);
+      }, { types });
+      const keepalive = setInterval(() => write(": keepalive\n\n"), SSE_KEEPALIVE_MS);
+      cleanup = () => {
+        if (closed) return;
+        closed = true;
+        unsubscribe();
+        clearInterval(keepalive);
+        open.delete(cleanup);
+        try { controller.close(); } catch { /* already closed */ }
+      };
+      open.add(cleanup);
+      write(": connected\n\n");
+      let last = 0;
+      if (since !== undefined && since !== "") {
+        for (const e of replay(svc, since, types, q, boardTypes)) {
+          if (!matches(e)) continue;
+          last = Number(e.id);
+          if (!send(e)) return;
+        }
+      }
+      replaying = false;
+      for (const e of held) if (!e.id || Number(e.id) > last) if (!send(e)) return;
+    },
+    cancel() {
+      cleanup();
+    },
+  }, new ByteLengthQueuingStrategy({ highWaterMark: SSE_BUFFER_BYTES }));
+
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+      connection: "keep-alive",
+    },
+  });
+}
+
+function frame(e: CardEvent): string {
+  return `event: ${e.type}\n${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e)}\n\n`;
+}
+
+function replay(svc: Service, since: string, types: string[] | undefined, q: Record<string, string>, boardTypes?: string[]): StoredEvent[] {
+  return svc.store.listEvents({
+    afterId: since, types, actor: q.actor, owner: q.owner, cardId: q.card_id, cardTypeIds: boardTypes, limit: SSE_REPLAY_LIMIT,
+  });
+}
+
+// Per-event lookups are memoised on the event object, which every subscriber shares.
+const typeCache = new WeakMap<CardEvent, string | undefined>();
+const ownerCache = new WeakMap<CardEvent, string | undefined>();
+
+function cardTypeOf(svc: Service, e: CardEvent): string | undefined {
+  if (!typeCache.has(e)) {
+    const fromDiff = (e.diff as { card?: { type_id?: string } }).card?.type_id;
+    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id : undefined));
+  }
+  return typeCache.get(e);
+}
+
+function ownerOf(svc: Service, e: CardEvent): string | undefined {
+  if (!ownerCache.has(e)) ownerCache.set(e, e.card_id ? svc.store.getCard(e.card_id)?.owner : undefined);
+  return ownerCache.get(e);
+}

@@ -1,0 +1,81 @@
+/**
+ * GET /breaches: the conditions that hold now, as a cold read-only projection (it never
+ * arms or marks anything). WIP and lane counts are exact; blocked and temporal scans
+ * cover at most BREACH_SCAN_LIMIT cards each, reporting `truncated` and `limit` then.
+ */
+import { badRequest } from "../domain/errors.ts";
+import { parseDuration } from "../domain/durations.ts";
+import type { Board } from "../domain/types.ts";
+import { scopeOf } from "./lanes.ts";
+import type { ListParams } from "./list.ts";
+import type { Service } from "./service.ts";
+
+export const BREACH_SCAN_LIMIT = 500;
+export const BREACH_KINDS = ["wip_exceeded", "lane_drained", "card_blocked", "status_timeout", "card_idle"] as const;
+
+export interface Breaches {
+  as_of: string;
+  items: Array<Record<string, unknown>>;
+  limit?: number;
+  truncated?: boolean;
+}
+
+export function listBreaches(svc: Service, p: ListParams): Breaches {
+  for (const k of Object.keys(p)) {
+    if (k !== "board_id" && k !== "type") throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: ["board_id", "type"] });
+  }
+  if (p.type !== undefined && !(BREACH_KINDS as readonly string[]).includes(p.type)) {
+    throw badRequest(`unknown breach type ${JSON.stringify(p.type)}`, { field: "type", value: p.type, valid_options: [...BREACH_KINDS] });
+  }
+  const boards = p.board_id !== undefined ? [svc.board(p.board_id)] : [...svc.defs.boards.values()];
+  const want = (k: string) => p.type === undefined || p.type === k;
+  const now = Date.now();
+  const out: Breaches = { as_of: new Date(now).toISOString(), items: [] };
+  let truncated = false;
+  return svc.store.snapshot((r) => {
+    for (const board of boards) {
+      const scope = scopeOf(board);
+      const base = { board_id: board.id };
+      if (want("wip_exceeded")) {
+        for (const [column, limit] of Object.entries(board.wip_limits ?? {})) {
+          const count = r.countInStatus(scope, column, Number.MAX_SAFE_INTEGER);
+          if (count > limit) out.items.push({ kind: "wip_exceeded", ...base, column, count, limit });
+        }
+      }
+      if (want("lane_drained")) {
+        for (const column of board.monitors?.alert_when_empty ?? []) {
+          if (r.countInStatus(scope, column, 1) === 0) out.items.push({ kind: "lane_drained", ...base, column, count: 0 });
+        }
+      }
+      if (want("card_blocked")) {
+        const page = r.listCards({ filter: scope, blocked: true, limit: BREACH_SCAN_LIMIT + 1 }).items;
+        if (page.length > BREACH_SCAN_LIMIT) truncated = true;
+        for (const c of page.slice(0, BREACH_SCAN_LIMIT)) out.items.push({ kind: "card_blocked", ...base, card_id: c.id, blockers: r.openBlockers(c.id) });
+      }
+      for (const rule of temporal(board)) {
+        if (!want(rule.kind)) continue;
+        const due = r.dueCards(scope, rule.statuses, rule.column, undefined, new Date(now - rule.ms).toISOString(), BREACH_SCAN_LIMIT + 1);
+        if (due.length > BREACH_SCAN_LIMIT) truncated = true;
+        for (const c of due.slice(0, BREACH_SCAN_LIMIT)) {
+          out.items.push(rule.kind === "status_timeout"
+            ? { kind: "status_timeout", ...base, card_id: c.id, status: c.status, since: c.status_since, max: rule.raw }
+            : { kind: "card_idle", ...base, card_id: c.id, since: c.updated_at, threshold: rule.raw });
+        }
+      }
+    }
+    if (truncated) {
+      out.truncated = true;
+      out.limit = BREACH_SCAN_LIMIT;
+    }
+    return out;
+  });
+}
+
+function temporal(board: Board): Array<{ kind: "status_timeout" | "card_idle"; statuses?: string[]; column: "status_since" | "updated_at"; ms: number; raw: string }> {
+  const mon = board.monitors ?? {};
+  const rules = Object.entries(mon.max_time_in_status ?? {}).map(([status, raw]) => ({
+    kind: "status_timeout" as const, statuses: [status], column: "status_since" as const, ms: parseDuration(raw), raw,
+  }));
+  const idle = mon.idle_after ? [{ kind: "card_idle" as const, column: "updated_at" as const, ms: parseDuration(mon.idle_after), raw: mon.idle_after }] : [];
+  return [...rules, ...idle];
+}

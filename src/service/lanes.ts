@@ -1,0 +1,68 @@
+/**
+ * Board-scoped lane conditions: wip_exceeded / wip_cleared when a column's count crosses
+ * its wip_limit, lane_drained / lane_refilled when a watched column empties or refills.
+ * `LaneWatch` reads the bounded counts of the affected (board, column) pairs before a
+ * write and signals each crossing after it, in the same transaction (once per crossing,
+ * whichever process writes).
+ */
+import type { Board } from "../domain/types.ts";
+import type { FilterNode } from "../domain/filters.ts";
+import type { StoreReads } from "../store/port.ts";
+import { boardScope } from "./list.ts";
+import type { Service, WriteScope } from "./service.ts";
+
+const scopes = new WeakMap<Board, FilterNode>();
+
+/** The board's hard scope, compiled once per loaded definition. */
+export function scopeOf(board: Board): FilterNode {
+  let s = scopes.get(board);
+  if (!s) scopes.set(board, (s = boardScope(board)));
+  return s;
+}
+
+interface Lane { board: Board; column: string; limit?: number; watchEmpty: boolean; before: number }
+
+export class LaneWatch {
+  private readonly lanes = new Map<string, Lane>();
+
+  constructor(private readonly svc: Service, private readonly tx: StoreReads) {}
+
+  /** Remembers the counts of every monitored lane among these columns (call before the write). */
+  watch(columns: Iterable<string>): this {
+    for (const board of this.svc.defs.boards.values()) {
+      const limits = board.wip_limits ?? {};
+      const empty = board.monitors?.alert_when_empty ?? [];
+      for (const column of columns) {
+        const key = `${board.id}\0${column}`;
+        if (this.lanes.has(key)) continue;
+        const limit = limits[column];
+        const watchEmpty = empty.includes(column);
+        if (limit === undefined && !watchEmpty) continue;
+        this.lanes.set(key, { board, column, limit, watchEmpty, before: this.count(board, column, limit) });
+      }
+    }
+    return this;
+  }
+
+  /** Signals every crossing since watch() (call after the write). */
+  flush(w: WriteScope): void {
+    for (const lane of this.lanes.values()) {
+      const after = this.count(lane.board, lane.column, lane.limit);
+      const { before, limit, column } = lane;
+      const scope = { scope: "board" as const, board_id: lane.board.id };
+      if (limit !== undefined) {
+        if (before <= limit && after > limit) w.signal({ type: "wip_exceeded", ...scope, diff: { column, count: after, limit } });
+        if (before > limit && after <= limit) w.signal({ type: "wip_cleared", ...scope, diff: { column, count: after, limit } });
+      }
+      if (lane.watchEmpty) {
+        if (before > 0 && after === 0) w.signal({ type: "lane_drained", ...scope, diff: { column, count: 0 } });
+        if (before === 0 && after > 0) w.signal({ type: "lane_refilled", ...scope, diff: { column, count: after } });
+      }
+    }
+  }
+
+  /** Count, capped just past what a crossing needs (a write moves one card at a time). */
+  private count(board: Board, column: string, limit: number | undefined): number {
+    return this.tx.countInStatus(scopeOf(board), column, (limit ?? 0) + 2);
+  }
+}

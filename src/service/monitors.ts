@@ -1,0 +1,125 @@
+/**
+ * Temporal conditions: status_timeout (status_since + max_time_in_status) and card_idle
+ * (updated_at + idle_after). Deadlines are derived from the database, so they survive a
+ * restart; they are armed only while someone consumes the type (a subscriber asking for
+ * it, persist_conditions, or a hook), re-armed as cards move, and each card is re-checked
+ * at its deadline. A once-key in the database makes each firing happen once, whichever
+ * process notices it first.
+ */
+import { parseDuration } from "../domain/durations.ts";
+import { nowIso } from "../domain/card.ts";
+import type { Board, Card, CardEvent } from "../domain/types.ts";
+import { scopeOf } from "./lanes.ts";
+import type { Service } from "./service.ts";
+
+/** The actor of events the service raises by itself. */
+export const SYSTEM_ACTOR = "cards";
+const MAX_SLEEP_MS = 30_000;
+const BATCH = 200;
+
+interface Rule {
+  type: "status_timeout" | "card_idle";
+  board: Board;
+  statuses?: string[];
+  column: "status_since" | "updated_at";
+  ms: number;
+  raw: string;
+}
+
+export class TemporalMonitor {
+  private timer?: ReturnType<typeof setTimeout>;
+  private readonly marks = new Map<string, { at: string; id: string }>();
+  private unsubscribe?: () => void;
+  private running = false;
+  private again = false;
+
+  constructor(private readonly svc: Service, private readonly extraConsumers: () => Set<string> = () => new Set()) {}
+
+  start(): void {
+    // every durable card event may move a deadline; a new consumer may arm a rule
+    const off = this.svc.subscribe((e) => { if (e.id && e.card_id) this.kick(); });
+    const offConsumers = this.svc.onConsumersChanged(() => this.kick());
+    this.unsubscribe = () => { off(); offConsumers(); };
+    this.kick();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Re-evaluates soon (coalesces bursts of events into one scan). */
+  kick(): void {
+    if (this.running) { this.again = true; return; }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.scan(), 0);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Fires what is due and arms the timer for the next deadline. */
+  async scan(): Promise<void> {
+    this.running = true;
+    let next = Date.now() + MAX_SLEEP_MS;
+    try {
+      for (const rule of this.rules()) {
+        await this.fireDue(rule);
+        const basis = this.svc.store.nextDue(scopeOf(rule.board), rule.statuses, rule.column, new Date(Date.now() - rule.ms).toISOString());
+        if (basis) next = Math.min(next, Date.parse(basis) + rule.ms);
+      }
+    } catch {
+      // the database may be busy; the next scan retries
+    } finally {
+      this.running = false;
+    }
+    if (this.again) { this.again = false; return this.kick(); }
+    this.timer = setTimeout(() => void this.scan(), Math.max(5, next - Date.now() + 5));
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  private rules(): Rule[] {
+    const out: Rule[] = [];
+    const consumers = this.extraConsumers();
+    const wants = (t: string) => this.svc.hasConsumer(t) || consumers.has(t);
+    for (const board of this.svc.defs.boards.values()) {
+      const mon = board.monitors;
+      if (!mon) continue;
+      if (mon.max_time_in_status && wants("status_timeout")) {
+        for (const [status, raw] of Object.entries(mon.max_time_in_status)) {
+          out.push({ type: "status_timeout", board, statuses: [status], column: "status_since", ms: parseDuration(raw), raw });
+        }
+      }
+      if (mon.idle_after && wants("card_idle")) {
+        out.push({ type: "card_idle", board, column: "updated_at", ms: parseDuration(mon.idle_after), raw: mon.idle_after });
+      }
+    }
+    return out;
+  }
+
+  private async fireDue(rule: Rule): Promise<void> {
+    const key = `${rule.type}\0${rule.board.id}\0${rule.statuses?.join(",") ?? ""}\0${rule.ms}`;
+    for (;;) {
+      const due = this.svc.store.dueCards(scopeOf(rule.board), rule.statuses, rule.column, this.marks.get(key), new Date(Date.now() - rule.ms).toISOString(), BATCH);
+      for (const card of due) {
+        await this.fire(rule, card);
+        this.marks.set(key, { at: card[rule.column], id: card.id });
+      }
+      if (due.length < BATCH) return;
+    }
+  }
+
+  private async fire(rule: Rule, card: Card): Promise<void> {
+    const since = card[rule.column];
+    const diff = rule.type === "status_timeout"
+      ? { board_id: rule.board.id, status: card.status, since, max: rule.raw }
+      : { board_id: rule.board.id, since, threshold: rule.raw };
+    const event = { type: rule.type, actor: SYSTEM_ACTOR, at: nowIso(), card_id: card.id, scope: "card", diff } as CardEvent;
+    const persisted = (this.svc.defs.workspace.settings.persist_conditions ?? []).includes(rule.type);
+    await this.svc.store.write((tx) => {
+      if (!tx.claimOnce(`${rule.type}:${rule.board.id}:${card.id}:${since}`, event.at)) return;
+      if (persisted) tx.appendEvent(event);
+      else tx.appendSignal(event);
+    });
+    this.svc.pollFeed();
+  }
+}
