@@ -29,6 +29,11 @@ export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiRespon
   }
 }
 
+/** True when the route for this request takes its body as raw bytes (do not read it as text). */
+export function isRawRoute(method: string, path: string): boolean {
+  return findRoute(router, method, path)?.data.rawBody === true;
+}
+
 export function errorResponse(e: unknown): ApiResponse {
   if (!isCardsError(e)) console.error("internal error:", e);
   const env = toEnvelope(e);

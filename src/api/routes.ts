@@ -5,7 +5,8 @@
 import {
   createCard, deleteCard, describeWorkspace, getCard, health, listCards, listEvents, cardEvents,
   patchCard, registerUser, claimCard, releaseCard, takeNext, addLink, removeLink, addComment,
-  editComment, appendEntry, updateEntry, removeEntry, cardHistory, listBreaches,
+  editComment, appendEntry, updateEntry, removeEntry, cardHistory, listBreaches, upgradeSchema,
+  attachArtifact, openArtifact,
 } from "../service/index.ts";
 import type { ApiResponse } from "./types.ts";
 import type { RouteCall } from "./call.ts";
@@ -16,6 +17,8 @@ export interface Route {
   summary: string;
   /** only in `cards serve` (reload, POST /boards) */
   serveOnly?: boolean;
+  /** takes the request body as raw bytes (ApiRequest.stream), not JSON */
+  rawBody?: boolean;
   handle(c: RouteCall): ApiResponse | Promise<ApiResponse>;
 }
 
@@ -81,6 +84,23 @@ export const ROUTES: Route[] = [
     handle: (c) => ok(cardEvents(c.svc, c.params.id!, c.query)) },
   { method: "GET", path: "/cards/:id/history", summary: "The card's history as readable lines",
     handle: (c) => ok(cardHistory(c.svc, c.params.id!, c.query)) },
+
+  { method: "POST", path: "/cards/:id/upgrade-schema", summary: "Upgrade a card to its type's loaded schema_version",
+    handle: async (c) => {
+      const body = c.json();
+      const ctx = c.op(200);
+      const { card, report } = await upgradeSchema(c.svc, c.params.id!, body, ctx);
+      const res = written(c, card, 200, isDryRun(body), ctx.replayed);
+      res.headers = { ...res.headers, "upgrade-report": JSON.stringify(report) };
+      return res;
+    } },
+  { method: "POST", path: "/cards/:id/artifacts/:field", summary: "Upload an artifact (raw bytes)", rawBody: true,
+    handle: (c) => write(c, 201, (ctx) => attachArtifact(c.svc, c.params.id!, c.params.field!, c.req.stream ?? new Uint8Array(0), c.req.headers["content-type"], ctx)) },
+  { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes",
+    handle: async (c) => {
+      const a = await openArtifact(c.svc, c.params.path!);
+      return { status: 200, body: null, raw: a.body, headers: { "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable" } };
+    } },
 
   { method: "POST", path: "/cards/take-next", summary: "Claim the oldest unowned card in scope",
     handle: async (c) => {

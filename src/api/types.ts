@@ -11,12 +11,16 @@ export interface ApiRequest {
   headers: Record<string, string>;
   /** raw request body text (JSON routes) */
   body?: string;
+  /** the request body as bytes, for routes that take raw uploads (artifacts) */
+  stream?: AsyncIterable<Uint8Array> | Uint8Array;
 }
 
 export interface ApiResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** `body` is a byte stream to send as is (artifact downloads), not JSON */
+  raw?: ReadableStream<Uint8Array>;
 }
 
 /** Request size limits (DECISIONS "Size limits"); docs/limits.md. */

@@ -5,9 +5,9 @@
  */
 import { H3, type H3Event } from "h3";
 import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
-import { dispatch, errorResponse } from "../api/dispatch.ts";
+import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
-import type { Service } from "../service/index.ts";
+import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
 import { eventStream } from "./sse.ts";
 
@@ -38,16 +38,22 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     const url = new URL(event.req.url);
     const headers: Record<string, string> = {};
     event.req.headers.forEach((v, k) => { headers[k] = v; });
+    const path = url.pathname.slice(3) || "/";
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = v;
+    if (isRawRoute(event.req.method, path)) {
+      const declared = Number(event.req.headers.get("content-length") ?? NaN);
+      if (declared > MAX_ARTIFACT_BYTES) return toResponse(errorResponse(new CardsError("payload_too_large", `artifact over ${MAX_ARTIFACT_BYTES} bytes`, { hint: "see docs/limits.md" })));
+      const stream = event.req.body ?? new Uint8Array(0);
+      return toResponse(await dispatch(svc, { method: event.req.method, path, query, headers, stream: stream as AsyncIterable<Uint8Array> }));
+    }
     let body: string | undefined;
     try {
       body = await readBodyText(event.req, MAX_BODY_BYTES);
     } catch (e) {
       return toResponse(errorResponse(e));
     }
-    const query: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) query[k] = v;
-    const res = await dispatch(svc, { method: event.req.method, path: url.pathname.slice(3) || "/", query, headers, body });
-    return toResponse(res);
+    return toResponse(await dispatch(svc, { method: event.req.method, path, query, headers, body }));
   });
 
   app.all("/**", (event: H3Event) =>
@@ -59,6 +65,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
 }
 
 export function toResponse(res: ApiResponse): Response {
+  if (res.raw) return new Response(res.raw, { status: res.status, headers: res.headers });
   return new Response(JSON.stringify(res.body), {
     status: res.status,
     headers: { "content-type": "application/json; charset=utf-8", ...res.headers },

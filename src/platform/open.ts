@@ -1,7 +1,8 @@
 /** Wires the store driver into the service: surfaces open workspaces through here. */
 import { openWorkspace, type OpenOptions, type Service } from "../service/index.ts";
 import { createSqliteStore } from "../store/sqlite/index.ts";
+import { createFsBlobStore } from "../blobs/fs.ts";
 
-export function openService(o: Omit<OpenOptions, "createStore">): Promise<Service> {
-  return openWorkspace({ ...o, createStore: createSqliteStore });
+export function openService(o: Omit<OpenOptions, "createStore" | "createBlobStore">): Promise<Service> {
+  return openWorkspace({ ...o, createStore: createSqliteStore, createBlobStore: createFsBlobStore });
 }

@@ -1,7 +1,7 @@
 /** The service layer's public surface, listed by name. Surfaces import only from here. */
 // Core
 export { Service, requestHash, type OpContext, type ServiceMode, type WriteScope, type Subscription } from "./service.ts";
-export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type OpenOptions, type StoreFactory, type WorkspaceView } from "./workspace.ts";
+export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type OpenOptions, type StoreFactory, type BlobStoreFactory, type WorkspaceView } from "./workspace.ts";
 // Cards
 export { createCard, getCard, patchCard, deleteCard } from "./cards.ts";
 export { listCards, type CardPage, type ListParams } from "./list.ts";
@@ -19,3 +19,6 @@ export { cardHistory } from "./history.ts";
 // Conditions
 export { listBreaches, BREACH_KINDS } from "./breaches.ts";
 export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";
+// Schema upgrade, artifacts
+export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
+export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";

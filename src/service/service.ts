@@ -8,6 +8,7 @@ import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
+import type { BlobStore } from "../blobs/port.ts";
 import { EventBus, type EventListener } from "../events/bus.ts";
 import { Feed, SIGNAL_TTL_MS } from "../events/feed.ts";
 
@@ -53,6 +54,7 @@ export class Service {
   constructor(
     public defs: Definitions,
     readonly store: Store,
+    readonly blobs: BlobStore,
     readonly root: string,
     readonly mode: ServiceMode,
     private readonly env: Record<string, string | undefined>,

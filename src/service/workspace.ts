@@ -6,10 +6,13 @@ import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
 import { loadDefinitionsCached } from "../definitions/cache.ts";
 import type { SearchConfig, Store } from "../store/port.ts";
+import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
 import { registerDeclaredUsers } from "./users.ts";
 
 export type StoreFactory = (o: { path: string; workspaceId: string; doneStatus: string; search: SearchConfig; connections: 1 | 2 }) => Store;
+
+export type BlobStoreFactory = (dir: string) => BlobStore;
 
 export interface OpenOptions {
   dir?: string;
@@ -17,6 +20,7 @@ export interface OpenOptions {
   env: Record<string, string | undefined>;
   mode: ServiceMode;
   createStore: StoreFactory;
+  createBlobStore: BlobStoreFactory;
 }
 
 /** Root discovery (DECISIONS): --dir, then CARDS_DIR, then the nearest ancestor holding definitions/workspace.json. */
@@ -49,7 +53,7 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
     path: databasePath(root), workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace),
     search: searchConfig(defs), connections: o.mode === "embedded" ? 1 : 2,
   });
-  const svc = new Service(defs, store, root, o.mode, o.env);
+  const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
   await registerDeclaredUsers(svc);
   return svc;
 }

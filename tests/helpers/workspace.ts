@@ -30,3 +30,8 @@ export async function openTestService(dir = makeWorkspace(), mode: ServiceMode =
 export function readJson(path: string): any {
   return JSON.parse(readFileSync(path, "utf8"));
 }
+
+/** The sample task card type as an object (to write a changed copy of it). */
+export function sampleTask(): any {
+  return JSON.parse(sampleFiles()["definitions/card-types/task.json"]!);
+}

@@ -43,7 +43,7 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   http: (t) => ["domain", "api", "http", "generated"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("platform/"),
   cli: (t) => ["domain", "cli"].includes(layer(t)) || t.startsWith("api/") || t.startsWith("service/index") || t.startsWith("platform/open") || t === "definitions/load.ts" || t === "definitions/sample.ts",
   mcp: (t) => ["domain", "mcp"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("platform/"),
-  platform: (t) => ["domain", "platform"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("store/sqlite/"),
+  platform: (t) => ["domain", "platform"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("store/sqlite/") || t === "blobs/fs.ts",
   main: (t) => ["cli", "http", "mcp"].includes(layer(t)),
   generated: () => true,
   ui: (t) => layer(t) === "ui",

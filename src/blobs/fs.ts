@@ -1,0 +1,88 @@
+/**
+ * Local content-addressed blob store: `<dir>/sha256/<2 hex>/<64 hex>`. Uploads stream to
+ * a temp file while hashing, then rename into place (atomic; a crash leaves only a temp
+ * file). A digest already present is not written twice. Paths are built only from a
+ * validated digest, so nothing outside the store can be named.
+ */
+import { createReadStream, createWriteStream, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { CardsError } from "../domain/errors.ts";
+import { sha256 } from "../platform/hash.ts";
+import type { BlobStore, StoredBlob } from "./port.ts";
+
+const DIGEST = /^[0-9a-f]{64}$/;
+const HEAD_BYTES = 64;
+
+export function createFsBlobStore(dir: string): BlobStore {
+  const pathOf = (digest: string) => join(dir, "sha256", digest.slice(0, 2), digest);
+  return {
+    async put(body, maxBytes, mimeOf): Promise<StoredBlob & { mime: string }> {
+      mkdirSync(join(dir, "tmp"), { recursive: true });
+      const tmp = join(dir, "tmp", `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+      const out = createWriteStream(tmp);
+      const hash = sha256();
+      let size = 0;
+      let head: Uint8Array = new Uint8Array(0);
+      try {
+        const chunks = body instanceof Uint8Array ? [body] : body;
+        for await (const chunk of chunks) {
+          size += chunk.byteLength;
+          if (size > maxBytes) {
+            throw new CardsError("payload_too_large", `artifact over ${maxBytes} bytes`, { hint: "see docs/limits.md" });
+          }
+          if (head.byteLength < HEAD_BYTES) head = concat(head, chunk.subarray(0, HEAD_BYTES - head.byteLength));
+          hash.update(chunk);
+          if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+        }
+        await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
+        const digest = hash.hex();
+        const final = pathOf(digest);
+        let mime: string;
+        if (existsSync(final)) {
+          unlinkSync(tmp);
+          mime = readMime(final) ?? mimeOf(head);
+        } else {
+          mime = mimeOf(head);
+          mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
+          writeFileSync(`${final}.type`, mime);
+          renameSync(tmp, final);
+        }
+        return { sha256: digest, size, head, mime };
+      } catch (e) {
+        out.destroy();
+        try { unlinkSync(tmp); } catch { /* never created */ }
+        throw e;
+      }
+    },
+    async get(digest) {
+      if (!DIGEST.test(digest)) return null;
+      const p = pathOf(digest);
+      let size: number;
+      try {
+        size = statSync(p).size;
+      } catch {
+        return null;
+      }
+      return { body: Readable.toWeb(createReadStream(p)) as unknown as ReadableStream<Uint8Array>, size, mime: readMime(p) ?? "application/octet-stream" };
+    },
+    async has(digest) {
+      return DIGEST.test(digest) && existsSync(pathOf(digest));
+    },
+  };
+}
+
+function readMime(blobPath: string): string | undefined {
+  try {
+    return readFileSync(`${blobPath}.type`, "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a, 0);
+  out.set(b, a.byteLength);
+  return out;
+}

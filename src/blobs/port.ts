@@ -1,0 +1,22 @@
+/**
+ * The BlobStore port: content-addressed artifact bytes. Keys are SHA-256 hex digests;
+ * the same bytes are stored once. Drivers: fs.ts (local disk) now; an unstorage-backed
+ * driver (s3 and friends) can implement the same port later.
+ */
+export interface StoredBlob {
+  sha256: string;
+  size: number;
+  /** the first bytes, for content-type sniffing */
+  head: Uint8Array;
+}
+
+export interface BlobStore {
+  /**
+   * Streams `body` into the store (at most `maxBytes`, else throws payload_too_large).
+   * `mime` is remembered the first time a digest is stored.
+   */
+  put(body: AsyncIterable<Uint8Array> | Uint8Array, maxBytes: number, mime: (head: Uint8Array) => string): Promise<StoredBlob & { mime: string }>;
+  /** The bytes of a digest as a stream with its remembered type, or null when absent. */
+  get(sha256: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; mime: string } | null>;
+  has(sha256: string): Promise<boolean>;
+}

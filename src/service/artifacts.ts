@@ -1,0 +1,59 @@
+/**
+ * Artifacts: POST /cards/{id}/artifacts/{field} stores raw bytes content-addressed
+ * (SHA-256, deduplicated, type from Content-Type or sniffed) and sets the artifact
+ * field's metadata {uri, mime, size, sha256}; GET /artifacts/{path} reads them back.
+ * Only `sha256/<2 hex>/<64 hex>` names a blob: every other path, traversal included, is 404.
+ */
+import { CardsError, notFound } from "../domain/errors.ts";
+import { LOCAL_ARTIFACT_PREFIX, localArtifactUri } from "../domain/fields.ts";
+import { sniffMime } from "../domain/sniff.ts";
+import type { Card } from "../domain/types.ts";
+import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
+import type { OpContext, Service } from "./service.ts";
+
+/** Upload limit (DECISIONS size limits): 64 MiB. */
+export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
+const BLOB_PATH = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
+
+export async function attachArtifact(
+  svc: Service, id: string, field: string, body: AsyncIterable<Uint8Array> | Uint8Array, contentType: string | undefined, ctx: OpContext,
+): Promise<Card> {
+  const before = svc.store.getCard(id);
+  if (!before) throw notFound("card", id);
+  const type = svc.cardType(before.type_id);
+  const def = type.fields.find((f) => f.id === field);
+  const artifactFields = type.fields.filter((f) => f.type === "artifact").map((f) => f.id);
+  if (!def || def.type !== "artifact") {
+    throw new CardsError("validation_failed", `${field} is not an artifact field of ${type.id}`, { field, value: field, valid_options: artifactFields });
+  }
+  if (def.artifact_policy === "uri") {
+    throw new CardsError("validation_failed", `${field} holds an external URI (artifact_policy uri); it stores no bytes`, {
+      field, hint: `set it with PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}}`,
+    });
+  }
+  const declared = contentType?.split(";")[0]?.trim().toLowerCase();
+  const blob = await svc.blobs.put(body, MAX_ARTIFACT_BYTES, (head) => (declared && declared !== "application/octet-stream" ? contentType!.trim() : sniffMime(head)));
+  const meta = { uri: localArtifactUri(blob.sha256), mime: blob.mime, size: blob.size, sha256: blob.sha256 };
+  return svc.mutate(ctx, (w) => {
+    const cur = loadForWrite(w.tx, id, undefined);
+    const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: meta } }, [{ type: "artifact_added", diff: { field, ...meta } }], svc);
+    return withParts(w.tx, card);
+  });
+}
+
+/** Opens a stored artifact by its path under /artifacts/ (or its full `artifacts/...` uri). */
+export async function openArtifact(svc: Service, path: string): Promise<{ body: ReadableStream<Uint8Array>; mime: string; size: number }> {
+  const rel = path.startsWith(LOCAL_ARTIFACT_PREFIX) ? path.slice("artifacts/".length) : path.replace(/^\/+/, "");
+  const m = BLOB_PATH.exec(rel);
+  if (!m || !m[2]!.startsWith(m[1]!)) throw notFound("artifact", path);
+  const blob = await svc.blobs.get(m[2]!);
+  if (!blob) throw notFound("artifact", path);
+  return blob;
+}
+
+/** The whole artifact in memory (the tool server returns it base64-encoded). */
+export async function readArtifact(svc: Service, uri: string): Promise<{ bytes: Uint8Array; mime: string; size: number }> {
+  const a = await openArtifact(svc, uri);
+  const bytes = new Uint8Array(await new Response(a.body).arrayBuffer());
+  return { bytes, mime: a.mime, size: a.size };
+}

@@ -1,0 +1,159 @@
+/** Schema upgrade (SPEC Versioning) and content-addressed artifacts over HTTP. */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createHttpApp } from "../../src/http/app.ts";
+import { testApi } from "../helpers/http.ts";
+import { openTestService, sampleTask } from "../helpers/workspace.ts";
+
+/** A workspace whose task type is still at version 1 (priority optional, a `legacy` field). */
+function v1(f: Record<string, any>): void {
+  const task = f["definitions/card-types/task.json"];
+  task.schema_version = 1;
+  delete task.migrations;
+  task.fields = task.fields.map((x: any) => (x.id === "priority" ? { ...x, required: false, default: undefined } : x));
+  task.fields.push({ id: "legacy", type: "string" });
+  task.searchable_fields = ["description"];
+}
+
+describe("POST /cards/{id}/upgrade-schema", () => {
+  test("applies field_defaults, drops removed fields, bumps schema_version, emits schema_upgraded", async () => {
+    const old = await testApi({ edit: v1 });
+    const card = await old.task({ fields: { legacy: "keep me?", description: "d" } });
+    expect(card.schema_version).toBe(1);
+    expect(card.fields.priority).toBeUndefined();
+    old.close();
+    writeFileSync(join(old.dir, "definitions/card-types/task.json"), JSON.stringify(sampleTask()));
+    const svc = await openTestService(old.dir);
+    const app = createHttpApp(svc);
+    const post = async (path: string, body: unknown) => {
+      const r = await app.fetch(new Request(`http://x/v1${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+      return { status: r.status, headers: r.headers, body: (await r.json()) as any };
+    };
+    try {
+      // reads still show the stored (old) fields; PATCH validates against the current schema
+      const dry = await post(`/cards/${card.id}/upgrade-schema`, { dry_run: true });
+      expect(dry.status).toBe(200);
+      expect(dry.headers.get("dry-run")).toBe("true");
+      expect(JSON.parse(dry.headers.get("upgrade-report")!)).toEqual({ from: 1, to: 2, defaults_applied: { priority: "normal" }, fields_dropped: ["legacy"] });
+      expect(dry.body.fields).toEqual({ description: "d", priority: "normal" });
+      expect(svc.store.getCard(card.id)!.schema_version).toBe(1);
+
+      expect((await post(`/cards/${card.id}/upgrade-schema`, { target_version: 3 })).body.error).toBe("schema_version_mismatch");
+      const done = await post(`/cards/${card.id}/upgrade-schema`, {});
+      expect(done.status).toBe(200);
+      expect(done.body.schema_version).toBe(2);
+      expect(done.body.version).toBe(2);
+      expect(done.body.fields.legacy).toBeUndefined();
+      const ev = svc.store.listEvents({ cardId: card.id, types: ["schema_upgraded"], limit: 5 });
+      expect(ev[0]!.diff).toEqual({ from: 1, to: 2, defaults_applied: { priority: "normal" }, fields_dropped: ["legacy"] });
+      const down = await post(`/cards/${card.id}/upgrade-schema`, { target_version: 1 });
+      expect(down.status).toBe(422);
+      expect(down.body.error).toBe("schema_version_mismatch");
+      expect(down.body.valid_options).toEqual([2]);
+      // already current: nothing changes
+      expect((await post(`/cards/${card.id}/upgrade-schema`, {})).body.version).toBe(2);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("an upgrade that would leave a required field empty is refused with a hint", async () => {
+    const old = await testApi({ edit: v1 });
+    const card = await old.task();
+    old.close();
+    const t = sampleTask();
+    t.migrations = { "2": { from: 1, summary: "no defaults" } };
+    writeFileSync(join(old.dir, "definitions/card-types/task.json"), JSON.stringify(t));
+    const svc = await openTestService(old.dir);
+    try {
+      const app = createHttpApp(svc);
+      const r = await app.fetch(new Request(`http://x/v1/cards/${card.id}/upgrade-schema`, { method: "POST", body: "{}" }));
+      const body = (await r.json()) as any;
+      expect(r.status).toBe(422);
+      expect(body.field).toBe("priority");
+      expect(body.hint).toContain("field_defaults");
+    } finally {
+      svc.close();
+    }
+  });
+});
+
+describe("artifacts", () => {
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+  test("upload stores bytes content-addressed with a sniffed type, sets the field, version +1, artifact_added", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const up = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: png }));
+      expect(up.status).toBe(201);
+      const card = (await up.json()) as any;
+      expect(card.version).toBe(2);
+      expect(card.fields.output).toMatchObject({ mime: "image/png", size: 12 });
+      expect(card.fields.output.uri).toBe(`artifacts/sha256/${card.fields.output.sha256.slice(0, 2)}/${card.fields.output.sha256}`);
+      const ev = (await api.get(`/cards/${c.id}/events`)).body.items.at(-1);
+      expect(ev.type).toBe("artifact_added");
+      expect(ev.diff).toMatchObject({ field: "output", sha256: card.fields.output.sha256 });
+      const down = await app.fetch(new Request(`http://x/v1/${card.fields.output.uri}`));
+      expect(down.status).toBe(200);
+      expect(down.headers.get("content-type")).toBe("image/png");
+      expect(new Uint8Array(await down.arrayBuffer())).toEqual(png);
+      // the same bytes again: deduplicated, same uri
+      const c2 = await api.task();
+      const again = (await (await app.fetch(new Request(`http://x/v1/cards/${c2.id}/artifacts/output`, { method: "POST", body: png, headers: { "content-type": "application/x-custom" } }))).json()) as any;
+      expect(again.fields.output.uri).toBe(card.fields.output.uri);
+      // a declared type wins over sniffing for new bytes
+      const csv = (await (await app.fetch(new Request(`http://x/v1/cards/${c2.id}/artifacts/output`, { method: "POST", body: "a,b\n1,2\n", headers: { "content-type": "text/csv" } }))).json()) as any;
+      expect(csv.fields.output.mime).toBe("text/csv");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("every traversal form reads as 404", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      for (const p of ["../../etc/passwd", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "sha256/../../cards.db", "/etc/passwd", "sha256\\ab\\cd", "sha256/00/" + "0".repeat(64), "..%5c..%5ccards.db", "sha256/ab/" + "a".repeat(63)]) {
+        const r = await app.fetch(new Request(`http://x/v1/artifacts/${p}`));
+        expect(r.status).toBe(404);
+        expect(((await r.json()) as any).error).toBe("not_found");
+      }
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a non-artifact field, a uri-policy field and an unknown card are refused", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const wrong = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/priority`, { method: "POST", body: png }));
+      expect(wrong.status).toBe(422);
+      expect(((await wrong.json()) as any).valid_options).toEqual(["output"]);
+      const bug = (await api.post("/cards", { type_id: "bug", title: "b", fields: { steps: "s" } })).body;
+      const uri = await app.fetch(new Request(`http://x/v1/cards/${bug.id}/artifacts/logs`, { method: "POST", body: png }));
+      expect(uri.status).toBe(422);
+      expect((await app.fetch(new Request("http://x/v1/cards/card_0000000000000000/artifacts/output", { method: "POST", body: png }))).status).toBe(404);
+      // uri-policy fields take external URIs through PATCH
+      expect((await api.patch(`/cards/${bug.id}`, { version: 1, fields: { logs: { uri: "https://ci.example/run/1" } } })).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("an upload over the limit is 413 and stores nothing", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const r = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: "x", headers: { "content-length": String(65 * 1024 * 1024) } }));
+      expect(r.status).toBe(413);
+      expect((await api.get(`/cards/${c.id}`)).body.version).toBe(1);
+    } finally {
+      api.close();
+    }
+  });
+});
