@@ -23,6 +23,7 @@ const root = defineCommand({
     cards: () => import("./cli/commands/cards.ts").then((m) => m.default),
     events: () => simple().then((m) => m.events),
     api: () => simple().then((m) => m.api),
+    artifacts: () => import("./cli/commands/artifacts.ts").then((m) => m.default),
   },
 });
 

@@ -15,13 +15,18 @@ export interface CliGlobals {
   cwd: string;
 }
 
-export interface RawResponse { status: number; text: string }
+export interface RawResponse { status: number; text: string; bytes?: Uint8Array; headers?: Record<string, string> }
 
 export interface ApiCall {
   method: string;
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** raw request bytes (artifact uploads) and their type */
+  bytes?: Uint8Array;
+  contentType?: string;
+  /** answer with the raw response bytes (artifact downloads) */
+  wantBytes?: boolean;
 }
 
 /** Performs one API call and returns the parsed body; an error answer throws its envelope as a CardsError. */
@@ -39,11 +44,12 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   if (g.actor) headers["x-service-actor"] = g.actor;
   if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body);
-  const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body };
+  if (call.contentType) headers["content-type"] = call.contentType;
+  const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
   const url = g.url ?? g.env.CARDS_URL;
   if (url) {
     const { remoteRequest } = await import("./remote.ts");
-    return remoteRequest(url, req);
+    return remoteRequest(url, req, call.wantBytes === true);
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);

@@ -49,3 +49,12 @@ export function intFlag(name: string, raw: string | undefined): number | undefin
 export function listFlag(raw: string | undefined): string[] | undefined {
   return raw === undefined ? undefined : raw.split(",").map((s) => s.trim()).filter(Boolean);
 }
+
+/** Reads a file (or stdin for `-`) as bytes. */
+export function readBytes(file: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(file === "-" ? 0 : file));
+  } catch (e) {
+    throw new CardsError("usage", `cannot read ${file}: ${(e as Error).message}`, { field: "file" });
+  }
+}

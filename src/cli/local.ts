@@ -8,7 +8,8 @@ export async function localRequest(g: CliGlobals, req: ApiRequest): Promise<RawR
   const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
   try {
     const res = await dispatch(svc, req);
-    return { status: res.status, text: JSON.stringify(res.body) };
+    if (res.raw) return { status: res.status, text: "", bytes: new Uint8Array(await new Response(res.raw).arrayBuffer()), headers: res.headers };
+    return { status: res.status, text: JSON.stringify(res.body), headers: res.headers };
   } finally {
     svc.close();
   }

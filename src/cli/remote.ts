@@ -4,20 +4,25 @@ import { CardsError } from "../domain/errors.ts";
 import type { ApiRequest } from "../api/types.ts";
 import type { RawResponse } from "./client.ts";
 
-export async function remoteRequest(baseUrl: string, req: ApiRequest): Promise<RawResponse> {
+export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes = false): Promise<RawResponse> {
   const base = baseUrl.replace(/\/+$/, "");
   const qs = new URLSearchParams(req.query).toString();
   const url = `${base}/v1${req.path}${qs ? `?${qs}` : ""}`;
   try {
+    const raw = req.stream instanceof Uint8Array ? req.stream : undefined;
     const res = await ofetch.raw(url, {
       method: req.method as "GET",
-      headers: { ...req.headers, ...(req.body !== undefined ? { "content-type": "application/json" } : {}) },
-      body: req.body,
-      responseType: "text",
+      headers: { ...(req.body !== undefined ? { "content-type": "application/json" } : {}), ...req.headers },
+      body: raw ?? req.body,
+      responseType: wantBytes ? "arrayBuffer" : "text",
       ignoreResponseError: true,
       retry: 0,
     });
-    return { status: res.status, text: (res._data as string | undefined) ?? "" };
+    const headers: Record<string, string> = {};
+    res.headers.forEach((v, k) => { headers[k] = v; });
+    if (wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
+    const text = wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
+    return { status: res.status, text, headers };
   } catch (e) {
     throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, {
       hint: "check that `cards serve` is running and CARDS_URL / --url points at it",

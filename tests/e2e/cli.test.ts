@@ -194,6 +194,23 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(remote.stderr).toBe(local.stderr);
   });
 
+  test("artifacts put/get and upgrade-schema work the same in both modes", () => {
+    const file = join(dir, "note.txt");
+    writeFileSync(file, "artifact bytes");
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const card = run(["cards", "create", "--type", "task", "--title", "art"], { cwd: dir, env }).json;
+      const put = run(["cards", "artifacts", "put", card.id, "output", file], { cwd: dir, env });
+      expect(put.code).toBe(0);
+      expect(put.json.fields.output).toMatchObject({ size: 14, mime: "text/plain; charset=utf-8" });
+      const get = run(["artifacts", "get", put.json.fields.output.uri], { cwd: dir, env });
+      expect(get.stdout).toBe("artifact bytes");
+      const viaStdin = run(["cards", "artifacts", "put", card.id, "output", "-", "--type", "text/csv"], { cwd: dir, env, input: "a,b\n" });
+      expect(viaStdin.json.fields.output.mime).toBe("text/csv");
+      expect(run(["cards", "upgrade-schema", card.id, "--dry-run"], { cwd: dir, env }).json.schema_version).toBe(2);
+      expect(run(["artifacts", "get", "artifacts/sha256/00/nope"], { cwd: dir, env }).code).toBe(3);
+    }
+  });
+
   test("an unreachable server is `unavailable` (exit 7)", () => {
     const r = run(["cards", "list"], { cwd: dir, env: { CARDS_URL: "http://127.0.0.1:9" } });
     expect(r.code).toBe(7);

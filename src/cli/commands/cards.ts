@@ -1,7 +1,7 @@
 /** `cards cards ...`: mirrors /v1/cards. */
 import { defineCommand } from "citty";
 import { callApi, type CliGlobals } from "../client.ts";
-import { intFlag, jsonFlag, listFlag, readData, readDataObject } from "../input.ts";
+import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
@@ -268,6 +268,40 @@ const entries = defineCommand({
   },
 });
 
+const upgrade = defineCommand({
+  meta: { name: "upgrade-schema", description: "Upgrade a card to its type's loaded schema version (POST /cards/{id}/upgrade-schema)" },
+  args: {
+    id: { type: "positional", description: "card id", required: true },
+    "target-version": { type: "string", description: "must be the loaded version (the default)" },
+    "dry-run": { type: "boolean", description: "answer with the card as it would be; change nothing" },
+  },
+  run: ({ args, data }) => callApi(g(data), {
+    method: "POST", path: `/cards/${enc(args.id)}/upgrade-schema`,
+    body: {
+      ...(args["target-version"] !== undefined ? { target_version: intFlag("target-version", args["target-version"]) } : {}),
+      ...(args["dry-run"] ? { dry_run: true } : {}),
+    },
+  }),
+});
+
+const artifacts = defineCommand({
+  meta: { name: "artifacts", description: "Artifacts of a card" },
+  subCommands: {
+    put: defineCommand({
+      meta: { name: "put", description: "Upload a file into an artifact field (POST /cards/{id}/artifacts/{field}); FILE '-' reads stdin" },
+      args: {
+        id: { type: "positional", description: "card id", required: true },
+        field: { type: "positional", description: "artifact field id", required: true },
+        file: { type: "positional", description: "file to upload, or - for stdin", required: true },
+        type: { type: "string", description: "content type (sniffed from the bytes when absent)" },
+      },
+      run: ({ args, data }) => callApi(g(data), {
+        method: "POST", path: `/cards/${enc(args.id)}/artifacts/${enc(args.field)}`, bytes: readBytes(args.file), contentType: args.type,
+      }),
+    }),
+  },
+});
+
 /** A positional text argument; `-` reads standard input. */
 function textArg(v: string): string {
   return v === "-" ? (readData("@-") ?? "") : v;
@@ -277,5 +311,6 @@ export default defineCommand({
   meta: { name: "cards", description: "Work with cards" },
   subCommands: {
     list, get, create, patch, delete: del, events, history, "take-next": takeNext, claim, release, links, comments, entries,
+    "upgrade-schema": upgrade, artifacts,
   },
 });
