@@ -23,7 +23,7 @@ export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiRespon
       });
     }
     const params = Object.fromEntries(Object.entries(match.params ?? {}).map(([k, v]) => [k, safeDecode(v)]));
-    return await route.handle(new RouteCall(svc, req, params));
+    return await route.handle(new RouteCall(svc.pin(), req, params));
   } catch (e) {
     return errorResponse(e);
   }

@@ -6,7 +6,7 @@ import {
   createCard, deleteCard, describeWorkspace, getCard, health, listCards, listEvents, cardEvents,
   patchCard, registerUser, claimCard, releaseCard, takeNext, addLink, removeLink, addComment,
   editComment, appendEntry, updateEntry, removeEntry, cardHistory, listBreaches, upgradeSchema,
-  attachArtifact, openArtifact,
+  attachArtifact, openArtifact, reloadDefinitions, putBoard,
 } from "../service/index.ts";
 import type { ApiResponse } from "./types.ts";
 import type { RouteCall } from "./call.ts";
@@ -48,6 +48,14 @@ export const ROUTES: Route[] = [
     handle: (c) => { c.onlyQuery(); return ok(describeWorkspace(c.svc)); } },
   { method: "GET", path: "/boards/:board_id", summary: "One board definition",
     handle: (c) => { c.onlyQuery(); return ok(c.svc.board(c.params.board_id!)); } },
+  { method: "POST", path: "/workspace/reload", summary: "Re-read the definitions and swap them in (serve mode only)", serveOnly: true,
+    handle: (c) => write(c, 200, (ctx) => reloadDefinitions(c.svc, ctx)) },
+  { method: "POST", path: "/boards", summary: "Write a board definition and reload (serve mode only)", serveOnly: true,
+    handle: async (c) => {
+      const ctx = c.op(201);
+      const r = await putBoard(c.svc, c.json(), ctx);
+      return ok(r.board, r.created ? 201 : 200);
+    } },
   { method: "POST", path: "/users", summary: "Register a user",
     handle: async (c) => {
       const ctx = c.op(201);

@@ -5,7 +5,7 @@
 import { createConsola } from "consola";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
-import { TemporalMonitor } from "../service/index.ts";
+import { TemporalMonitor, watchDefinitions } from "../service/index.ts";
 import { createHttpApp } from "./app.ts";
 import { closeAllStreams } from "./sse.ts";
 
@@ -25,6 +25,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   const app = createHttpApp(svc, { log: (m) => log.error(m) });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
+  const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
   const server = await startServer(app, { host: o.host, port: o.port });
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
@@ -35,6 +36,7 @@ export async function startService(o: ServeOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     monitor.stop();
+    unwatch();
     closeAllStreams();
     await server.close().catch(() => {});
     svc.close();

@@ -22,3 +22,5 @@ export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";
 // Schema upgrade, artifacts
 export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
 export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
+// Definitions lifecycle
+export { reloadDefinitions, putBoard, onReload, watchDefinitions, type ReloadResult } from "./reload.ts";

@@ -46,6 +46,8 @@ export interface Subscription {
 
 export class Service {
   readonly bus = new EventBus();
+  /** the service itself; a pinned view (pin()) inherits it, so reloads reach the live one */
+  readonly origin: Service = this;
   private feed?: Feed;
   private writes = 0;
   private readonly consumers = new Map<EventListener, Subscription>();
@@ -82,6 +84,14 @@ export class Service {
   }
 
   // --- definitions ---
+
+  /**
+   * A view of this service whose definitions stay the ones live now, so one request sees
+   * either the old or the new definitions across a reload, never a mix.
+   */
+  pin(): Service {
+    return Object.create(this, { defs: { value: this.defs, writable: false, enumerable: true } }) as Service;
+  }
 
   cardType(id: string, field = "type_id"): CardType {
     const t = this.defs.cardTypes.get(id);

@@ -115,8 +115,8 @@ export interface Store extends StoreReads {
   write<T>(fn: (tx: StoreTx) => T | Promise<T>): Promise<T>;
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
-  /** re-index full-text search for these type ids (searchable_fields changed) */
-  setSearchConfig(config: SearchConfig): void;
+  /** new definitions: the done column and the searchable fields (re-indexes types whose list changed) */
+  reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void>;
   close(): void;
 }
 

@@ -9,6 +9,12 @@ const g = (data: unknown) => data as CliGlobals;
 
 export const workspace = defineCommand({
   meta: { name: "workspace", description: "Workspace, card types, boards and schema versions (GET /workspace)" },
+  subCommands: {
+    reload: defineCommand({
+      meta: { name: "reload", description: "Re-read the definitions on a running server (POST /workspace/reload; serve mode only)" },
+      run: ({ data }) => callApi(g(data), { method: "POST", path: "/workspace/reload", body: {} }),
+    }),
+  },
   run: ({ data }) => callApi(g(data), { method: "GET", path: "/workspace" }),
 });
 
@@ -24,6 +30,11 @@ export const boards = defineCommand({
       meta: { name: "get", description: "One board definition (GET /boards/{id})" },
       args: { id: { type: "positional", description: "board id", required: true } },
       run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/boards/${encodeURIComponent(args.id)}` }),
+    }),
+    create: defineCommand({
+      meta: { name: "create", description: "Write a board definition and reload (POST /boards; serve mode only)" },
+      args: { data: { type: "string", description: "the board definition: JSON, @file or @- (stdin)", required: true } },
+      run: ({ args, data }) => callApi(g(data), { method: "POST", path: "/boards", body: readData(args.data) }),
     }),
   },
 });

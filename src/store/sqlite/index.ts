@@ -61,9 +61,12 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       db.exec("BEGIN");
       try { return fn(reader); } finally { db.exec("COMMIT"); }
     },
-    setSearchConfig(search: SearchConfig) {
-      config.search = search;
-      void lock.run(() => syncSearchConfig(writerDb, writer, search, false)).catch(() => { /* retried at the next open */ });
+    reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void> {
+      return lock.run(() => {
+        config.doneStatus = o.doneStatus;
+        config.search = o.search;
+        syncSearchConfig(writerDb, writer, o.search, false);
+      });
     },
     close() {
       readerDb?.close();

@@ -1,0 +1,110 @@
+/**
+ * The tool registry: the fixed tools plus create_<type_id> / update_<type_id> per card
+ * type, rebuilt whenever the definitions change. Calls are checked against the top level
+ * of the input schema (unknown keys, required keys, JSON types); deeper rules are the
+ * service's. Domain failures become tool results with isError and the SPEC envelope.
+ */
+import { CardsError, isCardsError, toEnvelope } from "../domain/errors.ts";
+import type { Definitions } from "../domain/types.ts";
+import { createCard, patchCard } from "../service/index.ts";
+import { fixedTools, type Args, type Tool, type ToolContext } from "./fixed.ts";
+import { createTool, updateTool, type JsonSchema, type ToolSpec } from "./schemas.ts";
+
+export interface ToolResult {
+  content: Array<{ type: "text"; text: string }>;
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+export class ToolRegistry {
+  readonly tools: Map<string, Tool>;
+  readonly specs: ToolSpec[];
+
+  constructor(defs: Definitions) {
+    const all = [...fixedTools(defs), ...typeTools(defs)];
+    this.tools = new Map(all.map((t) => [t.spec.name, t]));
+    this.specs = all.map((t) => t.spec);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  /** Runs a known tool; every failure, including bad arguments, is an isError result. */
+  async call(name: string, args: unknown, c: ToolContext, log: (m: string) => void): Promise<ToolResult> {
+    const tool = this.tools.get(name)!;
+    try {
+      const a = checkArgs(tool.spec, args);
+      return result(await tool.run(a, c));
+    } catch (e) {
+      if (!isCardsError(e)) log(`tool ${name} failed: ${String((e as Error)?.stack ?? e)}`);
+      return { ...result(toEnvelope(e)), isError: true };
+    }
+  }
+}
+
+/** create_<type_id> and update_<type_id> for every card type. */
+function typeTools(defs: Definitions): Tool[] {
+  const out: Tool[] = [];
+  for (const type of defs.cardTypes.values()) {
+    out.push({
+      spec: createTool(type, defs),
+      run: (a, c) => createCard(c.svc, { type_id: type.id, ...a }, c),
+    });
+    out.push({
+      spec: updateTool(type, defs),
+      run: (a, c) => {
+        const { card_id, ...body } = a;
+        const card = c.svc.store.getCard(card_id);
+        if (card && card.type_id !== type.id) {
+          throw new CardsError("validation_failed", `card ${card_id} is a ${card.type_id}, not a ${type.id}`, {
+            field: "card_id", value: card_id, hint: `use update_${card.type_id}`,
+          });
+        }
+        return patchCard(c.svc, card_id, body, c);
+      },
+    });
+  }
+  return out;
+}
+
+function result(value: unknown): ToolResult {
+  const structured = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value ?? null };
+  return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/** Top-level checks against the tool's schema; the service validates what is inside. */
+export function checkArgs(spec: ToolSpec, args: unknown): Args {
+  if (args === undefined || args === null) args = {};
+  if (typeof args !== "object" || Array.isArray(args)) throw new CardsError("validation_failed", "arguments must be a JSON object", { field: "arguments" });
+  const a = args as Args;
+  const props = (spec.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const key of Object.keys(a)) {
+    if (!(key in props)) {
+      throw new CardsError("validation_failed", `${spec.name}: unknown argument ${JSON.stringify(key)}`, { field: key, valid_options: Object.keys(props) });
+    }
+  }
+  for (const key of (spec.inputSchema.required ?? []) as string[]) {
+    if (a[key] === undefined || a[key] === null) throw new CardsError("validation_failed", `${spec.name}: ${key} is required`, { field: key });
+  }
+  for (const [key, value] of Object.entries(a)) {
+    const want = props[key]!.type as string | undefined;
+    if (value === undefined || (value === null && key !== "owner") || !want || typeMatches(want, value)) continue;
+    throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : `a ${want === "object" ? "JSON object" : want}`}`, {
+      field: key, value,
+    });
+  }
+  return a;
+}
+
+function typeMatches(want: string, v: unknown): boolean {
+  switch (want) {
+    case "string": return typeof v === "string";
+    case "integer": return Number.isInteger(v);
+    case "number": return typeof v === "number" && Number.isFinite(v);
+    case "boolean": return typeof v === "boolean";
+    case "array": return Array.isArray(v);
+    case "object": return typeof v === "object" && v !== null && !Array.isArray(v);
+    default: return true;
+  }
+}

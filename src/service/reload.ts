@@ -1,0 +1,148 @@
+/**
+ * Definitions on a running server: POST /workspace/reload swaps in re-read definitions
+ * without touching cards; POST /boards writes a board file and reloads, restoring the
+ * file when the reload rejects it. On failure the prior definitions stay live and every
+ * problem is reported (422 invalid_definitions, definition_reload_failed).
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { CardsError, isCardsError } from "../domain/errors.ts";
+import { nowIso } from "../domain/card.ts";
+import { doneColumn } from "../domain/transitions.ts";
+import type { Board, CardEvent, Definitions } from "../domain/types.ts";
+import { definitionsFingerprint, loadDefinitions } from "../definitions/load.ts";
+import type { OpContext, Service } from "./service.ts";
+import { searchConfig } from "./workspace.ts";
+
+let queue: Promise<unknown> = Promise.resolve();
+/** Reloads run one at a time. */
+function serial<T>(fn: () => Promise<T>): Promise<T> {
+  const run = queue.then(fn, fn);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+export interface ReloadResult {
+  fingerprint: string;
+  changed: boolean;
+  boards: string[];
+}
+
+/** Callbacks run after each successful reload (extensions reconcile, tool lists refresh). */
+const afterReload = new WeakMap<Service, Set<(defs: Definitions) => void>>();
+
+export function onReload(svc: Service, fn: (defs: Definitions) => void): () => void {
+  let set = afterReload.get(svc);
+  if (!set) afterReload.set(svc, (set = new Set()));
+  set.add(fn);
+  return () => { set!.delete(fn); };
+}
+
+export function reloadDefinitions(svc: Service, ctx: OpContext): Promise<ReloadResult> {
+  return serial(() => reloadNow(svc, ctx));
+}
+
+async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
+  const root = svc.origin;
+  const old = root.defs;
+  let next: Definitions;
+  try {
+    next = await loadDefinitions(root.root);
+  } catch (e) {
+    if (isCardsError(e) && e.code === "invalid_definitions") {
+      await announce(root, ctx, [...old.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
+    }
+    throw e;
+  }
+  if (next.fingerprint === old.fingerprint) return { fingerprint: next.fingerprint, changed: false, boards: [] };
+  const boards = affectedBoards(old, next);
+  // swap while no write is in flight: a write sees all old or all new definitions
+  await root.store.write(() => { root.defs = next; });
+  await root.store.reconfigure({ doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
+  await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
+  for (const fn of afterReload.get(root) ?? []) {
+    try { fn(next); } catch { /* a listener's failure never undoes the reload */ }
+  }
+  return { fingerprint: next.fingerprint, changed: true, boards };
+}
+
+/** Boards whose own file changed, that show a changed card type, or all when workspace.json changed. */
+function affectedBoards(old: Definitions, next: Definitions): string[] {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const ids = new Set([...old.boards.keys(), ...next.boards.keys()]);
+  if (!same(old.workspace, next.workspace)) return [...ids].sort();
+  const changedTypes = new Set([...old.cardTypes.keys(), ...next.cardTypes.keys()].filter((t) => !same(old.cardTypes.get(t), next.cardTypes.get(t))));
+  return [...ids].filter((id) => {
+    const a = old.boards.get(id);
+    const b = next.boards.get(id);
+    return !same(a, b) || [...(a?.card_type_ids ?? []), ...(b?.card_type_ids ?? [])].some((t) => changedTypes.has(t));
+  }).sort();
+}
+
+async function announce(svc: Service, ctx: OpContext, boards: string[], make: (board: string) => { type: CardEvent["type"]; board_id: string; diff: Record<string, unknown> }): Promise<void> {
+  const at = nowIso();
+  await svc.store.write((tx) => {
+    for (const b of boards) tx.appendSignal({ ...make(b), actor: ctx.actor, at, scope: "board" } as CardEvent);
+  });
+  svc.pollFeed();
+}
+
+const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are letters, digits, - and _")) });
+
+/** POST /boards: writes definitions/boards/<id>.json, reloads, and restores the file if the reload fails. */
+export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<{ board: Board; created: boolean }> {
+  return serial(async () => {
+    const parsed = v.safeParse(BoardFile, input);
+    if (!parsed.success) {
+      throw new CardsError("validation_failed", "a board definition needs an id of letters, digits, - and _", { field: "id", value: (input as { id?: unknown })?.id });
+    }
+    const id = parsed.output.id;
+    const dir = join(svc.root, "definitions", "boards");
+    const file = join(dir, `${id}.json`);
+    const before = existsSync(file) ? readFileSync(file, "utf8") : undefined;
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(input, null, 2)}\n`);
+    renameSync(tmp, file);
+    try {
+      await reloadNow(svc, ctx);
+    } catch (e) {
+      if (before === undefined) unlinkSync(file);
+      else writeFileSync(file, before);
+      throw e;
+    }
+    return { board: svc.origin.defs.boards.get(id)!, created: before === undefined };
+  });
+}
+
+/**
+ * `cards serve --watch`: polls the definitions' content fingerprint and reloads on change
+ * through the same path as POST /workspace/reload. Returns a stop function.
+ */
+export function watchDefinitions(svc: Service, log: (msg: string) => void, intervalMs = 1000): () => void {
+  let busy = false;
+  let lastFailed: string | undefined;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const fp = await definitionsFingerprint(svc.root);
+      if (fp === svc.origin.defs.fingerprint || fp === lastFailed) return;
+      const r = await reloadDefinitions(svc, { actor: "cards" });
+      lastFailed = undefined;
+      if (r.changed) log(`definitions reloaded (${r.boards.length ? `boards ${r.boards.join(", ")}` : "no board affected"})`);
+    } catch (e) {
+      if (isCardsError(e) && e.code === "invalid_definitions") {
+        lastFailed = await definitionsFingerprint(svc.root).catch(() => undefined);
+        log(`definitions not reloaded, the previous ones stay live: ${e.message}`);
+      } else {
+        log(`definitions watch: ${(e as Error).message}`);
+      }
+    } finally {
+      busy = false;
+    }
+  }, intervalMs);
+  (timer as { unref?: () => void }).unref?.();
+  return () => clearInterval(timer);
+}

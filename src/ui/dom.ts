@@ -1,0 +1,74 @@
+/** Small DOM helpers: element construction without innerHTML, formatting of ids and times. */
+
+export type Child = Node | string | number | null | undefined | false | Child[];
+export type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+/** `h("div", {class: "x", onclick: fn}, "text", child)`; attribute values are set, never parsed as HTML. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (typeof v === "function") el.addEventListener(k.replace(/^on/, ""), v);
+    else if (k === "value" && "value" in el) (el as HTMLInputElement).value = String(v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el: Node, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+}
+
+export function $(sel: string, root: ParentNode = document): HTMLElement | null {
+  return root.querySelector<HTMLElement>(sel);
+}
+
+const ESC: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ESC[c]!);
+}
+
+/** The first 8 hex characters after `card_` (DECISIONS: short id). */
+export function shortId(id: string): string {
+  return id.startsWith("card_") ? id.slice(5, 13) : id;
+}
+
+export function fmtTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+export function fmtDate(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleDateString(undefined, { month: "short", day: "numeric", year: d.getFullYear() === new Date().getFullYear() ? undefined : "numeric" });
+}
+
+export function ago(iso: string, now = Date.now()): string {
+  const s = Math.round((now - new Date(iso).getTime()) / 1000);
+  if (!Number.isFinite(s)) return "";
+  const abs = Math.abs(s);
+  const [n, unit] = abs < 60 ? [abs, "s"] : abs < 3600 ? [abs / 60, "m"] : abs < 86400 ? [abs / 3600, "h"] : [abs / 86400, "d"];
+  const v = `${Math.floor(n)}${unit}`;
+  return s >= 0 ? `${v} ago` : `in ${v}`;
+}
+
+export function fmtBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number): (...a: A) => void {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return (...a: A) => {
+    if (t) clearTimeout(t);
+    t = setTimeout(() => fn(...a), ms);
+  };
+}

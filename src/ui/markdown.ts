@@ -1,0 +1,100 @@
+/**
+ * A small, safe markdown renderer for text fields and comments. The source is HTML-escaped
+ * first; only the tags produced here reach the page, and link targets are limited to
+ * http(s), mailto and relative URLs. Supports headings, paragraphs with line breaks, lists
+ * (with task boxes), block quotes, fenced code, rules, `code`, **bold**, *em*, ~~strike~~,
+ * [links](url) and bare URLs.
+ */
+import { escapeHtml } from "./dom.ts";
+
+export function markdown(src: string): string {
+  return blocks(escapeHtml(src.replace(/\u0000/g, "").replace(/\r\n?/g, "\n")).split("\n"));
+}
+
+const FENCE = /^\s*(`{3,}|~{3,})/;
+const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
+const RULE = /^\s*([-*_])(\s*\1){2,}\s*$/;
+const QUOTE = /^\s*&gt;\s?/;
+const BULLET = /^\s*[-*+]\s+/;
+const ORDERED = /^\s*\d{1,9}[.)]\s+/;
+
+function blocks(lines: string[]): string {
+  const out: string[] = [];
+  let i = 0;
+  const starts = (l: string) => FENCE.test(l) || HEADING.test(l) || RULE.test(l) || QUOTE.test(l) || BULLET.test(l) || ORDERED.test(l);
+  while (i < lines.length) {
+    const line = lines[i]!;
+    if (line.trim() === "") { i++; continue; }
+    const fence = FENCE.exec(line);
+    if (fence) {
+      const buf: string[] = [];
+      for (i++; i < lines.length && !lines[i]!.trimStart().startsWith(fence[1]!); i++) buf.push(lines[i]!);
+      i++;
+      out.push(`<pre><code>${buf.join("\n")}</code></pre>`);
+      continue;
+    }
+    const head = HEADING.exec(line);
+    if (head) {
+      const level = Math.min(head[1]!.length + 2, 6); // h3..h6 inside a card
+      out.push(`<h${level}>${inline(head[2]!)}</h${level}>`);
+      i++;
+      continue;
+    }
+    if (RULE.test(line)) { out.push("<hr>"); i++; continue; }
+    if (QUOTE.test(line)) {
+      const buf: string[] = [];
+      while (i < lines.length && QUOTE.test(lines[i]!)) buf.push(lines[i++]!.replace(QUOTE, ""));
+      out.push(`<blockquote>${blocks(buf)}</blockquote>`);
+      continue;
+    }
+    const ordered = ORDERED.test(line);
+    if (ordered || BULLET.test(line)) {
+      const marker = ordered ? ORDERED : BULLET;
+      const items: string[] = [];
+      while (i < lines.length && marker.test(lines[i]!)) {
+        let item = lines[i++]!.replace(marker, "");
+        while (i < lines.length && /^\s{2,}\S/.test(lines[i]!) && !marker.test(lines[i]!)) item += `\n${lines[i++]!.trim()}`;
+        items.push(`<li>${task(inline(item).replace(/\n/g, "<br>"))}</li>`);
+      }
+      out.push(ordered ? `<ol>${items.join("")}</ol>` : `<ul>${items.join("")}</ul>`);
+      continue;
+    }
+    const para: string[] = [];
+    while (i < lines.length && lines[i]!.trim() !== "" && (para.length === 0 || !starts(lines[i]!))) para.push(lines[i++]!);
+    out.push(`<p>${para.map(inline).join("<br>")}</p>`);
+  }
+  return out.join("");
+}
+
+function task(item: string): string {
+  if (item.startsWith("[ ] ")) return `<span class="md-task" aria-label="open">☐</span> ${item.slice(4)}`;
+  if (/^\[[xX]\] /.test(item)) return `<span class="md-task done" aria-label="done">☑</span> ${item.slice(4)}`;
+  return item;
+}
+
+/** Inline markup on escaped text; code spans and links are stashed so nothing inside them is re-parsed. */
+export function inline(text: string): string {
+  const stash: string[] = [];
+  const keep = (html: string) => `\u0000${stash.push(html) - 1}\u0000`;
+  let s = text.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _t, code: string) => keep(`<code>${code.trim()}</code>`));
+  s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (all, label: string, url: string) => {
+    const href = safeUrl(url);
+    return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${label}</a>`) : all;
+  });
+  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&(?:quot|lt|gt|#39);)[^\s)])*[^\s).,;:!?])/g, (_, pre: string, url: string) =>
+    pre + keep(`<a href="${url}" target="_blank" rel="noopener noreferrer">${url}</a>`));
+  s = s
+    .replace(/\*\*(\S(?:[\s\S]*?\S)?)\*\*/g, "<strong>$1</strong>")
+    .replace(/(^|[^\w])__(\S(?:[\s\S]*?\S)?)__(?!\w)/g, "$1<strong>$2</strong>")
+    .replace(/\*(\S(?:[^*]*?\S)?)\*/g, "<em>$1</em>")
+    .replace(/(^|[^\w])_(\S(?:[^_]*?\S)?)_(?!\w)/g, "$1<em>$2</em>")
+    .replace(/~~(\S(?:[\s\S]*?\S)?)~~/g, "<del>$1</del>");
+  return s.replace(/\u0000(\d+)\u0000/g, (_, n: string) => stash[Number(n)]!);
+}
+
+/** An escaped URL that may become an href, or null (javascript:, data: and other schemes). */
+function safeUrl(url: string): string | null {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.replace(/&amp;/g, "&"));
+  if (!scheme) return url; // relative, #anchor or /path
+  return ["http", "https", "mailto"].includes(scheme[1]!.toLowerCase()) ? url : null;
+}

@@ -1,0 +1,141 @@
+/** Definitions on a running server: reload, POST /boards, watch mode, serve-only routes. */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { testApi } from "../helpers/http.ts";
+import { assertBinary, run, serve } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+import type { CardEvent } from "../../src/domain/types.ts";
+
+const editJson = (dir: string, rel: string, fn: (x: any) => void) => {
+  const p = join(dir, rel);
+  const x = JSON.parse(readFileSync(p, "utf8"));
+  fn(x);
+  writeFileSync(p, JSON.stringify(x, null, 2));
+};
+
+describe("POST /workspace/reload", () => {
+  test("swaps in new definitions without touching cards; definition_reloaded per affected board", async () => {
+    const api = await testApi();
+    const seen: CardEvent[] = [];
+    api.svc.subscribe((e) => seen.push(e));
+    try {
+      const card = await api.task({ title: "survives" });
+      editJson(api.dir, "definitions/boards/bugs.json", (b) => { b.wip_limits = { doing: 5 }; });
+      const r = await api.post("/workspace/reload");
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ changed: true, boards: ["bugs"] });
+      expect((await api.get("/boards/bugs")).body.wip_limits).toEqual({ doing: 5 });
+      expect((await api.get(`/cards/${card.id}`)).body).toMatchObject({ title: "survives", version: 1 });
+      expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.scope, e.board_id])).toEqual([["board", "bugs"]]);
+      // not in the durable feed
+      expect((await api.get("/events?types=definition_reloaded")).body.items).toEqual([]);
+      // an unchanged set reloads nothing
+      expect((await api.post("/workspace/reload")).body.changed).toBe(false);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a bad set is 422 with every problem; the prior definitions stay live; definition_reload_failed", async () => {
+    const api = await testApi();
+    const seen: CardEvent[] = [];
+    api.svc.subscribe((e) => seen.push(e));
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.columns.push("nowhere"); b.wip_limits.nowhere = 1; });
+      editJson(api.dir, "definitions/workspace.json", (w) => { w.settings.tag_policy = "propose"; });
+      const r = await api.post("/workspace/reload");
+      expect(r.status).toBe(422);
+      expect(r.body.error).toBe("invalid_definitions");
+      expect(r.body.problems.length).toBeGreaterThanOrEqual(2);
+      expect((await api.get("/boards/main")).body.columns).not.toContain("nowhere");
+      expect((await api.get("/workspace")).body.workspace.settings.tag_policy).toBe("locked");
+      expect(seen.some((e) => e.type === "definition_reload_failed")).toBe(true);
+      expect((await api.post("/cards", { type_id: "task", title: "still works" })).status).toBe(201);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a new card type becomes creatable after reload; searchable_fields changes re-index", async () => {
+    const api = await testApi();
+    try {
+      const c = await api.task({ title: "plain", fields: { branch: "zanzibar" } });
+      editJson(api.dir, "definitions/card-types/task.json", (t) => { t.searchable_fields = ["description"]; });
+      await api.post("/workspace/reload");
+      expect((await api.get("/cards?q=zanzibar")).body.items).toEqual([]);
+      editJson(api.dir, "definitions/card-types/task.json", (t) => { t.searchable_fields = ["branch"]; });
+      writeFileSync(join(api.dir, "definitions/card-types/note.json"), JSON.stringify({ id: "note", name: "Note", schema_version: 1, fields: [] }));
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      expect((await api.get("/cards?q=zanzibar")).body.items.map((x: any) => x.id)).toEqual([c.id]);
+      expect((await api.post("/cards", { type_id: "note", title: "n" })).status).toBe(201);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+describe("POST /boards", () => {
+  test("writes the board file and reloads; 201 new, 200 replaced", async () => {
+    const api = await testApi();
+    try {
+      const board = { id: "reviews", name: "Reviews", columns: ["todo", "review", "done"], card_type_ids: ["review"] };
+      const r = await api.post("/boards", board);
+      expect(r.status).toBe(201);
+      expect(r.body.id).toBe("reviews");
+      expect(JSON.parse(readFileSync(join(api.dir, "definitions/boards/reviews.json"), "utf8")).name).toBe("Reviews");
+      expect((await api.get("/boards/reviews")).status).toBe(200);
+      expect((await api.post("/boards", { ...board, name: "Review queue" })).status).toBe(200);
+      expect((await api.get("/boards/reviews")).body.name).toBe("Review queue");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a board the reload rejects is rolled back (file restored or removed)", async () => {
+    const api = await testApi();
+    try {
+      const bad = await api.post("/boards", { id: "broken", name: "B", columns: ["nowhere"], card_type_ids: ["task"] });
+      expect(bad.status).toBe(422);
+      expect(bad.body.problems.some((p: any) => p.file === "definitions/boards/broken.json")).toBe(true);
+      expect(existsSync(join(api.dir, "definitions/boards/broken.json"))).toBe(false);
+      const before = readFileSync(join(api.dir, "definitions/boards/bugs.json"), "utf8");
+      expect((await api.post("/boards", { id: "bugs", name: "x", columns: ["zzz"], card_type_ids: ["bug"] })).status).toBe(422);
+      expect(readFileSync(join(api.dir, "definitions/boards/bugs.json"), "utf8")).toBe(before);
+      expect((await api.post("/boards", { id: "../evil", name: "x" })).status).toBe(422);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+describe("serve mode only", () => {
+  test("the embedded CLI says reload and POST /boards need a running server", () => {
+    assertBinary();
+    const dir = makeWorkspace();
+    const r = run(["workspace", "reload"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.error.error).toBe("serve_only");
+    expect(r.error.hint).toContain("cards serve");
+    expect(run(["api", "POST", "/boards", "--data", "{}"], { cwd: dir }).error.error).toBe("serve_only");
+  });
+
+  test("`cards serve --watch` reloads when a definition file changes", async () => {
+    assertBinary();
+    const dir = makeWorkspace();
+    const srv = await serve(dir, {}, ["--watch"]);
+    try {
+      editJson(dir, "definitions/boards/main.json", (b) => { b.name = "Watched"; });
+      const end = Date.now() + 4000;
+      let name = "";
+      while (Date.now() < end && name !== "Watched") {
+        await Bun.sleep(200);
+        name = ((await (await fetch(`${srv.url}/v1/boards/main`)).json()) as any).name;
+      }
+      expect(name).toBe("Watched");
+      expect(run(["workspace", "reload"], { cwd: dir, env: { CARDS_URL: srv.url } }).json.changed).toBe(false);
+    } finally {
+      await srv.stop();
+    }
+  });
+});
