@@ -84,6 +84,10 @@ export interface StoreReads {
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;
   cardCount(): number;
+  /** streaming reads for dumps: every user, card (no parts) and event, in a stable order */
+  iterateUsers(): Iterable<User>;
+  iterateCards(): Iterable<Card>;
+  iterateEvents(): Iterable<StoredEvent>;
 }
 
 export interface StoreWrites {
@@ -105,6 +109,8 @@ export interface StoreWrites {
   claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;
   putIdempotency(r: IdempotencyRecord): void;
+  /** restore: an event with its original id (ids must ascend) */
+  insertEventWithId(e: StoredEvent): void;
 }
 
 export type StoreTx = StoreReads & StoreWrites;

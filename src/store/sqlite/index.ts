@@ -50,6 +50,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     listUsers: () => reader.listUsers(),
     getIdempotency: (k) => reader.getIdempotency(k),
     cardCount: () => reader.cardCount(),
+    iterateUsers: () => reader.iterateUsers(),
+    iterateCards: () => reader.iterateCards(),
+    iterateEvents: () => reader.iterateEvents(),
   };
 
   return {

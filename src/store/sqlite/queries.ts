@@ -292,6 +292,24 @@ export class SqliteQueries implements StoreTx {
     return r?.s == null ? null : formatEventId(r.s as number);
   }
 
+  insertEventWithId(e: StoredEvent): void {
+    this.db
+      .query("INSERT INTO events (seq, type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(parseEventId(e.id) ?? 0, e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
+  }
+
+  *iterateUsers(): Iterable<User> {
+    for (const r of this.db.query("SELECT * FROM users ORDER BY id").iterate()) yield rowToUser(r);
+  }
+
+  *iterateCards(): Iterable<Card> {
+    for (const r of this.db.query(`SELECT ${CARD_COLS} FROM cards c ORDER BY c.seq`).iterate()) yield rowToCard(r, this.config.workspaceId);
+  }
+
+  *iterateEvents(): Iterable<StoredEvent> {
+    for (const r of this.db.query("SELECT * FROM events ORDER BY seq").iterate()) yield rowToEvent(r);
+  }
+
   // --- users, idempotency ---
 
   getUser(id: string): User | null {
@@ -305,7 +323,7 @@ export class SqliteQueries implements StoreTx {
 
   upsertUser(u: User): void {
     this.db
-      .query("INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, display_name = excluded.display_name")
+      .query("INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, display_name = excluded.display_name, created_at = excluded.created_at")
       .run(u.id, u.kind, u.display_name ?? null, u.created_at);
   }
 

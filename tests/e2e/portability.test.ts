@@ -1,0 +1,121 @@
+/** dump / restore through the compiled binary: format, round trip, refusals that name the line. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { assertBinary, run } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+
+let src: string;
+let dumpText: string;
+
+/** A workspace that uses every field type, links, comments, entries, an artifact and a user. */
+function populate(dir: string): void {
+  const c = (args: string[], input?: string) => {
+    const r = run(args, { cwd: dir, input });
+    if (r.code !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
+    return r.json;
+  };
+  c(["users", "add", "bot-9", "--kind", "agent", "--display-name", "Bot Nine"]);
+  const parent = c(["cards", "create", "--type", "task", "--title", "parent"]);
+  const task = c(["cards", "create", "--type", "task", "--title", "everything", "--tags", "backend,docs", "--fields", JSON.stringify({
+    priority: "high", description: "**md**", components: ["api", "cli"], estimate_hours: 2.5, due: "2027-01-02T03:04:05Z", branch: "feat/x", parent: parent.id,
+  })]);
+  c(["cards", "entries", "append", task.id, "evidence", '{"note":"tried it","at":"2026-11-22T00:00:00Z","by":"agent-1"}']);
+  c(["cards", "artifacts", "put", task.id, "output", "-"], "artifact bytes");
+  c(["cards", "links", "add", task.id, "depends-on", parent.id, "--note", "first"]);
+  c(["cards", "comments", "add", task.id, "handoff"]);
+  const bug = c(["cards", "create", "--type", "bug", "--title", "bug", "--fields", JSON.stringify({
+    steps: "1. run", environment: "linux", areas: ["infra"], reported_by: "ada", found_in: task.id, resolution: "fixed", logs: { uri: "https://ci.example/1" },
+  })]);
+  c(["cards", "claim", bug.id, "--version", "1", "--actor", "agent-2"]);
+  const review = c(["cards", "create", "--type", "review", "--title", "review", "--fields", JSON.stringify({ reviewers: ["ada", "agent-1"], subject: task.id })]);
+  c(["cards", "entries", "append", review.id, "findings", '{"summary":"nit","level":"nit"}']);
+  c(["cards", "upgrade-schema", task.id]);
+  c(["cards", "delete", parent.id]);
+}
+
+beforeAll(() => {
+  assertBinary();
+  src = makeWorkspace();
+  populate(src);
+  const r = run(["dump"], { cwd: src });
+  expect(r.code).toBe(0);
+  dumpText = r.stdout;
+});
+
+describe("cards dump", () => {
+  test("header first, then users, cards with comments and links, then events in id order", () => {
+    const lines = dumpText.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ record: "header", format: "cards-dump", format_version: 1, workspace_id: "agent-queue" });
+    expect(lines[0].dumped_at).toBeString();
+    const kinds = lines.slice(1).map((l) => l.record);
+    expect(kinds).toEqual([...kinds].sort((a, b) => ["user", "card", "event"].indexOf(a) - ["user", "card", "event"].indexOf(b)));
+    expect(lines.filter((l) => l.record === "user").map((l) => l.user.id)).toEqual(["ada", "agent-1", "agent-2", "bot-9"]);
+    const task = lines.find((l) => l.record === "card" && l.card.title === "everything").card;
+    expect(task.comments[0].body).toBe("handoff");
+    expect(task.links[0]).toMatchObject({ type_id: "depends-on", note: "first" });
+    const ids = lines.filter((l) => l.record === "event").map((l) => Number(l.event.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(lines.some((l) => l.record === "event" && l.event.type === "card_deleted")).toBe(true);
+  });
+
+  test("--out writes the same lines to a file", () => {
+    const out = join(src, "dump.jsonl");
+    const r = run(["dump", "--out", out], { cwd: src });
+    expect(r.json).toMatchObject({ out, cards: 3 });
+    const strip = (t: string) => t.trim().split("\n").slice(1).join("\n");
+    expect(strip(readFileSync(out, "utf8"))).toBe(strip(dumpText));
+  });
+});
+
+describe("cards restore", () => {
+  test("round trip: dump -> restore -> dump gives the same lines (ids, versions, timestamps, entry and comment ids)", () => {
+    const dst = makeWorkspace();
+    const file = join(dst, "in.jsonl");
+    writeFileSync(file, dumpText);
+    const r = run(["restore", "--in", file], { cwd: dst });
+    expect(r.code).toBe(0);
+    expect(r.json.restored).toMatchObject({ users: 4, cards: 3 });
+    const again = run(["dump"], { cwd: dst }).stdout;
+    const body = (t: string) => t.trim().split("\n").slice(1);
+    expect(body(again)).toEqual(body(dumpText));
+    // the restored workspace keeps working: new events continue after the restored ids
+    const created = run(["cards", "create", "--type", "task", "--title", "after restore"], { cwd: dst });
+    expect(created.code).toBe(0);
+    const events = run(["events", "--limit", "500"], { cwd: dst }).json.items;
+    expect(Number(events.at(-1).id)).toBeGreaterThan(Number(JSON.parse(dumpText.trim().split("\n").at(-1)!).event.id));
+  });
+
+  test("reads stdin when no file is given", () => {
+    const dst = makeWorkspace();
+    const r = run(["restore"], { cwd: dst, input: dumpText });
+    expect(r.code).toBe(0);
+    expect(run(["cards", "list"], { cwd: dst }).json.items.length).toBe(3);
+  });
+
+  test("refuses a workspace that already holds cards", () => {
+    const r = run(["restore"], { cwd: src, input: dumpText });
+    expect(r.code).toBe(5);
+    expect(r.error.message).toContain("already holds cards");
+  });
+
+  const broken: Array<[string, (lines: string[]) => string[], string]> = [
+    ["a duplicate card id", (l) => { const i = l.findIndex((x) => x.includes('"record":"card"')); return [...l.slice(0, i + 1), l[i]!, ...l.slice(i + 1)]; }, "duplicate card id"],
+    ["a malformed line", (l) => [l[0]!, "{not json", ...l.slice(1)], "line 2: not valid JSON"],
+    ["an unknown record kind", (l) => [l[0]!, '{"record":"board","board":{}}', ...l.slice(1)], "line 2: unknown record kind"],
+    ["a header of another format", (l) => ['{"record":"header","format":"other","format_version":1}', ...l.slice(1)], "line 1"],
+  ];
+  test.each(broken)("%s is a hard error naming the line, and nothing is restored", (_name, mutate, message) => {
+    const dst = makeWorkspace();
+    const lines = mutate(dumpText.trim().split("\n"));
+    const r = run(["restore"], { cwd: dst, input: lines.join("\n") + "\n" });
+    expect(r.code).toBe(5);
+    expect(r.error.message).toContain(message);
+    expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
+    expect(run(["events"], { cwd: dst }).json.items).toEqual([]);
+  });
+
+  test("dump and restore refuse CARDS_URL (they work on the files)", () => {
+    expect(run(["dump"], { cwd: src, env: { CARDS_URL: "http://127.0.0.1:9" } }).error.error).toBe("usage");
+  });
+});
