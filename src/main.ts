@@ -24,6 +24,8 @@ const root = defineCommand({
     events: () => simple().then((m) => m.events),
     api: () => simple().then((m) => m.api),
     artifacts: () => import("./cli/commands/artifacts.ts").then((m) => m.default),
+    dump: () => import("./cli/commands/portability.ts").then((m) => m.dump),
+    restore: () => import("./cli/commands/portability.ts").then((m) => m.restore),
   },
 });
 
