@@ -14,6 +14,9 @@ import { Feed, SIGNAL_TTL_MS } from "../events/feed.ts";
 
 export type ServiceMode = "embedded" | "serve" | "mcp";
 
+/** Idempotency records are kept 7 days (DECISIONS: at least 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
+
 export interface OpContext {
   actor: string;
   /** Idempotency-Key and the hash of the request it came with */
@@ -143,7 +146,10 @@ export class Service {
             else tx.appendSignal(build(e));
           },
         };
-        if (++this.writes % 200 === 0) tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
+        if (++this.writes % 200 === 0) {
+          tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
+          tx.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
+        }
         const value = await fn(scope);
         if (opts.dryRun) throw new DryRunRollback(value);
         if (idem) {

@@ -105,6 +105,8 @@ export interface StoreWrites {
   appendSignal(e: CardEvent): void;
   /** drops signals older than `before` */
   pruneSignals(before: string): void;
+  /** drops idempotency records older than `before` */
+  pruneIdempotency(before: string): void;
   /** records `key`; false when it was already recorded (once-only effects across processes) */
   claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;
