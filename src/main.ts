@@ -26,6 +26,7 @@ const root = defineCommand({
     artifacts: () => import("./cli/commands/artifacts.ts").then((m) => m.default),
     dump: () => import("./cli/commands/portability.ts").then((m) => m.dump),
     restore: () => import("./cli/commands/portability.ts").then((m) => m.restore),
+    backup: () => import("./cli/commands/portability.ts").then((m) => m.backup),
   },
 });
 

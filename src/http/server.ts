@@ -18,6 +18,9 @@ export interface ServeOptions {
   watch: boolean;
 }
 
+/** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
 export async function startService(o: ServeOptions): Promise<void> {
   // NOTE stack.md §9: consola writes info to stdout unless told otherwise.
   const log = createConsola({ stdout: process.stderr, stderr: process.stderr });
@@ -26,22 +29,29 @@ export async function startService(o: ServeOptions): Promise<void> {
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
+  /** asynchronous stops run at shutdown (supervised extension services) */
+  const stoppers: Array<() => Promise<void>> = [];
   const server = await startServer(app, { host: o.host, port: o.port });
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
   }
   console.error(`listening on ${server.url}`);
   let stopping = false;
-  const stop = async () => {
+  const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    log.info(`${signal}: shutting down`);
     monitor.stop();
     unwatch();
+    // stop accepting, end SSE streams, let in-flight requests finish (bounded), then cut the rest
+    const closing = server.close(false).catch(() => {});
     closeAllStreams();
-    await server.close().catch(() => {});
-    svc.close();
+    await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
+    await server.close(true).catch(() => {});
+    await Promise.all(stoppers.map((s) => s().catch(() => {})));
+    svc.close(); // checkpoints the WAL
     process.exit(0);
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
 }

@@ -3,7 +3,8 @@ import { serve, type H3 } from "h3";
 
 export interface RunningServer {
   url: string;
-  close(): Promise<void>;
+  /** stops accepting; `force` also cuts connections still open (otherwise in-flight requests finish) */
+  close(force?: boolean): Promise<void>;
 }
 
 /** Starts listening; srvx stays silent and installs no signal handlers (stack.md §1.4). */
@@ -16,6 +17,6 @@ export async function startServer(app: H3, opts: { host: string; port: number })
   const url = new URL(server.url!);
   return {
     url: `http://${url.hostname.includes(":") ? `[${url.hostname}]` : url.hostname}:${url.port}`,
-    close: () => server.close(true),
+    close: (force = false) => server.close(force),
   };
 }

@@ -26,3 +26,4 @@ export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "
 export { reloadDefinitions, putBoard, onReload, watchDefinitions, type ReloadResult } from "./reload.ts";
 // Portability
 export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
+export { backupWorkspace } from "./backup.ts";

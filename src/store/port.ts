@@ -123,6 +123,8 @@ export interface Store extends StoreReads {
   write<T>(fn: (tx: StoreTx) => T | Promise<T>): Promise<T>;
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
+  /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
+  backupTo(path: string): void;
   /** new definitions: the done column and the searchable fields (re-indexes types whose list changed) */
   reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void>;
   close(): void;

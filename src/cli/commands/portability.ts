@@ -8,7 +8,7 @@ import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { defineCommand } from "citty";
 import { CardsError } from "../../domain/errors.ts";
-import { dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
+import { backupWorkspace, dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
 import type { CliGlobals } from "../client.ts";
 
@@ -53,6 +53,20 @@ export const restore = defineCommand({
       const n = await restoreWorkspace(svc, lines, progress("restored"));
       done(n, "restored");
       return { restored: n };
+    } finally {
+      svc.close();
+    }
+  },
+});
+
+export const backup = defineCommand({
+  meta: { name: "backup", description: "Write a consistent online copy of the database (safe while writers run); see docs/backup.md" },
+  args: { out: { type: "string", description: "the new backup file", required: true } },
+  run: async ({ args, data }) => {
+    const g = local(data as CliGlobals, "backup");
+    const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
+    try {
+      return backupWorkspace(svc, args.out);
     } finally {
       svc.close();
     }

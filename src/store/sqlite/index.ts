@@ -71,8 +71,16 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         syncSearchConfig(writerDb, writer, o.search, false);
       });
     },
+    backupTo(path: string) {
+      (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
+    },
     close() {
       readerDb?.close();
+      try {
+        writerDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // another process holds the database; its last close checkpoints instead
+      }
       writerDb.close();
     },
   };

@@ -1,0 +1,170 @@
+/**
+ * Faults around the service: graceful shutdown, online backup, a corrupt or foreign
+ * database, a read-only workspace, a missing definitions directory, a full disk, and
+ * binding beyond loopback. Disk faults use a small tmpfs (root only; CI runs as root).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+import { assertBinary, cleanEnv, run, serve } from "../helpers/binary.ts";
+
+assertBinary();
+
+const mounts: string[] = [];
+afterAll(() => { for (const m of mounts) spawnSync("umount", ["-l", m]); });
+
+/** A tmpfs of `size` holding a fresh workspace, or null where mounting is not allowed. */
+function tmpfsWorkspace(size: string): string | null {
+  const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
+  if (spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir]).status !== 0) return null;
+  mounts.push(dir);
+  cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
+  return dir;
+}
+const canMount = (() => {
+  const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
+  const ok = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).status === 0;
+  if (ok) spawnSync("umount", [d]);
+  return ok;
+})();
+
+describe("graceful shutdown", () => {
+  test("SIGTERM: SSE streams close, in-flight work finishes, the WAL is checkpointed, exit 0", async () => {
+    const dir = makeWorkspace();
+    const srv = await serve(dir);
+    await fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: "before stop" }) });
+    const stream = await fetch(`${srv.url}/v1/events/stream`);
+    const reader = stream.body!.getReader();
+    await reader.read();
+    const exited = new Promise<number | null>((r) => srv.proc.once("exit", (code) => r(code)));
+    srv.proc.kill("SIGTERM");
+    let ended = false;
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) { ended = true; break; }
+    }
+    expect(ended).toBe(true);
+    expect(await exited).toBe(0);
+    const wal = join(dir, ".cards/cards.db-wal");
+    expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
+    expect(run(["cards", "list"], { cwd: dir }).json.items[0].title).toBe("before stop");
+  });
+});
+
+describe("cards backup", () => {
+  test("an online copy while a writer runs restores into a working workspace", async () => {
+    const dir = makeWorkspace();
+    const srv = await serve(dir);
+    let writing = true;
+    let written = 0;
+    const writer = (async () => {
+      while (writing) {
+        const r = await fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: `w${written}` }) });
+        if (r.status === 201) written++;
+      }
+    })();
+    await Bun.sleep(300);
+    const out = join(mkdtempSync(join(tmpdir(), "cards-bk-")), "backup.db");
+    const b = run(["backup", "--out", out], { cwd: dir });
+    expect(b.code).toBe(0);
+    expect(b.json.out).toBe(out);
+    const atBackup = b.json.cards;
+    writing = false;
+    await writer;
+    await srv.stop();
+    expect(run(["backup", "--out", out], { cwd: dir }).code).toBe(2); // never overwrites
+    const restored = makeWorkspace();
+    mkdirSync(join(restored, ".cards"), { recursive: true });
+    copyFileSync(out, join(restored, ".cards/cards.db"));
+    const list = run(["cards", "list", "--limit", "200"], { cwd: restored });
+    expect(list.code).toBe(0);
+    expect(list.json.items.length).toBeGreaterThan(0);
+    expect(atBackup).toBeGreaterThan(0);
+    const ck = spawnSync("sqlite3", [out, "PRAGMA integrity_check"], { encoding: "utf8" });
+    if (ck.status === 0) expect(ck.stdout.trim()).toBe("ok");
+  });
+});
+
+describe("bad workspace states give a clear error naming the path", () => {
+  test("a corrupt or foreign database file: unavailable, the file left untouched", () => {
+    const dir = makeWorkspace();
+    mkdirSync(join(dir, ".cards"), { recursive: true });
+    const db = join(dir, ".cards/cards.db");
+    const junk = "this is not a database, it is a shopping list\n".repeat(200);
+    writeFileSync(db, junk);
+    const r = run(["cards", "list"], { cwd: dir });
+    expect(r.code).toBe(7);
+    expect(r.error.error).toBe("unavailable");
+    expect(r.error.message).toContain(db);
+    expect(r.error.hint).toContain("restore");
+    expect(readFileSync(db, "utf8")).toBe(junk);
+  });
+
+  test("a missing definitions directory names the path and suggests init", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-nodefs-"));
+    const r = run(["--dir", dir, "cards", "list"]);
+    expect(r.code).toBe(5);
+    expect(r.error.error).toBe("invalid_definitions");
+    expect(JSON.stringify(r.error.problems)).toContain(join(dir, "definitions"));
+    expect(JSON.stringify(r.error.problems)).toContain("cards init");
+  });
+
+  test.skipIf(!canMount)("a read-only workspace refuses writes clearly and keeps what is stored", () => {
+    const dir = tmpfsWorkspace("4m")!;
+    const card = run(["cards", "create", "--type", "task", "--title", "kept"], { cwd: dir }).json;
+    expect(card.id).toBeString();
+    expect(spawnSync("mount", ["-o", "remount,ro", dir]).status).toBe(0);
+    try {
+      const w = run(["cards", "create", "--type", "task", "--title", "refused"], { cwd: dir });
+      expect(w.code).toBe(7);
+      expect(w.error.error).toBe("unavailable");
+      expect(w.error.message).toContain(dir);
+    } finally {
+      spawnSync("mount", ["-o", "remount,rw", dir]);
+    }
+    const list = run(["cards", "list"], { cwd: dir });
+    expect(list.json.items.map((c: any) => c.title)).toEqual(["kept"]);
+  });
+
+  test.skipIf(!canMount)("a full disk fails the write cleanly; stored cards stay intact", () => {
+    const dir = tmpfsWorkspace("3m")!;
+    const first = run(["cards", "create", "--type", "task", "--title", "before full"], { cwd: dir });
+    expect(first.code).toBe(0);
+    // fill the filesystem, leaving almost nothing
+    spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=64k 2>/dev/null; sync`]);
+    let failure: any;
+    for (let i = 0; i < 40 && !failure; i++) {
+      const r = run(["cards", "create", "--type", "task", "--title", `x${i}`, "--fields", JSON.stringify({ description: "d".repeat(60_000) })], { cwd: dir });
+      if (r.code !== 0) failure = r;
+    }
+    expect(failure).toBeDefined();
+    expect(failure.code).toBe(7);
+    expect(failure.error.error).toBe("unavailable");
+    expect(failure.error.message + failure.error.hint).toMatch(/disk|space|full/i);
+    spawnSync("rm", ["-f", join(dir, "filler")]);
+    const list = run(["cards", "list", "--limit", "200"], { cwd: dir });
+    expect(list.code).toBe(0);
+    expect(list.json.items.map((c: any) => c.title)).toContain("before full");
+    expect(run(["cards", "create", "--type", "task", "--title", "after space freed"], { cwd: dir }).code).toBe(0);
+  });
+});
+
+describe("binding beyond loopback", () => {
+  test("needs --allow-remote, and then warns that there is no authentication", async () => {
+    const dir = makeWorkspace();
+    const refused = run(["serve", "--host", "0.0.0.0", "--port", "0"], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.error.message).toContain("no authentication");
+    const p = spawn(BIN, ["serve", "--dir", dir, "--host", "0.0.0.0", "--port", "0", "--allow-remote"], { env: cleanEnv(), stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    p.stderr.setEncoding("utf8").on("data", (d: string) => { err += d; });
+    const end = Date.now() + 5000;
+    while (!err.includes("listening on") && Date.now() < end) await Bun.sleep(50);
+    p.kill("SIGTERM");
+    expect(err).toContain("no authentication");
+    expect(err).toContain("listening on");
+  });
+});
