@@ -16,6 +16,8 @@ const root = defineCommand({
     init: () => import("./cli/commands/init.ts").then((m) => m.default),
     check: () => import("./cli/commands/check.ts").then((m) => m.default),
     serve: () => import("./http/command.ts").then((m) => m.default),
+    mcp: () => import("./mcp/command.ts").then((m) => m.default),
+    prime: () => import("./cli/commands/prime.ts").then((m) => m.default),
     workspace: () => simple().then((m) => m.workspace),
     health: () => simple().then((m) => m.health),
     boards: () => simple().then((m) => m.boards),

@@ -9,10 +9,9 @@ import type { Definitions } from "../domain/types.ts";
 import {
   addComment, addLink, appendEntry, cardHistory, claimCard, describeWorkspace, editComment, getCard,
   listBreaches, listCards, listEvents, releaseCard, removeEntry, removeLink, takeNext, updateEntry,
-  type OpContext, type Service,
+  upgradeSchema, attachArtifact, readArtifact, type OpContext, type Service,
 } from "../service/index.ts";
-import { bool, int, obj, str, type JsonSchema, type ToolSpec } from "./schemas.ts";
-import { attachArtifact, readArtifact, upgradeSchema } from "./pending.ts";
+import { anyObj, bool, int, obj, str, type JsonSchema, type ToolSpec } from "./schemas.ts";
 
 export type Args = Record<string, any>;
 
@@ -54,8 +53,8 @@ export function fixedTools(defs: Definitions): Tool[] {
   const repeating = fieldsOfKind(defs, "repeating");
   const artifacts = fieldsOfKind(defs, "artifact");
   const entryField = str(repeating ? `repeating field: ${repeating}` : "repeating field id");
-  const entry = obj({}, [], "keys of the field's item_fields (* required)");
-  const filter = obj({}, [], 'filter object, e.g. {"blocked":false,"fields.priority":{"$in":["high","urgent"]}}');
+  const entry = anyObj("keys of the field's item_fields (* required)");
+  const filter = anyObj('filter object, e.g. {"blocked":false,"fields.priority":{"$in":["high","urgent"]}}');
   const linkTypes = defs.workspace.link_types.map((l) => l.id);
   const tool = (name: string, description: string, properties: Record<string, JsonSchema>, required: string[], run: Tool["run"]): Tool =>
     ({ spec: { name, description, inputSchema: obj(properties, required) }, run });
@@ -82,7 +81,7 @@ export function fixedTools(defs: Definitions): Tool[] {
       card_id: id(), field: entryField, version: version("optional guard"), entry,
     }, ["card_id", "field", "entry"], (a, c) => appendEntry(c.svc, a.card_id, a.field, pick(a, ["version", "entry"]), c)),
     tool("update_entry", "Merge keys into a repeating entry.", {
-      card_id: id(), field: str(), entry_id: str(), version: version("optional guard"), entry: obj({}),
+      card_id: id(), field: str(), entry_id: str(), version: version("optional guard"), entry: anyObj(),
     }, ["card_id", "field", "entry_id", "entry"], (a, c) => updateEntry(c.svc, a.card_id, a.field, a.entry_id, pick(a, ["version", "entry"]), c)),
     tool("remove_entry", "Remove a repeating entry.", { card_id: id(), field: str(), entry_id: str(), version: version("optional guard") }, ["card_id", "field", "entry_id"],
       (a, c) => removeEntry(c.svc, a.card_id, a.field, a.entry_id, a.version, c)),

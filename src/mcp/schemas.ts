@@ -23,6 +23,8 @@ export function obj(properties: Record<string, JsonSchema>, required: string[] =
   return s;
 }
 
+/** A free-form object: its keys are described, not enumerated. */
+export const anyObj = (description?: string): JsonSchema => (description ? { type: "object", description } : { type: "object" });
 export const str = (description?: string): JsonSchema => (description ? { type: "string", description } : { type: "string" });
 export const int = (description?: string): JsonSchema => (description ? { type: "integer", description } : { type: "integer" });
 export const bool = (description?: string): JsonSchema => (description ? { type: "boolean", description } : { type: "boolean" });

@@ -6,7 +6,7 @@
  */
 import { CardsError, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { Definitions } from "../domain/types.ts";
-import { createCard, patchCard } from "../service/index.ts";
+import { createCard, getCard, patchCard } from "../service/index.ts";
 import { fixedTools, type Args, type Tool, type ToolContext } from "./fixed.ts";
 import { createTool, updateTool, type JsonSchema, type ToolSpec } from "./schemas.ts";
 
@@ -55,8 +55,8 @@ function typeTools(defs: Definitions): Tool[] {
       spec: updateTool(type, defs),
       run: (a, c) => {
         const { card_id, ...body } = a;
-        const card = c.svc.store.getCard(card_id);
-        if (card && card.type_id !== type.id) {
+        const card = getCard(c.svc, card_id);
+        if (card.type_id !== type.id) {
           throw new CardsError("validation_failed", `card ${card_id} is a ${card.type_id}, not a ${type.id}`, {
             field: "card_id", value: card_id, hint: `use update_${card.type_id}`,
           });
@@ -89,7 +89,7 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
   }
   for (const [key, value] of Object.entries(a)) {
     const want = props[key]!.type as string | undefined;
-    if (value === undefined || (value === null && key !== "owner") || !want || typeMatches(want, value)) continue;
+    if (value === undefined || value === null || !want || typeMatches(want, value)) continue;
     throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : `a ${want === "object" ? "JSON object" : want}`}`, {
       field: key, value,
     });

@@ -1,0 +1,113 @@
+/**
+ * `cards prime`: a compact markdown guide for an agent that knows nothing, generated from
+ * the live definitions (GET /workspace, so embedded and remote mode alike): columns and
+ * allowed moves per board, card types with their fields, link types, and the agent loop
+ * with the exact commands. Kept small on purpose: an agent reads it into its context.
+ */
+import { defineCommand } from "citty";
+import { callApi, type CliGlobals } from "../client.ts";
+import { outcome, type CliOutcome } from "../runner.ts";
+import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
+
+interface WorkspaceView {
+  workspace: WorkspaceDef;
+  card_types: Record<string, CardType>;
+  boards: Record<string, Board>;
+}
+
+export default defineCommand({
+  meta: { name: "prime", description: "A compact guide for agents, from the live definitions: columns, moves, card types, the agent loop" },
+  run: async ({ data }): Promise<{ __cli: CliOutcome }> => {
+    const g = data as CliGlobals;
+    const view = (await callApi(g, { method: "GET", path: "/workspace" })) as WorkspaceView;
+    return outcome({ text: primeText(view, g.actor ?? g.env.CARDS_ACTOR) });
+  },
+});
+
+/** The guide as markdown. */
+export function primeText(v: WorkspaceView, actor?: string): string {
+  const ws = v.workspace;
+  const types = Object.values(v.card_types);
+  const boards = Object.values(v.boards);
+  const me = actor?.trim() || ws.settings.default_user;
+  const out: string[] = [
+    `# cards: ${ws.name} (${ws.id})`,
+    `Typed work cards shared by agents and people. ${me ? `You act as "${me}"` : "Set CARDS_ACTOR to act as yourself"} (CARDS_ACTOR, else settings.default_user). Every command prints JSON.`,
+    "",
+    "## Columns (status values)",
+    ws.columns.map((c) => (c.name && c.name !== c.id ? `${c.id} (${c.name})` : c.id)).join(", "),
+    "",
+    "## Boards",
+    ...boards.map((b) => boardLine(b, ws)),
+    "",
+    "## Card types (* required, =default)",
+    ...types.flatMap((t) => typeLines(t)),
+    "",
+    "## Links",
+    ws.link_types.map((l) => `${l.id}${l.type === "bidirectional" ? " (both ways)" : ""}`).join(", ") +
+      ". depends-on and blocked-by keep a card blocked until the target is in done.",
+    ws.tag_set.length ? `Tags${ws.settings.tag_policy === "locked" ? " (only these)" : ""}: ${ws.tag_set.join(", ")}` : "",
+    "",
+    ...loop(types, ws),
+  ];
+  return out.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n").trim();
+}
+
+function boardLine(b: Board, ws: WorkspaceDef): string {
+  const enforced = ws.settings.enforce_transitions || b.settings?.enforce_transitions === true;
+  const parts = [`- ${b.id}${b.id === ws.settings.default_board ? " (default)" : ""}: ${b.card_type_ids.join(", ")}`];
+  if (b.default_filter) parts.push(`scope ${JSON.stringify(b.default_filter)}`);
+  if (enforced && b.transitions) {
+    parts.push(`moves ${b.columns.map((c) => `${c}>${(b.transitions![c] ?? []).join("|") || "none"}`).join(", ")}`);
+  } else {
+    parts.push("any move");
+  }
+  const wip = Object.entries(b.wip_limits ?? {});
+  if (wip.length) parts.push(`WIP ${wip.map(([c, n]) => `${c} ${n}`).join(", ")}`);
+  return parts.join("; ");
+}
+
+function typeLines(t: CardType): string[] {
+  const head = `- ${t.id}${t.description ? `: ${t.description}` : ""}${t.allowed_columns ? ` Statuses: ${t.allowed_columns.join(", ")}.` : ""}`;
+  return [head, `  fields: ${t.fields.map(fieldText).join("; ")}`];
+}
+
+function fieldText(f: FieldDef): string {
+  let s = `${f.id}${f.required ? "*" : ""} ${f.type}`;
+  if (f.options) s += `${f.multiple ? "[]" : ""} ${f.options.join("|")}`;
+  else if (f.multiple) s += "[]";
+  if (f.type === "number" && (f.min !== undefined || f.max !== undefined)) s += ` ${f.min ?? ""}..${f.max ?? ""}`;
+  if (f.type === "card_link" && f.target_type) s += `>${f.target_type}`;
+  if (f.type === "repeating") s += ` {${(f.item_fields ?? []).map((i) => `${i.id}${i.required ? "*" : ""}`).join(", ")}}`;
+  if (f.default !== undefined) s += ` =${Array.isArray(f.default) ? f.default.join(",") : String(f.default)}`;
+  return s;
+}
+
+/** The agent loop with real commands; the example fields come from the definitions. */
+function loop(types: CardType[], ws: WorkspaceDef): string[] {
+  const done = ws.columns.at(-1)?.id ?? "done";
+  const doing = ws.columns.find((c) => c.id === "doing")?.id ?? ws.columns[Math.min(2, ws.columns.length - 1)]?.id ?? "doing";
+  const review = ws.columns.find((c) => c.id === "review")?.id ?? done;
+  const rep = firstField(types, "repeating");
+  const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
+  const art = firstField(types, "artifact");
+  return [
+    "## Agent loop",
+    "1. Learn the rules: `cards workspace` (full definitions) or this guide.",
+    `2. Take work: \`cards cards take-next --filter '{"blocked":false}' --status ${doing}\`. It claims the oldest unowned ready card; \`{"card":null}\` means nothing to do. Note the card's id and version.`,
+    rep && item
+      ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}'\` (${rep.type}).`
+      : "3. Do the work; record results in the card's fields.",
+    ...(art ? [`   Files: \`cards api POST /cards/ID/artifacts/${art.field.id} --data @file\` (${art.type}).`] : []),
+    `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = version of the card you last got; every write returns the new card). Fields: \`--fields '{"key":"value"}'\`.`,
+    '5. Hand off: `cards cards comments add ID "what was done, what is next"`; `cards cards release ID` if someone else continues.',
+    "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",
+    "New work: `cards cards create --type TYPE --title \"...\" --fields '{...}'`. Find: `cards cards list --status todo`, `--q text`.",
+    `Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card, retry with its version. Status moves outside the board's moves fail unless --force.`,
+  ];
+}
+
+function firstField(types: CardType[], kind: FieldDef["type"]): { type: string; field: FieldDef } | undefined {
+  for (const t of types) for (const f of t.fields) if (f.type === kind) return { type: t.id, field: f };
+  return undefined;
+}

@@ -1,0 +1,26 @@
+/** `cards mcp [--dir D]`: the agent tool server (MCP, JSON-RPC 2.0) on stdin/stdout; logs only on stderr. */
+import { defineCommand } from "citty";
+import { CardsError } from "../domain/errors.ts";
+
+/** The globals the CLI runner passes to every command. */
+interface Globals { dir?: string; url?: string; actor?: string; cwd: string; env: Record<string, string | undefined> }
+
+declare const CARDS_VERSION: string | undefined;
+const VERSION = typeof CARDS_VERSION === "string" ? CARDS_VERSION : "0.1.0-dev";
+
+export default defineCommand({
+  meta: {
+    name: "mcp",
+    description: "Agent tool server: MCP (JSON-RPC 2.0, one message per line) on stdin/stdout; actor from CARDS_ACTOR or settings.default_user",
+  },
+  run: async ({ data }) => {
+    const g = data as Globals;
+    if (g.url) {
+      throw new CardsError("usage", "cards mcp opens the workspace itself; --url is not supported", {
+        field: "--url", hint: "pass --dir (or set CARDS_DIR) to name the workspace",
+      });
+    }
+    const { startMcp } = await import("./start.ts");
+    return startMcp({ dir: g.dir, cwd: g.cwd, env: g.env, actor: g.actor, version: VERSION });
+  },
+});

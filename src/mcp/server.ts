@@ -1,0 +1,91 @@
+/**
+ * The MCP tool server: initialize (version negotiation), ping, tools/list, tools/call,
+ * and notifications/tools/list_changed after the definitions change on disk.
+ * stdout carries only protocol lines; every log line goes to stderr.
+ */
+import type { Definitions } from "../domain/types.ts";
+import type { Service } from "../service/index.ts";
+import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, RpcPeer } from "./jsonrpc.ts";
+import { ToolRegistry } from "./tools.ts";
+
+/** Newest first; the first is the answer to a client version we do not know. */
+export const PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
+
+export interface ServerOptions {
+  svc: Service;
+  actor: string;
+  version: string;
+  write: (line: string) => void;
+  log: (message: string) => void;
+}
+
+/** Short: agents pay for it on every session. */
+export function instructions(actor: string): string {
+  return [
+    `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
+    "Loop: 1) workspace: columns, card types, boards, allowed transitions.",
+    '2) take_next {"filter":{"blocked":false},"status":"doing"} claims the oldest ready card; {"card":null} means nothing to do.',
+    "3) Work: append_entry (e.g. evidence) as you go; attach_artifact for files.",
+    "4) Move it with update_<type> {card_id, version, status}; pass the version of the card you last got (every write returns the new card).",
+    "5) Hand off with add_comment (what was done, what is next); release if someone else continues.",
+    "Resume after an interruption with get_card and history.",
+    "Errors carry valid_options: correct and retry. version_conflict includes the current card.",
+  ].join("\n");
+}
+
+export class McpServer {
+  readonly peer: RpcPeer;
+  private registry: ToolRegistry;
+  private initialized = false;
+
+  constructor(private readonly o: ServerOptions) {
+    this.registry = new ToolRegistry(o.svc.defs);
+    this.peer = new RpcPeer({ dispatch: (m, p, n) => this.dispatch(m, p, n), write: o.write, log: o.log });
+  }
+
+  /** Swaps in tools for new definitions and tells an initialized client. */
+  definitionsChanged(defs: Definitions): void {
+    this.registry = new ToolRegistry(defs);
+    if (this.initialized) this.peer.notify("notifications/tools/list_changed");
+  }
+
+  private async dispatch(method: string, params: unknown, isNotification: boolean): Promise<unknown> {
+    switch (method) {
+      case "initialize":
+        return this.initialize(params);
+      case "notifications/initialized":
+        this.initialized = true;
+        return undefined;
+      case "ping":
+        return {};
+      case "tools/list":
+        return { tools: this.registry.specs };
+      case "tools/call":
+        return this.callTool(params);
+      default:
+        if (isNotification) return undefined; // notifications are never answered, not even with -32601
+        throw new RpcError(METHOD_NOT_FOUND, `method not found: ${method}`);
+    }
+  }
+
+  private initialize(params: unknown): Record<string, unknown> {
+    const asked = (params as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+    if (typeof asked !== "string") throw new RpcError(INVALID_PARAMS, "initialize: protocolVersion (string) is required");
+    return {
+      protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: "cards", version: this.o.version },
+      instructions: instructions(this.o.actor),
+    };
+  }
+
+  private async callTool(params: unknown): Promise<unknown> {
+    const p = (params ?? {}) as { name?: unknown; arguments?: unknown };
+    if (typeof p.name !== "string") throw new RpcError(INVALID_PARAMS, "tools/call: name (string) is required");
+    const registry = this.registry;
+    if (!registry.has(p.name)) {
+      throw new RpcError(INVALID_PARAMS, `unknown tool: ${p.name}`, { valid_options: registry.specs.map((t) => t.name) });
+    }
+    return registry.call(p.name, p.arguments, { svc: this.o.svc, actor: this.o.actor }, this.o.log);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * `cards mcp` lifecycle: open the workspace, fix the actor for the session (--actor,
+ * then CARDS_ACTOR, then settings.default_user; refuse to start without one), serve
+ * JSON-RPC lines from stdin until it closes, watch the definitions, shut down cleanly.
+ */
+import { CardsError } from "../domain/errors.ts";
+import { onReload, watchDefinitions } from "../service/index.ts";
+import { openService } from "../platform/open.ts";
+import { McpServer } from "./server.ts";
+
+export interface McpOptions {
+  dir?: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** the global --actor flag, when given */
+  actor?: string;
+  version: string;
+}
+
+const log = (message: string): void => { console.error(`cards mcp: ${message}`); };
+
+/** Runs until stdin closes or a termination signal; resolves when the server has stopped. */
+export async function startMcp(o: McpOptions): Promise<undefined> {
+  const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "mcp" });
+  const actor = o.actor?.trim() || svc.resolveActor();
+  if (!actor) {
+    svc.close();
+    throw new CardsError("actor_required", "cards mcp needs an actor: every write is recorded under it and no tool takes one", {
+      hint: "set CARDS_ACTOR (e.g. CARDS_ACTOR=agent-1 cards mcp), or settings.default_user in definitions/workspace.json",
+    });
+  }
+  const out = process.stdout;
+  const server = new McpServer({ svc, actor, version: o.version, log, write: (line) => { out.write(`${line}\n`); } });
+  onReload(svc, (defs) => server.definitionsChanged(defs));
+  const stopWatch = watchDefinitions(svc, log);
+
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = async (): Promise<void> => {
+      if (stopping) return;
+      stopping = true;
+      stopWatch();
+      await server.peer.drain().catch((e) => log(String(e)));
+      svc.close();
+      // answers must reach the client before the process ends
+      out.write("", () => resolve(undefined));
+    };
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (chunk: string) => server.peer.feed(chunk));
+    process.stdin.on("end", () => void stop());
+    process.stdin.on("error", () => void stop());
+    process.on("SIGINT", () => void stop());
+    process.on("SIGTERM", () => void stop());
+  });
+}

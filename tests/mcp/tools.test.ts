@@ -1,0 +1,177 @@
+/** `cards mcp` tools: the list and its schemas, the whole agent loop, error results. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { assertBinary } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+import { connect, type Session } from "./helpers.ts";
+
+const FIXED = [
+  "workspace", "get_card", "list_cards", "search_cards", "claim", "release", "take_next", "append_entry",
+  "update_entry", "remove_entry", "add_link", "remove_link", "add_comment", "edit_comment", "upgrade_schema",
+  "attach_artifact", "get_artifact", "history", "breaches", "events",
+];
+
+let s: Session;
+let tools: Map<string, any>;
+beforeAll(async () => {
+  assertBinary();
+  s = await connect(makeWorkspace());
+  tools = new Map((await s.client.listTools()).tools.map((t) => [t.name, t]));
+});
+afterAll(() => s?.close());
+
+describe("tools/list", () => {
+  test("every fixed tool of the SPEC plus create_/update_ per card type, and nothing else", () => {
+    const types = ["task", "bug", "review"];
+    expect([...tools.keys()].sort()).toEqual([...FIXED, ...types.flatMap((t) => [`create_${t}`, `update_${t}`])].sort());
+  });
+
+  test("no tool takes an actor, an idempotency key or a dry run; every tool has a short description", () => {
+    for (const t of tools.values()) {
+      const props = Object.keys(t.inputSchema.properties ?? {});
+      for (const banned of ["actor", "idempotency_key", "dry_run"]) expect(props).not.toContain(banned);
+      expect(t.description.length).toBeGreaterThan(10);
+      expect(t.description.length).toBeLessThan(200);
+      expect(t.inputSchema.type).toBe("object");
+    }
+  });
+
+  test("fixed tool inputs follow the SPEC table", () => {
+    const props = (n: string) => Object.keys(tools.get(n).inputSchema.properties).sort();
+    expect(props("claim")).toEqual(["card_id", "status", "version"]);
+    expect(tools.get("claim").inputSchema.required).toEqual(["card_id", "version"]);
+    expect(props("release")).toEqual(["card_id", "force", "status", "version"]);
+    expect(props("take_next")).toEqual(["assign_to", "board_id", "filter", "status", "type_id"]);
+    expect(props("append_entry")).toEqual(["card_id", "entry", "field", "version"]);
+    expect(props("upgrade_schema")).toEqual(["card_id", "confirm", "target_version"]);
+    expect(props("attach_artifact")).toEqual(["card_id", "content_base64", "field"]);
+    expect(props("events")).toEqual(["board_id", "limit", "since", "types"]);
+    expect(tools.get("append_entry").inputSchema.properties.field.description).toContain("task.evidence (note*, at, by)");
+  });
+
+  test("create_<type> schemas are derived from the field definitions", () => {
+    const task = tools.get("create_task").inputSchema;
+    const f = task.properties.fields.properties;
+    const bug = tools.get("create_bug").inputSchema;
+    expect(task.required).toEqual(["title"]); // priority is required but has a default
+    expect(task.properties.status.enum).toEqual(["backlog", "todo", "doing", "review", "done"]);
+    expect(f.priority).toMatchObject({ type: "string", enum: ["low", "normal", "high", "urgent"], default: "normal", description: "How soon this should be picked up." });
+    expect(f.components).toMatchObject({ type: "array", items: { enum: ["api", "cli", "ui", "store", "docs"] }, uniqueItems: true, minItems: 1 });
+    expect(f.estimate_hours).toEqual({ type: "number", minimum: 0, maximum: 200 }); // the label says no more than the id
+    expect(bug.properties.fields.properties.steps.description).toBe("Steps to reproduce");
+    expect(f.due).toMatchObject({ type: "string", format: "date-time" });
+    expect(f.parent).toMatchObject({ type: "string", pattern: "^card_" });
+    expect(f.evidence).toMatchObject({ type: "array", items: { type: "object", required: ["note"], properties: { at: { format: "date-time" } } } });
+    expect(f.output).toMatchObject({ type: "object", required: ["uri"], properties: { uri: {}, mime: {}, size: {}, sha256: {} } });
+    expect(bug.required).toEqual(["title", "fields"]);
+    expect(bug.properties.fields.required).toEqual(["steps"]);
+    expect(bug.properties.tags.items.enum).toContain("needs-human");
+    const review = tools.get("create_review").inputSchema;
+    expect(review.properties.status.enum).toEqual(["todo", "doing", "review", "done"]);
+    expect(review.properties.fields.properties.reviewers).toMatchObject({ type: "array", items: { type: "string" }, default: ["ada"] });
+  });
+
+  test("update_<type> requires card_id and version, has no repeating fields and nothing required inside fields", () => {
+    for (const t of ["task", "bug", "review"]) {
+      const u = tools.get(`update_${t}`).inputSchema;
+      expect(u.required).toEqual(["card_id", "version"]);
+      expect(u.properties.fields.required).toBeUndefined();
+      expect(Object.keys(u.properties)).toEqual(expect.arrayContaining(["status", "owner", "tags", "title", "force"]));
+    }
+    expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toBeUndefined();
+  });
+
+  test("the whole list stays well under the 6,000-token budget (bytes/4)", () => {
+    const bytes = JSON.stringify({ tools: [...tools.values()] }).length;
+    expect(bytes / 4).toBeLessThan(6000);
+  });
+});
+
+describe("the agent loop", () => {
+  test("workspace -> take_next -> append_entry -> update_task -> add_comment -> history", async () => {
+    const ws = (await s.call("workspace")).data;
+    expect(ws.workspace.columns.map((c: any) => c.id)).toContain("doing");
+    expect(Object.keys(ws.card_types)).toEqual(expect.arrayContaining(["task", "bug", "review"]));
+
+    const created = await s.call("create_task", { title: "Fix the login timeout", status: "todo", fields: { priority: "high", components: ["api"] }, tags: ["backend"] });
+    expect(created.isError).toBe(false);
+    expect(created.data).toMatchObject({ type_id: "task", status: "todo", created_by: "agent-1", version: 1 });
+
+    const taken = await s.call("take_next", { filter: { blocked: false }, status: "doing" });
+    const card = taken.data.card;
+    expect(card).toMatchObject({ id: created.data.id, owner: "agent-1", status: "doing" });
+
+    const appended = await s.call("append_entry", { card_id: card.id, field: "evidence", entry: { note: "the session cookie expires after 5 minutes" } });
+    expect(appended.data.entry_id).toStartWith("ent_");
+    expect(appended.data.card.fields.evidence[0]).toMatchObject({ note: "the session cookie expires after 5 minutes", entry_id: appended.data.entry_id });
+
+    const moved = await s.call("update_task", { card_id: card.id, version: appended.data.card.version, status: "review", fields: { branch: "fix/login-timeout" } });
+    expect(moved.isError).toBe(false);
+    expect(moved.data).toMatchObject({ status: "review", fields: { branch: "fix/login-timeout" } });
+
+    const commented = await s.call("add_comment", { card_id: card.id, body: "Handoff: fix on fix/login-timeout, needs a review of the cookie settings." });
+    expect(commented.data.comments.at(-1)).toMatchObject({ author: "agent-1" });
+
+    const history = (await s.call("history", { card_id: card.id })).data.items;
+    expect(history.map((h: any) => h.type)).toEqual([
+      "card_created", "owner_changed", "status_changed", "item_appended", "field_updated", "status_changed", "comment_added",
+    ]);
+    expect(history.every((h: any) => h.actor === "agent-1")).toBe(true);
+    expect(history.at(-1).summary).toContain("Handoff");
+
+    const listed = (await s.call("list_cards", { owner: "me", status: "review" })).data;
+    expect(listed.items.map((c: any) => c.id)).toEqual([card.id]);
+    expect((await s.call("search_cards", { q: "login" })).data.items[0].id).toBe(card.id);
+    expect((await s.call("events", { types: "comment_added" })).data.items.at(-1).card_id).toBe(card.id);
+    expect((await s.call("release", { card_id: card.id })).data.owner).toBeUndefined();
+    expect((await s.call("take_next", { filter: { blocked: false }, status: "doing", type_id: "bug" })).data).toEqual({ card: null });
+  });
+
+  test("links, entries and comments round-trip; blocked cards are not handed out", async () => {
+    const a = (await s.call("create_task", { title: "A", status: "todo" })).data;
+    const b = (await s.call("create_task", { title: "B", status: "todo" })).data;
+    const linked = await s.call("add_link", { card_id: a.id, type_id: "depends-on", target: b.id, note: "needs B" });
+    expect(linked.data.links).toEqual([expect.objectContaining({ type_id: "depends-on", target: b.id })]);
+    expect((await s.call("list_cards", { blocked: true })).data.items.map((c: any) => c.id)).toEqual([a.id]);
+    expect((await s.call("breaches", { type: "card_blocked" })).data.items.map((i: any) => i.card_id)).toContain(a.id);
+    const next = (await s.call("take_next", { filter: { blocked: false, title: { $in: ["A", "B"] } } })).data.card;
+    expect(next.id).toBe(b.id);
+    expect((await s.call("remove_link", { card_id: a.id, type_id: "depends-on", target: b.id })).data.links).toEqual([]);
+    const e = (await s.call("append_entry", { card_id: a.id, field: "evidence", entry: { note: "one" } })).data;
+    const u = (await s.call("update_entry", { card_id: a.id, field: "evidence", entry_id: e.entry_id, entry: { note: "two" } })).data;
+    expect(u.fields.evidence[0].note).toBe("two");
+    expect((await s.call("remove_entry", { card_id: a.id, field: "evidence", entry_id: e.entry_id, version: u.version })).data.fields.evidence).toBeUndefined();
+    const c = (await s.call("add_comment", { card_id: a.id, body: "first" })).data.comments[0];
+    expect((await s.call("edit_comment", { card_id: a.id, comment_id: c.id, body: "edited" })).data.comments[0].body).toBe("edited");
+    const got = (await s.call("get_card", { card_id: a.id })).data;
+    expect(got.comments[0].body).toBe("edited");
+    const claimed = (await s.call("claim", { card_id: a.id, version: got.version, status: "doing" })).data;
+    expect(claimed).toMatchObject({ owner: "agent-1", status: "doing" });
+  });
+});
+
+describe("error results", () => {
+  test("an unknown enum value is a tool result with isError and valid_options, not a protocol error", async () => {
+    const r = await s.call("create_task", { title: "x", fields: { priority: "asap" } });
+    expect(r.isError).toBe(true);
+    expect(r.data).toMatchObject({ error: "unknown_enum", field: "priority", value: "asap", valid_options: ["low", "normal", "high", "urgent"] });
+  });
+
+  test("an illegal move names the allowed columns; a stale version carries the current card", async () => {
+    const card = (await s.call("create_task", { title: "moves", status: "todo" })).data;
+    const illegal = await s.call("update_task", { card_id: card.id, version: card.version, status: "done" });
+    expect(illegal).toMatchObject({ isError: true, data: { error: "transition_illegal", valid_options: ["doing", "backlog"] } });
+    const stale = await s.call("update_task", { card_id: card.id, version: card.version + 5, title: "t" });
+    expect(stale.data).toMatchObject({ error: "version_conflict", card: { id: card.id, version: card.version } });
+    const wrongType = await s.call("update_bug", { card_id: card.id, version: card.version, title: "t" });
+    expect(wrongType.data).toMatchObject({ error: "validation_failed", field: "card_id", hint: "use update_task" });
+  });
+
+  test("bad arguments are isError results: unknown key with valid_options, missing key, wrong type, unknown card", async () => {
+    expect((await s.call("get_card", { id: "x" })).data).toMatchObject({ error: "validation_failed", field: "id", valid_options: ["card_id"] });
+    expect((await s.call("claim", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "validation_failed", field: "version" });
+    expect((await s.call("claim", { card_id: "c", version: "3" })).data).toMatchObject({ error: "validation_failed", field: "version" });
+    expect((await s.call("get_card", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "not_found" });
+    expect((await s.call("add_link", { card_id: "card_0000000000000000", type_id: "nope", target: "x" })).isError).toBe(true);
+    expect((await s.call("take_next", { filter: { colour: "red" } })).data).toMatchObject({ error: "validation_failed", field: "filter.colour" });
+  });
+});
