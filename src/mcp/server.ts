@@ -86,6 +86,7 @@ export class McpServer {
     if (!registry.has(p.name)) {
       throw new RpcError(INVALID_PARAMS, `unknown tool: ${p.name}`, { valid_options: registry.specs.map((t) => t.name) });
     }
-    return registry.call(p.name, p.arguments, { svc: this.o.svc, actor: this.o.actor }, this.o.log);
+    // pinned: one call sees either the old or the new definitions across a reload, never a mix
+    return registry.call(p.name, p.arguments, { svc: this.o.svc.pin(), actor: this.o.actor }, this.o.log);
   }
 }

@@ -48,7 +48,7 @@ export function primeText(v: WorkspaceView, actor?: string): string {
       ". depends-on and blocked-by keep a card blocked until the target is in done.",
     ws.tag_set.length ? `Tags${ws.settings.tag_policy === "locked" ? " (only these)" : ""}: ${ws.tag_set.join(", ")}` : "",
     "",
-    ...loop(types, ws),
+    ...loop(byDefaultBoard(types, v.boards[ws.settings.default_board ?? ""]), ws),
   ];
   return out.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n").trim();
 }
@@ -90,7 +90,7 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
   const review = ws.columns.find((c) => c.id === "review")?.id ?? done;
   const rep = firstField(types, "repeating");
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
-  const art = firstField(types, "artifact");
+  const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");
   return [
     "## Agent loop",
     "1. Learn the rules: `cards workspace` (full definitions) or this guide.",
@@ -98,7 +98,7 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
     rep && item
       ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}'\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
-    ...(art ? [`   Files: \`cards api POST /cards/ID/artifacts/${art.field.id} --data @file\` (${art.type}).`] : []),
+    ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
     `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = version of the card you last got; every write returns the new card). Fields: \`--fields '{"key":"value"}'\`.`,
     '5. Hand off: `cards cards comments add ID "what was done, what is next"`; `cards cards release ID` if someone else continues.',
     "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",
@@ -107,7 +107,14 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
   ];
 }
 
-function firstField(types: CardType[], kind: FieldDef["type"]): { type: string; field: FieldDef } | undefined {
-  for (const t of types) for (const f of t.fields) if (f.type === kind) return { type: t.id, field: f };
+function firstField(types: CardType[], kind: FieldDef["type"], ok: (f: FieldDef) => boolean = () => true): { type: string; field: FieldDef } | undefined {
+  for (const t of types) for (const f of t.fields) if (f.type === kind && ok(f)) return { type: t.id, field: f };
   return undefined;
+}
+
+/** The default board's types first, in its order: the examples should fit the usual work. */
+function byDefaultBoard(types: CardType[], board: Board | undefined): CardType[] {
+  const order = board?.card_type_ids ?? [];
+  const rank = (t: CardType): number => (order.includes(t.id) ? order.indexOf(t.id) : order.length);
+  return [...types].sort((a, b) => rank(a) - rank(b));
 }

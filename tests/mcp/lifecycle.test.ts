@@ -1,0 +1,143 @@
+/** `cards mcp` across sessions and time: racing take_next, definition reloads, schema upgrades, artifacts. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { assertBinary } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+import { connect, waitFor, type Session } from "./helpers.ts";
+
+beforeAll(() => assertBinary());
+
+describe("two clients racing take_next on one workspace", () => {
+  test("every card goes to exactly one of them", async () => {
+    const dir = makeWorkspace();
+    const [a, b] = await Promise.all([connect(dir, "agent-1"), connect(dir, "agent-2")]);
+    try {
+      const N = 30;
+      for (let i = 0; i < N; i++) await a.call("create_task", { title: `job ${i}`, status: "todo" });
+      const drain = async (s: Session): Promise<string[]> => {
+        const got: string[] = [];
+        for (;;) {
+          const r = await s.call("take_next", { filter: { blocked: false }, status: "doing" });
+          if (r.isError) throw new Error(r.text);
+          if (!r.data.card) return got;
+          got.push(r.data.card.id);
+        }
+      };
+      const [ga, gb] = await Promise.all([drain(a), drain(b)]);
+      const all = [...ga, ...gb];
+      expect(new Set(all).size).toBe(all.length); // never the same card twice
+      const rest = await drain(a); // a lost race reads like an empty queue: sweep what is left
+      expect(all.length + rest.length).toBe(N);
+      expect(ga.length).toBeGreaterThan(0);
+      expect(gb.length).toBeGreaterThan(0);
+      const owners = (await a.call("list_cards", { type_id: "task", limit: 200 })).data.items;
+      for (const c of owners) expect(c.owner).toBe(gb.includes(c.id) ? "agent-2" : "agent-1");
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 30_000);
+});
+
+/** The sample task at schema_version 1: priority optional, plus a field v2 drops. */
+function taskV1(files: Record<string, any>): void {
+  const t = files["definitions/card-types/task.json"];
+  t.schema_version = 1;
+  delete t.migrations;
+  const p = t.fields.find((f: any) => f.id === "priority");
+  delete p.required;
+  delete p.default;
+  t.fields.push({ id: "legacy", type: "string" });
+}
+
+describe("definitions change while the server runs", () => {
+  test("tools/list_changed after a good edit; a bad edit keeps the old tools and says why on stderr", async () => {
+    const dir = makeWorkspace();
+    const s = await connect(dir);
+    try {
+      const note = { id: "note", name: "Note", schema_version: 1, fields: [{ id: "body", type: "text", required: true, description: "What to remember." }] };
+      writeFileSync(join(dir, "definitions/card-types/note.json"), JSON.stringify(note));
+      const tools = await waitFor(() => s.changes.at(-1), 5000, "tools/list_changed");
+      const create = tools.find((t) => t.name === "create_note")!;
+      expect((create.inputSchema as any).properties.fields).toMatchObject({ required: ["body"], properties: { body: { description: "What to remember." } } });
+      expect((await s.call("create_note", { title: "n", fields: { body: "x" } })).data.type_id).toBe("note");
+
+      writeFileSync(join(dir, "definitions/card-types/note.json"), "{ not json");
+      await waitFor(() => (s.stderr().includes("not reloaded") ? true : undefined), 5000, "the reload failure on stderr");
+      expect(s.changes.length).toBe(1);
+      expect((await s.client.listTools()).tools.map((t) => t.name)).toContain("create_note");
+      expect((await s.call("create_note", { title: "still", fields: { body: "y" } })).isError).toBe(false);
+    } finally {
+      await s.close();
+    }
+  }, 20_000);
+});
+
+describe("upgrade_schema", () => {
+  test("previews unless confirm is true; confirm applies field_defaults and drops removed fields", async () => {
+    const dir = makeWorkspace(taskV1);
+    const s = await connect(dir);
+    try {
+      const old = (await s.call("create_task", { title: "old", fields: { legacy: "keep?" } })).data;
+      expect(old).toMatchObject({ schema_version: 1, fields: { legacy: "keep?" } });
+      const same = (await s.call("upgrade_schema", { card_id: old.id })).data;
+      expect(same).toMatchObject({ applied: false, report: { from: 1, to: 1, fields_dropped: [] } });
+
+      const v2 = makeWorkspace(); // the sample files hold task v2 with a migration
+      writeFileSync(join(dir, "definitions/card-types/task.json"), readFileSync(join(v2, "definitions/card-types/task.json"), "utf8"));
+      await waitFor(() => s.changes.at(-1), 5000, "tools/list_changed");
+
+      const preview = (await s.call("upgrade_schema", { card_id: old.id })).data;
+      expect(preview).toMatchObject({
+        applied: false,
+        report: { from: 1, to: 2, defaults_applied: { priority: "normal" }, fields_dropped: ["legacy"] },
+        card: { schema_version: 2, fields: { priority: "normal" } },
+      });
+      const stored = (await s.call("get_card", { card_id: old.id })).data;
+      expect(stored).toMatchObject({ schema_version: 1, version: old.version, fields: { legacy: "keep?" } });
+
+      const done = (await s.call("upgrade_schema", { card_id: old.id, confirm: true })).data;
+      expect(done).toMatchObject({ applied: true, report: { from: 1, to: 2 }, card: { schema_version: 2, version: old.version + 1 } });
+      expect(done.card.fields.legacy).toBeUndefined();
+      const history = (await s.call("history", { card_id: old.id })).data.items;
+      expect(history.at(-1).type).toBe("schema_upgraded");
+
+      const down = await s.call("upgrade_schema", { card_id: old.id, target_version: 1, confirm: true });
+      expect(down).toMatchObject({ isError: true, data: { error: "schema_version_mismatch", valid_options: [2] } });
+    } finally {
+      await s.close();
+    }
+  }, 20_000);
+});
+
+describe("artifacts", () => {
+  test("attach_artifact and get_artifact round-trip text and binary bytes", async () => {
+    const s = await connect(makeWorkspace());
+    try {
+      const card = (await s.call("create_task", { title: "with output" })).data;
+      const text = "# Report\n\nAll green.\n";
+      const attached = await s.call("attach_artifact", { card_id: card.id, field: "output", content_base64: Buffer.from(text).toString("base64") });
+      expect(attached.isError).toBe(false);
+      const meta = attached.data.fields.output;
+      const uri: string = meta.uri;
+      expect(uri).toStartWith("artifacts/sha256/");
+      expect(meta).toMatchObject({ size: text.length, sha256: uri.split("/").at(-1) });
+      const read = (await s.call("get_artifact", { uri })).data;
+      expect(read).toMatchObject({ uri, size: text.length, text });
+
+      const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+      const bin = (await s.call("attach_artifact", { card_id: card.id, field: "output", content_base64: bytes.toString("base64") })).data.fields.output;
+      const back = (await s.call("get_artifact", { uri: bin.uri })).data;
+      expect(back.text).toBeUndefined();
+      expect(Buffer.from(back.content_base64, "base64").equals(bytes)).toBe(true);
+
+      expect((await s.call("attach_artifact", { card_id: card.id, field: "output", content_base64: "not base64!" })).data.error).toBe("validation_failed");
+      const bug = (await s.call("create_bug", { title: "b", fields: { steps: "run it" } })).data;
+      expect((await s.call("attach_artifact", { card_id: bug.id, field: "logs", content_base64: "aGk=" })).data.error).toBe("validation_failed");
+      expect((await s.call("attach_artifact", { card_id: card.id, field: "branch", content_base64: "aGk=" })).data).toMatchObject({ valid_options: ["output"] });
+      expect((await s.call("get_artifact", { uri: "artifacts/../../definitions/workspace.json" })).data.error).toBe("not_found");
+    } finally {
+      await s.close();
+    }
+  }, 20_000);
+});

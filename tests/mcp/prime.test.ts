@@ -1,0 +1,63 @@
+/** `cards prime`: a compact guide from the live definitions whose commands really work. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { assertBinary, cleanEnv, run } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+
+let dir: string;
+let text: string;
+beforeAll(() => {
+  assertBinary();
+  dir = makeWorkspace();
+  const r = run(["prime", "--dir", dir], { env: { CARDS_ACTOR: "agent-1" } });
+  expect(r.code).toBe(0);
+  text = r.stdout;
+});
+
+describe("cards prime", () => {
+  test("mentions every column, board, card type, required field, option and link type", () => {
+    for (const c of ["backlog", "todo", "doing", "review", "done"]) expect(text).toContain(c);
+    for (const b of ["main (default)", "bugs"]) expect(text).toContain(`- ${b}`);
+    for (const t of ["- task:", "- bug:", "- review:"]) expect(text).toContain(t);
+    for (const f of ["priority*", "steps*", "verdict*", "severity*", "low|normal|high|urgent", "evidence repeating {note*, at, by}"]) expect(text).toContain(f);
+    for (const l of ["depends-on", "blocked-by", "related", "parent", "sent-to"]) expect(text).toContain(l);
+    expect(text).toContain("moves backlog>todo, todo>doing|backlog, doing>review|todo, review>done|doing, done>todo");
+    expect(text).toContain('You act as "agent-1"');
+  });
+
+  test("stays under 1,500 tokens (bytes/4)", () => {
+    expect(Buffer.byteLength(text) / 4).toBeLessThan(1500);
+  });
+
+  test("follows the live definitions", () => {
+    const d = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).columns.push({ id: "archived", name: "Archived" }); });
+    expect(run(["prime", "--dir", d]).stdout).toContain("archived (Archived)");
+  });
+
+  test("the loop's commands run as printed", () => {
+    const commands = [...text.matchAll(/`(cards cards [^`]+)`/g)].map((m) => m[1]!);
+    const sh = (cmd: string): any => {
+      const r = spawnSync("bash", ["-c", cmd.replace(/^cards /, `'${BIN}' `)], { cwd: dir, env: cleanEnv({ CARDS_ACTOR: "agent-1", CARDS_DIR: dir }), encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    run(["cards", "create", "--type", "task", "--title", "primed", "--status", "todo", "--dir", dir], { env: { CARDS_ACTOR: "ada" } });
+    const find = (prefix: string) => commands.find((c) => c.startsWith(prefix))!;
+    const card = sh(find("cards cards take-next")).card;
+    expect(card).toMatchObject({ title: "primed", status: "doing", owner: "agent-1" });
+    const fill = (c: string, version?: number) => c.replace(/\bID\b/g, card.id).replace(/\bN\b/, String(version)).replace("FILE", join(dir, "out.md"));
+    const appended = sh(fill(find("cards cards entries append")));
+    expect(appended.card.fields.evidence).toHaveLength(1);
+    writeFileSync(join(dir, "out.md"), "# out\n");
+    expect(sh(fill(find("cards cards artifacts put"))).fields.output.size).toBe(6);
+    const moved = sh(fill(find("cards cards patch"), appended.card.version + 1));
+    expect(moved.status).toBe("review");
+    expect(sh(fill(find("cards cards comments add"))).comments).toHaveLength(1);
+    expect(sh(fill(find("cards cards release"))).owner).toBeUndefined();
+    const history = sh(fill(find("cards cards history"))).items.map((h: any) => h.type);
+    expect(history).toContain("comment_added");
+  });
+});
