@@ -1,0 +1,239 @@
+/** Hook extensions with real child processes, driven by an in-process service. */
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { startHooks, type Hooks } from "../../src/extensions/hooks.ts";
+import { createCard, patchCard, type Service } from "../../src/service/index.ts";
+import { openTestService } from "../helpers/workspace.ts";
+import { recordDir, records, sh, waitFor, workspaceWith } from "./util.ts";
+
+const ctx = { actor: "ada" };
+const URL = "http://127.0.0.1:4777";
+let cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  cleanup = [];
+});
+
+async function setup(exts: Parameters<typeof workspaceWith>[0], opts: Partial<Parameters<typeof startHooks>[1]> = {}) {
+  const ws = workspaceWith(exts);
+  const svc = await openTestService(ws, "serve");
+  const logs: string[] = [];
+  const hooks = startHooks(svc, { url: URL, log: (m) => logs.push(m), ...opts });
+  cleanup.push(() => svc.close(), () => hooks.stop());
+  return { ws, svc, hooks, logs };
+}
+
+/** A task moved backlog -> todo -> doing on the main board. */
+async function moveTask(svc: Service, title = "t") {
+  const card = await createCard(svc, { type_id: "task", title }, ctx);
+  const todo = await patchCard(svc, card.id, { version: card.version, status: "todo" }, ctx);
+  const doing = await patchCard(svc, card.id, { version: todo.version, status: "doing" }, ctx);
+  return { card, doing };
+}
+
+describe("hook runs", () => {
+  test("gets the event JSON on stdin, the five CARDS_* variables, its env and the workspace root as cwd", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    // declared after the fact: the hook list follows svc.defs
+    svc.defs = { ...svc.defs, extensions: [{ id: "rec", kind: "hook", on: ["card_created"], run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "x1" } }] };
+    const card = await createCard(svc, { type_id: "task", title: "hello" }, ctx);
+    await waitFor(() => records(rec).length === 1, "one record");
+    const [r] = records(rec);
+    expect(r!.stdin.type).toBe("card_created");
+    expect(r!.stdin.card_id).toBe(card.id);
+    expect(r!.stdin.diff.card.title).toBe("hello");
+    expect(r!.env).toMatchObject({
+      CARDS_URL: URL,
+      CARDS_WORKSPACE: ws,
+      CARDS_ACTOR: "ada",
+      CARDS_EVENT_ID: r!.stdin.id,
+      CARDS_EVENT_TYPE: "card_created",
+      EXTRA: "x1",
+      cwd: realpathSync(ws),
+    });
+    expect(r!.stdin.id).toMatch(/^\d+$/);
+  });
+
+  test("cwd is resolved against the workspace root", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    mkdirSync(join(ws, "hooks/here"), { recursive: true });
+    svc.defs = { ...svc.defs, extensions: [{ id: "rec", kind: "hook", on: ["card_created"], cwd: "hooks/here", run: sh("record.sh"), env: { RECORD_DIR: rec } }] };
+    await createCard(svc, { type_id: "task", title: "cwd" }, ctx);
+    await waitFor(() => records(rec).length === 1, "one record");
+    expect(records(rec)[0]!.env.cwd).toBe(realpathSync(join(ws, "hooks/here")));
+  });
+
+  test("filter to_status / from_status: only the matching status change runs it", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    svc.defs = {
+      ...svc.defs,
+      extensions: [
+        { id: "to-doing", kind: "hook", on: ["status_changed", "card_created"], filter: { to_status: "doing" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "to" } },
+        { id: "from-backlog", kind: "hook", filter: { from_status: "backlog" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "from" } },
+      ],
+    };
+    const { card } = await moveTask(svc);
+    await waitFor(() => records(rec).length === 2, "two records");
+    await Bun.sleep(200);
+    const got = records(rec).map((r) => [r.env.EXTRA, r.stdin.type, r.stdin.diff.before, r.stdin.diff.after]).sort();
+    expect(got).toEqual([["from", "status_changed", "backlog", "todo"], ["to", "status_changed", "todo", "doing"]]);
+    expect(records(rec).every((r) => r.stdin.card_id === card.id)).toBe(true);
+  });
+
+  test("filter to_status matches card_created by the new card's status", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    svc.defs = { ...svc.defs, extensions: [{ id: "born-todo", kind: "hook", on: ["card_created"], filter: { to_status: "todo" }, run: sh("record.sh"), env: { RECORD_DIR: rec } }] };
+    await createCard(svc, { type_id: "task", title: "backlog" }, ctx);
+    const todo = await createCard(svc, { type_id: "task", title: "todo", status: "todo" }, ctx);
+    await waitFor(() => records(rec).length === 1, "one record");
+    await Bun.sleep(200);
+    expect(records(rec).map((r) => r.stdin.card_id)).toEqual([todo.id]);
+  });
+
+  test("filter board_id and type_id go by the card's type (looked up for events without the card)", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    svc.defs = {
+      ...svc.defs,
+      extensions: [
+        { id: "bugs-board", kind: "hook", on: ["card_created", "status_changed"], filter: { board_id: "bugs" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "board" } },
+        { id: "tasks", kind: "hook", on: ["status_changed"], filter: { type_id: "task" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "type" } },
+      ],
+    };
+    const { card: task } = await moveTask(svc);
+    const bug = await createCard(svc, { type_id: "bug", title: "a bug", fields: { severity: "minor", steps: "1. run" } }, ctx);
+    await patchCard(svc, bug.id, { version: bug.version, status: "todo" }, ctx);
+    await waitFor(() => records(rec).length === 4, "four records");
+    await Bun.sleep(200);
+    const got = records(rec).map((r) => `${r.env.EXTRA}:${r.stdin.type}:${r.stdin.card_id}`).sort();
+    expect(got).toEqual([
+      `board:card_created:${bug.id}`, `board:status_changed:${bug.id}`,
+      `type:status_changed:${task.id}`, `type:status_changed:${task.id}`,
+    ].sort());
+  });
+
+  test("a condition signal runs a hook with an empty CARDS_EVENT_ID", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    svc.defs = { ...svc.defs, extensions: [{ id: "lanes", kind: "hook", on: ["lane_drained"], filter: { board_id: "main" }, run: sh("record.sh"), env: { RECORD_DIR: rec } }] };
+    await moveTask(svc); // todo fills, then drains
+    await waitFor(() => records(rec).length >= 1, "a lane_drained record");
+    const r = records(rec)[0]!;
+    expect(r.env.CARDS_EVENT_TYPE).toBe("lane_drained");
+    expect(r.env.CARDS_EVENT_ID).toBe("");
+    expect(r.stdin.id).toBeUndefined();
+    expect(r.stdin.board_id).toBe("main");
+  });
+});
+
+describe("hook failures are logged, never fatal", () => {
+  test("a non-zero exit is logged with the hook id, event id and type, and stderr; the write stands", async () => {
+    const { svc, logs } = await setup([{ id: "grumpy", kind: "hook", on: ["card_created"], run: sh("fail.sh") }]);
+    const card = await createCard(svc, { type_id: "task", title: "still here" }, ctx);
+    await waitFor(() => logs.length === 1, "a log line");
+    const ev = svc.store.listEvents({ cardId: card.id, limit: 10 })[0]!;
+    expect(logs[0]).toBe(`hook grumpy: event ${ev.id} card_created: exited with code 3; stderr: "boom: cannot handle card_created"`);
+    expect(svc.store.getCard(card.id)?.title).toBe("still here");
+  });
+
+  test("a hang is terminated after timeoutMs, and killed when it ignores SIGTERM", async () => {
+    const { svc, logs } = await setup([
+      { id: "stubborn", kind: "hook", on: ["card_created"], run: sh("hang.sh") },
+      { id: "slow", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "30") },
+    ], { timeoutMs: 300, killGraceMs: 300 });
+    const started = Date.now();
+    await createCard(svc, { type_id: "task", title: "hang" }, ctx);
+    expect(Date.now() - started).toBeLessThan(250); // the write did not wait
+    await waitFor(() => logs.length === 2, "two log lines", 4000);
+    const byId = Object.fromEntries(logs.map((l) => [l.split(":")[0], l]));
+    expect(byId["hook slow"]).toMatch(/^hook slow: event \d+ card_created: timed out after 300 ms; terminated \(SIGTERM\)$/);
+    expect(byId["hook stubborn"]).toMatch(/^hook stubborn: event \d+ card_created: timed out after 300 ms; killed \(SIGKILL\) after ignoring SIGTERM for 300 ms$/);
+  });
+
+  test("a missing executable is logged", async () => {
+    const { svc, logs } = await setup([{ id: "ghost", kind: "hook", on: ["card_created"], run: ["/no/such/notifier", "--flag"] }]);
+    const card = await createCard(svc, { type_id: "task", title: "ghost" }, ctx);
+    await waitFor(() => logs.length === 1, "a log line");
+    expect(logs[0]).toMatch(/^hook ghost: event \d+ card_created: could not start "\/no\/such\/notifier": .*ENOENT/);
+    expect(svc.store.getCard(card.id)).not.toBeNull();
+  });
+
+  test("concurrency is bounded per hook: the rest queue, past the queue cap they are dropped and logged", async () => {
+    const { ws, svc, logs } = await setup([], { maxConcurrent: 2, maxQueue: 2 });
+    const rec = recordDir(ws);
+    svc.defs = { ...svc.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "0.4"), env: { RECORD_DIR: rec } }] };
+    for (let i = 0; i < 6; i++) await createCard(svc, { type_id: "task", title: `c${i}` }, ctx);
+    await Bun.sleep(150);
+    expect(records(rec).length).toBe(2); // two at once
+    await waitFor(() => records(rec).length === 4, "the queued two", 3000);
+    await Bun.sleep(600);
+    expect(records(rec).length).toBe(4);
+    const drops = logs.filter((l) => l.includes("dropped"));
+    expect(drops.length).toBe(2);
+    expect(drops[0]).toMatch(/^hook busy: event \d+ card_created: dropped, 2 running and 2 queued$/);
+  });
+});
+
+describe("lifecycle", () => {
+  test("consumers() lists the declared `on` types; a hook without `on` consumes every type", async () => {
+    const { svc, hooks } = await setup([{ id: "a", kind: "hook", on: ["status_timeout", "card_created"], run: ["true"] }]);
+    expect([...hooks.consumers()].sort()).toEqual(["card_created", "status_timeout"]);
+    await Bun.sleep(0);
+    expect(svc.hasConsumer("status_timeout")).toBe(true); // declared to the service: timers arm
+    expect(svc.hasConsumer("card_idle")).toBe(false);
+    svc.defs = { ...svc.defs, extensions: [{ id: "all", kind: "hook", run: ["true"] }] };
+    hooks.reconcile();
+    await Bun.sleep(0);
+    expect(hooks.consumers().size).toBe(26);
+    expect(svc.hasConsumer("card_idle")).toBe(true);
+  });
+
+  test("reconcile after a reload: removed hooks stop running, new ones start", async () => {
+    const { ws, svc, hooks } = await setup([]);
+    const rec = recordDir(ws);
+    const hook = (id: string) => ({ id, kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: id } });
+    svc.defs = { ...svc.defs, extensions: [hook("old")] };
+    hooks.reconcile();
+    await createCard(svc, { type_id: "task", title: "one" }, ctx);
+    await waitFor(() => records(rec).length === 1, "first");
+    svc.defs = { ...svc.defs, extensions: [hook("new")] };
+    hooks.reconcile();
+    await createCard(svc, { type_id: "task", title: "two" }, ctx);
+    await waitFor(() => records(rec).length === 2, "second");
+    await Bun.sleep(200);
+    expect(records(rec).map((r) => r.env.EXTRA).sort()).toEqual(["new", "old"]);
+  });
+
+  test("two servers on one workspace run each hook once per event", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    const exts = [{ id: "once", kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: rec } }];
+    svc.defs = { ...svc.defs, extensions: exts };
+    const other = await openTestService(ws, "serve");
+    other.defs = { ...other.defs, extensions: exts };
+    const otherHooks = startHooks(other, { url: URL, log: () => {} });
+    cleanup.push(() => other.close(), () => otherHooks.stop());
+    for (let i = 0; i < 5; i++) await createCard(i % 2 ? svc : other, { type_id: "task", title: `c${i}` }, ctx);
+    await waitFor(() => records(rec).length >= 5, "five records");
+    await Bun.sleep(600); // the other process's feed polls every 200 ms
+    expect(records(rec).length).toBe(5);
+  });
+
+  test("stop() terminates running hooks and drops the queue", async () => {
+    const { svc, hooks, logs } = await setup([{ id: "slow", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "30") }], { maxConcurrent: 1, killGraceMs: 300 });
+    await createCard(svc, { type_id: "task", title: "a" }, ctx);
+    await createCard(svc, { type_id: "task", title: "b" }, ctx);
+    await Bun.sleep(100);
+    const t = Date.now();
+    await hooks.stop();
+    expect(Date.now() - t).toBeLessThan(1000);
+    await Bun.sleep(50);
+    expect(logs).toContain("hooks: shutting down, 1 queued hook run(s) dropped");
+    expect(logs.some((l) => /^hook slow: event \d+ card_created: terminated at shutdown$/.test(l))).toBe(true);
+  });
+});
