@@ -1,0 +1,208 @@
+/**
+ * Service extensions: long-running processes supervised by `cards serve`. Each one starts
+ * when declared (unless autostart is false) and is restarted by its restart_policy
+ * (on-failure, the default: after a non-zero exit, a signal or a failed start; always;
+ * never) after a backoff that doubles from `initialMs` to `maxMs` and resets once a run
+ * lasted `resetAfterMs`. reconcile() applies a definitions reload: new declarations start,
+ * removed ones stop, changed ones (compared as JSON) restart. stop() sends SIGTERM and
+ * SIGKILL after the grace. State is mirrored to `.cards/services.json` for `cards ext list`.
+ */
+import type { ExtensionDef } from "../domain/types.ts";
+import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
+import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
+import { stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
+
+export type { ServiceState, ServiceStatus } from "./state.ts";
+
+/** What the supervisor needs from the service (the Service class satisfies it). */
+export interface ServiceHost {
+  readonly root: string;
+  readonly defs: { readonly extensions: readonly ExtensionDef[] };
+}
+
+export interface ServiceOptions {
+  /** the server's URL, given to services as CARDS_URL */
+  url?: string;
+  /** starts, exits, restarts and stops, one line each */
+  log: (msg: string) => void;
+  /** each line a service writes to stdout or stderr (default: logged as `service ID: LINE`) */
+  output?: (id: string, stream: "stdout" | "stderr", line: string) => void;
+  /** between SIGTERM and SIGKILL when stopping (default 5 s) */
+  stopGraceMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number; resetAfterMs?: number };
+  /** the base environment of service processes (default process.env) */
+  env?: Record<string, string | undefined>;
+  /** where to mirror the state; false: nowhere (default `<root>/.cards/services.json`) */
+  stateFile?: string | false;
+}
+
+export interface Services {
+  /** stops every service: SIGTERM, then SIGKILL after the grace; resolves when all have exited */
+  stop(): Promise<void>;
+  /** after a definitions reload: start new and changed declarations, stop removed and changed ones */
+  reconcile(): void;
+  /** every declared service and its state */
+  list(): ServiceStatus[];
+}
+
+interface Managed {
+  def: ExtensionDef;
+  key: string;
+  state: ServiceState;
+  child?: SupervisedChild;
+  restarts: number;
+  /** consecutive short-lived runs, for the backoff */
+  failures: number;
+  startedAt?: number;
+  nextStartAt?: number;
+  timer?: ReturnType<typeof setTimeout>;
+  lastExit?: ServiceStatus["last_exit"];
+  /** set once the entry is being stopped for good (removed, changed or shutdown) */
+  retired?: Promise<void>;
+}
+
+/** Starts the declared services and supervises them until stop(). */
+export function startServices(host: ServiceHost, opts: ServiceOptions): Services {
+  const graceMs = opts.stopGraceMs ?? 5_000;
+  const initialMs = opts.backoff?.initialMs ?? 500;
+  const maxMs = opts.backoff?.maxMs ?? 30_000;
+  const resetAfterMs = opts.backoff?.resetAfterMs ?? 60_000;
+  const baseEnv = opts.env ?? (process.env as Record<string, string | undefined>);
+  const output = opts.output ?? ((id, _stream, line) => opts.log(`service ${id}: ${line}`));
+  const statePath = opts.stateFile === false ? undefined : (opts.stateFile ?? stateFile(host.root));
+  const managed = new Map<string, Managed>();
+  let stopped = false;
+  let mirrored = false;
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const status = (m: Managed): ServiceStatus => ({
+    id: m.def.id, kind: "service", state: m.state,
+    ...(m.child?.pid !== undefined && m.child.running ? { pid: m.child.pid } : {}),
+    restarts: m.restarts,
+    ...(m.startedAt !== undefined && m.state === "running" ? { started_at: iso(m.startedAt) } : {}),
+    ...(m.nextStartAt !== undefined && m.state === "backoff" ? { next_start_at: iso(m.nextStartAt) } : {}),
+    ...(m.lastExit ? { last_exit: m.lastExit } : {}),
+  });
+  const list = (): ServiceStatus[] => [...managed.values()].map(status);
+
+  const mirror = (): void => {
+    if (!statePath || (!mirrored && managed.size === 0)) return;
+    try {
+      writeSnapshot(statePath, { pid: process.pid, updated_at: new Date().toISOString(), services: list() });
+      mirrored = true;
+    } catch (e) {
+      opts.log(`services: could not write ${statePath}: ${String(e)}`);
+    }
+  };
+  const setState = (m: Managed, s: ServiceState): void => {
+    m.state = s;
+    mirror();
+  };
+
+  const start = (m: Managed): void => {
+    m.timer = undefined;
+    m.nextStartAt = undefined;
+    if (stopped || m.retired) return;
+    const { def } = m;
+    const child = spawnSupervised({
+      argv: def.run,
+      cwd: extensionCwd(host.root, def),
+      env: extensionEnv(baseEnv, def, { CARDS_URL: opts.url ?? baseEnv.CARDS_URL, CARDS_WORKSPACE: host.root }),
+      output: (stream, line) => output(def.id, stream, line),
+    });
+    m.child = child;
+    m.startedAt = Date.now();
+    if (child.pid !== undefined) opts.log(`service ${def.id}: started (pid ${child.pid})`);
+    setState(m, "running");
+    void child.exited.then((s) => exited(m, child, s));
+  };
+
+  const exited = (m: Managed, child: SupervisedChild, s: ExitStatus): void => {
+    if (m.child !== child) return;
+    const ranMs = Date.now() - (m.startedAt ?? Date.now());
+    m.lastExit = { code: s.code, signal: s.signal, ...(s.error !== undefined ? { error: s.error } : {}), at: new Date().toISOString() };
+    if (m.retired) return; // stopEntry reports it
+    const how = `${describeExit(s, m.def.run[0]!)}${s.error === undefined ? ` after ${seconds(ranMs)}` : ""}${stderrNote(child.stderrTail())}`;
+    const failed = s.code !== 0;
+    const policy = m.def.restart_policy ?? "on-failure";
+    if (policy === "never" || (policy === "on-failure" && !failed)) {
+      opts.log(`service ${m.def.id}: ${how}; not restarting (restart_policy ${policy})`);
+      setState(m, failed ? "failed" : "stopped");
+      return;
+    }
+    if (ranMs >= resetAfterMs) m.failures = 0;
+    const delay = Math.min(initialMs * 2 ** m.failures, maxMs);
+    m.failures++;
+    m.nextStartAt = Date.now() + delay;
+    opts.log(`service ${m.def.id}: ${how}; restarting in ${seconds(delay)} (restart ${m.restarts + 1})`);
+    m.timer = setTimeout(() => {
+      m.restarts++;
+      start(m);
+    }, delay);
+    setState(m, "backoff");
+  };
+
+  /** Stops one entry for good; resolves once its process has exited. */
+  const stopEntry = (m: Managed, why: string): Promise<void> => {
+    if (m.retired) return m.retired;
+    if (m.timer) clearTimeout(m.timer);
+    m.timer = undefined;
+    const child = m.child?.running ? m.child : undefined;
+    if (!child) {
+      m.retired = Promise.resolve();
+      if (m.state !== "failed") setState(m, "stopped");
+      return m.retired;
+    }
+    setState(m, "stopping");
+    m.retired = child.terminate(graceMs).then(({ status: s, killed }) => {
+      const how = killed ? `killed (SIGKILL) after ignoring SIGTERM for ${graceMs} ms` : s.signal ? `terminated (${s.signal})` : `exited with code ${s.code}`;
+      opts.log(`service ${m.def.id}: stopped (${why}): ${how}`);
+      setState(m, "stopped");
+    });
+    return m.retired;
+  };
+
+  const declare = (def: ExtensionDef, after?: Promise<void>): void => {
+    const m: Managed = { def, key: JSON.stringify(def), state: "stopped", restarts: 0, failures: 0 };
+    managed.set(def.id, m);
+    if (def.autostart === false) {
+      opts.log(`service ${def.id}: not started (autostart false)`);
+      mirror();
+      return;
+    }
+    if (!after) return start(m);
+    setState(m, "starting");
+    void after.then(() => { if (managed.get(def.id) === m) start(m); });
+  };
+
+  const reconcile = (): void => {
+    if (stopped) return;
+    const declared = new Map(host.defs.extensions.filter((e) => e.kind === "service").map((e) => [e.id, e]));
+    for (const [id, m] of managed) {
+      const def = declared.get(id);
+      if (!def) {
+        managed.delete(id);
+        void stopEntry(m, "no longer declared").then(mirror);
+      } else if (JSON.stringify(def) !== m.key) {
+        opts.log(`service ${id}: declaration changed; restarting`);
+        declare(def, stopEntry(m, "declaration changed"));
+      }
+    }
+    for (const [id, def] of declared) if (!managed.has(id)) declare(def);
+    mirror();
+  };
+
+  reconcile();
+  return {
+    reconcile,
+    list,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all([...managed.values()].map((m) => stopEntry(m, "shutdown")));
+      mirror();
+    },
+  };
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
