@@ -1,0 +1,95 @@
+/** `cards ext run` and `cards ext list` through the compiled binary. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { startServices, type Services } from "../../src/extensions/services.ts";
+import { assertBinary, run } from "../helpers/binary.ts";
+import { sh, waitFor, workspaceWith } from "./util.ts";
+
+let ws: string;
+let real: string;
+beforeAll(() => {
+  assertBinary();
+  ws = workspaceWith([
+    { id: "echo", kind: "run", description: "prints its arguments", run: sh("exit-with.sh"), env: { EXTRA: "from-decl" } },
+    { id: "elsewhere", kind: "run", cwd: "sub/dir", run: sh("exit-with.sh", "0") },
+    { id: "suicide", kind: "run", run: ["/bin/sh", "-c", "kill -TERM $$"] },
+    { id: "ghost", kind: "run", run: ["/no/such/tool"] },
+    { id: "notify", kind: "hook", on: ["card_created"], run: ["true"] },
+    { id: "web", kind: "service", run: sh("sleep.sh", "30"), env: { SECRET: "hunter2" } },
+  ]);
+  mkdirSync(join(ws, "sub/dir"), { recursive: true });
+  real = realpathSync(ws);
+});
+
+const lines = (out: string) => out.trim().split("\n");
+
+describe("cards ext run", () => {
+  test("appends the arguments, passes the exit code through, shares stdout; cwd and env follow the conventions", () => {
+    const r = run(["ext", "run", "echo", "7", "a", "b c"], { cwd: ws });
+    expect(r.code).toBe(7);
+    expect(lines(r.stdout)).toEqual(["arg=7", "arg=a", "arg=b c", `cwd=${real}`, `CARDS_WORKSPACE=${ws}`, "CARDS_URL=<unset>", "EXTRA=from-decl"]);
+    expect(r.stderr).toBe("");
+  });
+
+  test("arguments starting with a dash go after --; CARDS_URL is passed on when set", () => {
+    const r = run(["ext", "run", "echo", "--", "0", "--force", "-x"], { cwd: ws, env: { CARDS_URL: "http://127.0.0.1:9" } });
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout).slice(0, 3)).toEqual(["arg=0", "arg=--force", "arg=-x"]);
+    expect(r.stdout).toContain("CARDS_URL=http://127.0.0.1:9\n");
+  });
+
+  test("cwd is resolved against the workspace root; --dir finds the workspace", () => {
+    const r = run(["ext", "run", "elsewhere", "--dir", ws], { cwd: "/" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`cwd=${join(real, "sub/dir")}\n`);
+  });
+
+  test("death by signal N exits 128 + N", () => {
+    expect(run(["ext", "run", "suicide"], { cwd: ws }).code).toBe(143);
+  });
+
+  test("an unknown id is not_found (exit 3) listing the run extensions", () => {
+    const r = run(["ext", "run", "nope"], { cwd: ws });
+    expect(r.code).toBe(3);
+    expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost"] });
+  });
+
+  test("a hook or service id is a usage error (exit 2)", () => {
+    const r = run(["ext", "run", "notify"], { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.error.error).toBe("usage");
+    expect(r.error.message).toContain("is a hook, not a run extension");
+  });
+
+  test("a missing executable is not_found naming it", () => {
+    const r = run(["ext", "run", "ghost"], { cwd: ws });
+    expect(r.code).toBe(3);
+    expect(r.error).toMatchObject({ error: "not_found", field: "run", value: "/no/such/tool" });
+  });
+});
+
+describe("cards ext list", () => {
+  test("lists the declarations without env; services are `not running` when no server supervises them", () => {
+    const r = run(["ext", "list"], { cwd: ws });
+    expect(r.code).toBe(0);
+    const byId = Object.fromEntries(r.json.extensions.map((e: any) => [e.id, e]));
+    expect(Object.keys(byId)).toEqual(["echo", "elsewhere", "suicide", "ghost", "notify", "web"]);
+    expect(byId.echo).toEqual({ id: "echo", kind: "run", description: "prints its arguments", run: expect.any(Array) });
+    expect(byId.notify).toMatchObject({ kind: "hook", on: ["card_created"] });
+    expect(byId.web).toMatchObject({ kind: "service", state: "not running" });
+    expect(r.stdout).not.toContain("hunter2");
+  });
+
+  test("shows the live state of a supervisor running on the workspace", async () => {
+    let services: Services | undefined;
+    try {
+      services = startServices({ root: ws, defs: { extensions: [{ id: "web", kind: "service", run: sh("sleep.sh", "30") }] } }, { log: () => {}, output: () => {} });
+      await waitFor(() => services!.list()[0]?.state === "running", "running");
+      const web = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
+      expect(web).toMatchObject({ state: "running", pid: services.list()[0]!.pid, restarts: 0, supervisor_pid: process.pid });
+    } finally {
+      await services?.stop();
+    }
+  });
+});
