@@ -40,8 +40,10 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       if (stopping) return;
       stopping = true;
       stopWatch();
+      process.stdin.pause();
       await server.peer.drain().catch((e) => log(String(e)));
       svc.close();
+      process.stdin.destroy(); // on a signal stdin may still be open: let the process end
       // answers must reach the client before the process ends
       out.write("", () => resolve(undefined));
     };

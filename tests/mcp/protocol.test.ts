@@ -1,7 +1,7 @@
 /** `cards mcp` protocol: initialize and version negotiation, framing, JSON-RPC errors, start-up refusal. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { assertBinary, cleanEnv } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 import { connect, init, rawSession, rpc } from "./helpers.ts";
@@ -108,6 +108,16 @@ describe("start-up", () => {
     expect(one.answers[1].result.structuredContent.created_by).toBe("ada");
     const two = rawSession(dir, [init(), rpc(1, "tools/call", { name: "create_task", arguments: { title: "by env" } })], { CARDS_ACTOR: "agent-9" });
     expect(two.answers[1].result.structuredContent.created_by).toBe("agent-9");
+  });
+
+  test("SIGTERM with stdin still open ends the server promptly with exit 0", async () => {
+    const p = spawn(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "a" }), stdio: ["pipe", "pipe", "pipe"] });
+    const first = new Promise<string>((r) => p.stdout!.once("data", (b) => r(String(b))));
+    p.stdin!.write(`${rpc(1, "ping")}\n`);
+    expect(JSON.parse(await first)).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    const exited = new Promise<number | null>((r) => p.once("exit", (code) => r(code)));
+    p.kill("SIGTERM");
+    expect(await exited).toBe(0);
   });
 
   test("a missing workspace fails before serving: envelope on stderr, nothing on stdout", () => {
