@@ -27,3 +27,6 @@ export { reloadDefinitions, putBoard, onReload, watchDefinitions, type ReloadRes
 // Portability
 export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
 export { backupWorkspace } from "./backup.ts";
+// Schemas for surfaces (OpenAPI, tool inputs)
+export { REQUEST_SHAPES } from "./shapes.ts";
+export { fieldSchema, itemFields, statusesOf, tagsSchema, obj, str, int, bool, strEnum, type JsonSchema } from "../definitions/json-schema.ts";

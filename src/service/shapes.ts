@@ -104,3 +104,13 @@ export const EntryBody = v.strictObject({
   version: v.optional(Version),
   entry: v.record(v.string(), v.unknown()),
 });
+
+export const UpgradeBody = v.strictObject({
+  target_version: v.optional(v.pipe(v.number(), v.integer())),
+  dry_run: v.optional(v.boolean()),
+});
+
+/** The static request shapes by OpenAPI component name (per-type card bodies are built from the definitions). */
+export const REQUEST_SHAPES: Record<string, v.GenericSchema> = {
+  RegisterUserBody, ClaimBody, ReleaseBody, TakeNextBody, LinkBody, CommentBody, EntryBody, UpgradeBody,
+};

@@ -5,18 +5,12 @@
  * emits schema_upgraded {from, to, defaults_applied, fields_dropped}. Downgrades and any
  * target other than the loaded version are refused. A dry run reports what would change.
  */
-import * as v from "valibot";
 import { CardsError } from "../domain/errors.ts";
 import { validateEntry, validateFields } from "../domain/fields.ts";
 import type { Card, CardType } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
-import { parseShape } from "./shapes.ts";
+import { UpgradeBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
-
-export const UpgradeBody = v.strictObject({
-  target_version: v.optional(v.pipe(v.number(), v.integer())),
-  dry_run: v.optional(v.boolean()),
-});
 
 export interface UpgradeReport {
   from: number;

@@ -1,0 +1,74 @@
+/** Per-route OpenAPI details (operation id, tag, query parameters, body and response). */
+import type { JsonSchema } from "../service/index.ts";
+
+export interface OperationDoc {
+  id: string;
+  tag: string;
+  query?: Array<[string, string, JsonSchema?]>;
+  /** component schema name, or "bytes" for raw uploads */
+  body?: string;
+  bodyRequired?: boolean;
+  /** component schema name, "bytes" or "sse" */
+  response: string;
+  status?: number;
+  okDescription?: string;
+}
+
+const int = { type: "integer", minimum: 1 };
+const bool = { type: "string", enum: ["true", "false"] };
+const LIST: Array<[string, string, JsonSchema?]> = [
+  ["board_id", "scope to a board (its default filter applies)"],
+  ["type_id", "card type id(s), comma-separated"],
+  ["status", "status(es), comma-separated"],
+  ["owner", "owner id"],
+  ["blocked", "true: only blocked cards; false: only unblocked", bool],
+  ["has_link", "cards with an outgoing link of this type"],
+  ["link_target", "cards with a link to this card id"],
+  ["q", "full-text search; also matches a full or short id"],
+  ["filter", "name of a saved filter of board_id (presentation.filters); `me` is the viewing actor"],
+  ["sort", "created_at, updated_at, title or fields.<id>, leading - for descending; not with cursor"],
+  ["include", "links,comments"],
+  ["cursor", "next_cursor of the previous page"],
+  ["limit", "page size, default 50, max 200", { type: "integer", minimum: 1, maximum: 200 }],
+];
+const EVENTS: Array<[string, string, JsonSchema?]> = [
+  ["actor", "events by this actor"], ["owner", "events of cards this user owns now"],
+  ["type", "event type(s), comma-separated"], ["types", "event types, comma-separated"],
+  ["board_id", "events of this board's card types"], ["since", "events after this id"],
+  ["cursor", "next_cursor of the previous page (overrides since)"], ["limit", "default 100, max 500", { type: "integer", minimum: 1, maximum: 500 }],
+];
+
+export const OPERATIONS: Record<string, OperationDoc> = {
+  "GET /health": { id: "getHealth", tag: "workspace", response: "Health" },
+  "GET /workspace": { id: "getWorkspace", tag: "workspace", response: "WorkspaceView" },
+  "GET /boards/:board_id": { id: "getBoard", tag: "workspace", response: "Board" },
+  "POST /workspace/reload": { id: "reloadWorkspace", tag: "workspace", body: "Empty", bodyRequired: false, response: "ReloadResult" },
+  "POST /boards": { id: "putBoard", tag: "workspace", body: "Board", response: "Board", status: 201 },
+  "POST /users": { id: "registerUser", tag: "users", body: "RegisterUserBody", response: "User", status: 201 },
+  "GET /cards": { id: "listCards", tag: "cards", query: LIST, response: "CardPage" },
+  "POST /cards": { id: "createCard", tag: "cards", body: "CreateCardBody", response: "Card", status: 201, okDescription: "Created (200 with Dry-Run: true for dry_run)" },
+  "GET /cards/:id": { id: "getCard", tag: "cards", response: "Card" },
+  "PATCH /cards/:id": { id: "patchCard", tag: "cards", body: "PatchCardBody", response: "Card" },
+  "DELETE /cards/:id": { id: "deleteCard", tag: "cards", query: [["version", "only delete at this version", int]], response: "Card" },
+  "GET /cards/:id/events": { id: "listCardEvents", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "EventList" },
+  "GET /cards/:id/history": { id: "getCardHistory", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "History" },
+  "POST /cards/:id/upgrade-schema": { id: "upgradeSchema", tag: "cards", body: "UpgradeBody", bodyRequired: false, response: "Card", okDescription: "The upgraded card; the report is in the Upgrade-Report header" },
+  "POST /cards/:id/artifacts/:field": { id: "uploadArtifact", tag: "artifacts", body: "bytes", response: "Card", status: 201 },
+  "GET /artifacts/**:path": { id: "getArtifact", tag: "artifacts", response: "bytes" },
+  "POST /cards/take-next": { id: "takeNext", tag: "ownership", body: "TakeNextBody", bodyRequired: false, response: "TakeNextResult" },
+  "POST /cards/:id/claim": { id: "claimCard", tag: "ownership", body: "ClaimBody", response: "Card" },
+  "POST /cards/:id/release": { id: "releaseCard", tag: "ownership", body: "ReleaseBody", bodyRequired: false, response: "Card" },
+  "POST /cards/:id/links": { id: "addLink", tag: "links", body: "LinkBody", response: "Card", status: 201 },
+  "DELETE /cards/:id/links/:type_id/:target": { id: "removeLink", tag: "links", response: "Card" },
+  "POST /cards/:id/comments": { id: "addComment", tag: "comments", body: "CommentBody", response: "Card", status: 201 },
+  "PATCH /cards/:id/comments/:comment_id": { id: "editComment", tag: "comments", body: "CommentBody", response: "Card" },
+  "POST /cards/:id/fields/:field/append": { id: "appendEntry", tag: "entries", body: "EntryBody", response: "EntryResult", status: 201 },
+  "PATCH /cards/:id/fields/:field/:entry_id": { id: "updateEntry", tag: "entries", body: "EntryBody", response: "Card" },
+  "DELETE /cards/:id/fields/:field/:entry_id": { id: "removeEntry", tag: "entries", query: [["version", "only at this version", int]], response: "Card" },
+  "GET /events": { id: "listEvents", tag: "events", query: EVENTS, response: "EventPage" },
+  "GET /events/stream": {
+    id: "streamEvents", tag: "events", response: "sse",
+    query: [["card_id", "one card"], ["board_id", "one board"], ["types", "event types, comma-separated"], ["actor", "one actor"], ["owner", "current owner of the event's card"], ["since", "replay after this id (or send Last-Event-ID)"]],
+  },
+  "GET /breaches": { id: "listBreaches", tag: "conditions", query: [["board_id", "one board"], ["type", "one kind"]], response: "Breaches" },
+};

@@ -1,0 +1,127 @@
+/**
+ * GET /v1/openapi.json: OpenAPI 3.1 generated from the live workspace. Paths come from the
+ * shared route table (plus the SSE stream), static request shapes from the valibot
+ * schemas, and per-type create/update bodies from the field definitions.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import { ROUTES, VERSION, type Route } from "./routes.ts";
+import { REQUEST_SHAPES, fieldSchema, obj, statusesOf, tagsSchema, type JsonSchema, type Service } from "../service/index.ts";
+import { OPERATIONS, type OperationDoc } from "./openapi-ops.ts";
+import { COMPONENTS } from "./openapi-components.ts";
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ "application/json": { schema } });
+
+/** The OpenAPI document for the definitions live now. */
+export function openApiDocument(svc: Service, serverUrl?: string): Record<string, unknown> {
+  const defs = svc.defs;
+  const schemas: Record<string, JsonSchema> = { ...COMPONENTS };
+  for (const [name, shape] of Object.entries(REQUEST_SHAPES)) schemas[name] = valibotSchema(shape);
+  const creates: JsonSchema[] = [];
+  const updates: JsonSchema[] = [];
+  for (const type of defs.cardTypes.values()) {
+    const key = pascal(type.id);
+    const props: Record<string, JsonSchema> = {};
+    for (const f of type.fields) props[f.id] = fieldSchema(f, defs);
+    const required = type.fields.filter((f) => f.required && f.default === undefined).map((f) => f.id);
+    schemas[`Fields${key}`] = { ...obj(props, required, `Fields of a ${type.name} card (schema_version ${type.schema_version})`), additionalProperties: !defs.workspace.settings.strict_fields };
+    const statuses = statusesOf(type, defs);
+    schemas[`Create${key}`] = {
+      ...obj({
+        type_id: { type: "string", const: type.id },
+        title: { type: "string", minLength: 1, maxLength: 1024 },
+        status: { type: "string", enum: statuses, description: `default ${statuses[0]}` },
+        fields: ref(`Fields${key}`),
+        tags: tagsSchema(defs),
+        schema_version: { type: "integer", const: type.schema_version },
+        dry_run: { type: "boolean" },
+      }, required.length ? ["type_id", "title", "fields"] : ["type_id", "title"], `Create a ${type.name} card`),
+      additionalProperties: false,
+    };
+    const patchProps: Record<string, JsonSchema> = {};
+    for (const f of type.fields) if (f.type !== "repeating") patchProps[f.id] = fieldSchema(f, defs);
+    schemas[`Update${key}`] = {
+      ...obj({
+        version: { type: "integer", minimum: 1, description: "the version you read" },
+        title: { type: "string" },
+        status: { type: "string", enum: statuses },
+        owner: { type: ["string", "null"], description: "a registered user; empty or null clears" },
+        tags: tagsSchema(defs),
+        fields: { ...obj(patchProps, [], "keys to change; null removes a key"), additionalProperties: !defs.workspace.settings.strict_fields },
+        force: { type: "boolean" },
+        dry_run: { type: "boolean" },
+      }, ["version"], `Update a ${type.name} card`),
+      additionalProperties: false,
+    };
+    creates.push(ref(`Create${key}`));
+    updates.push(ref(`Update${key}`));
+  }
+  schemas.CreateCardBody = { oneOf: creates, discriminator: { propertyName: "type_id" } };
+  schemas.PatchCardBody = { anyOf: updates };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ROUTES) {
+    if (route.path === "/openapi.json") continue; // the document covers every route but itself
+    const doc = OPERATIONS[`${route.method} ${route.path}`];
+    if (!doc) throw new Error(`no OpenAPI description for ${route.method} ${route.path}`);
+    const path = openApiPath(route.path);
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, doc);
+  }
+  paths["/events/stream"] = { get: operation({ method: "GET", path: "/events/stream", summary: "Server-Sent Events: live events, resumable" } as Route, OPERATIONS["GET /events/stream"]!) };
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: `cards: ${defs.workspace.name}`,
+      version: VERSION,
+      description: "Card coordination service (beta). No authentication: identity comes from X-Service-Actor, CARDS_ACTOR or settings.default_user.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    servers: [{ url: serverUrl ? `${serverUrl}/v1` : "/v1" }],
+    security: [],
+    tags: [...new Set(Object.values(OPERATIONS).map((o) => o.tag))].sort().map((name) => ({ name, description: `${name} operations` })),
+    paths,
+    components: {
+      schemas,
+      parameters: {
+        Actor: { name: "X-Service-Actor", in: "header", required: false, schema: { type: "string" }, description: "who acts (writes); falls back to CARDS_ACTOR, then settings.default_user" },
+        IdempotencyKey: { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 }, description: "replays the stored answer of the first request with this key" },
+      },
+      responses: {
+        Error: { description: "The error envelope", content: json(ref("ErrorEnvelope")) },
+      },
+    },
+  };
+}
+
+function operation(route: Route, doc: OperationDoc): Record<string, unknown> {
+  const params: unknown[] = [...route.path.matchAll(/:([a-z_]+)|\*\*:([a-z_]+)/g)].map((m) => ({
+    name: m[1] ?? m[2], in: "path", required: true, schema: { type: "string" },
+  }));
+  for (const [name, description, schema] of doc.query ?? []) params.push({ name, in: "query", required: false, description, schema: schema ?? { type: "string" } });
+  if (route.method !== "GET") params.push({ $ref: "#/components/parameters/Actor" }, { $ref: "#/components/parameters/IdempotencyKey" });
+  const op: Record<string, unknown> = {
+    operationId: doc.id,
+    summary: route.summary,
+    tags: [doc.tag],
+    ...(route.serveOnly ? { description: "Available only in serve mode (`cards serve`); the embedded CLI answers serve_only.", "x-serve-only": true } : {}),
+    ...(params.length ? { parameters: params } : {}),
+  };
+  if (doc.body === "bytes") op.requestBody = { required: true, content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
+  else if (doc.body) op.requestBody = { required: doc.bodyRequired ?? true, content: json(ref(doc.body)) };
+  const ok: Record<string, unknown> = { description: doc.okDescription ?? "Success" };
+  if (doc.response === "bytes") ok.content = { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
+  else if (doc.response === "sse") ok.content = { "text/event-stream": { schema: { type: "string", description: "SSE frames: `event: <type>`, `id: <event id>` (durable events only), `data: <event JSON>`" } } };
+  else ok.content = json(ref(doc.response));
+  op.responses = { [String(doc.status ?? 200)]: ok, "4XX": { $ref: "#/components/responses/Error" } };
+  return op;
+}
+
+function valibotSchema(shape: unknown): JsonSchema {
+  const s = toJsonSchema(shape as never, { target: "draft-2020-12", errorMode: "ignore" }) as JsonSchema;
+  delete s.$schema;
+  return s;
+}
+
+const openApiPath = (p: string): string => p.replace(/\*\*:([a-z_]+)/g, "{$1}").replace(/:([a-z_]+)/g, "{$1}");
+const pascal = (id: string): string => id.split(/[-_]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");

@@ -1,0 +1,65 @@
+/** GET /openapi.json: OpenAPI 3.1 from the live workspace, linted by @redocly/cli. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROUTES } from "../../src/api/routes.ts";
+import { testApi, type TestApi } from "../helpers/http.ts";
+
+let api: TestApi;
+let doc: any;
+beforeAll(async () => {
+  api = await testApi();
+  const r = await api.get("/openapi.json");
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+afterAll(() => api.close());
+
+describe("GET /openapi.json", () => {
+  test("passes `redocly lint` (recommended rules) with no errors and no warnings", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cards-oas-")), "openapi.json");
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    const r = spawnSync(join(import.meta.dir, "../../node_modules/.bin/redocly"), ["lint", file, "--format", "json"], { encoding: "utf8", env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } });
+    const report = JSON.parse(r.stdout.slice(r.stdout.indexOf("{")));
+    const problems = report.problems.map((p: any) => `${p.severity} ${p.ruleId}: ${p.message} @ ${p.location?.[0]?.pointer}`);
+    expect(problems).toEqual([]);
+    expect(r.status).toBe(0);
+  }, 60_000);
+
+  test("covers every route of the table but itself, plus the SSE stream; no [proposed] route", () => {
+    const ops = Object.entries(doc.paths).flatMap(([p, o]: [string, any]) => Object.keys(o).map((m) => `${m.toUpperCase()} ${p}`));
+    for (const r of ROUTES) {
+      if (r.path === "/openapi.json") continue;
+      expect(ops).toContain(`${r.method} ${r.path.replace(/\*\*:([a-z_]+)/g, "{$1}").replace(/:([a-z_]+)/g, "{$1}")}`);
+    }
+    expect(ops).toContain("GET /events/stream");
+    expect(ops.some((o) => o.includes("/openapi.json"))).toBe(false);
+    for (const proposed of ["/views", "/cards/batch", "/workspace/card-types"]) expect(ops.some((o) => o.includes(proposed))).toBe(false);
+  });
+
+  test("both reload routes are marked serve-only", () => {
+    expect(doc.paths["/workspace/reload"].post["x-serve-only"]).toBe(true);
+    expect(doc.paths["/boards"].post["x-serve-only"]).toBe(true);
+    expect(doc.paths["/cards"].post["x-serve-only"]).toBeUndefined();
+  });
+
+  test("per-type field schemas for create and update bodies, from the live definitions", async () => {
+    const s = doc.components.schemas;
+    expect(s.FieldsTask.properties.priority.enum).toEqual(["low", "normal", "high", "urgent"]);
+    expect(s.FieldsTask.properties.components).toMatchObject({ type: "array", items: { enum: ["api", "cli", "ui", "store", "docs"] } });
+    expect(s.FieldsTask.properties.estimate_hours).toMatchObject({ type: "number", minimum: 0, maximum: 200 });
+    expect(s.FieldsBug.required).toContain("steps");
+    expect(s.CreateReview.properties.status.enum).toEqual(["todo", "doing", "review", "done"]);
+    expect(s.CreateCardBody.oneOf.length).toBe(3);
+    expect(s.UpdateTask.required).toEqual(["version"]);
+    expect(s.UpdateTask.properties.fields.properties.evidence).toBeUndefined(); // repeating: entry routes only
+    expect(s.ErrorEnvelope.required).toEqual(["error", "message"]);
+    // a reloaded type shows up
+    writeFileSync(join(api.dir, "definitions/card-types/note.json"), JSON.stringify({ id: "note", name: "Note", schema_version: 1, fields: [{ id: "body", type: "text", required: true }] }));
+    await api.post("/workspace/reload");
+    const again = (await api.get("/openapi.json")).body;
+    expect(again.components.schemas.CreateNote.required).toEqual(["type_id", "title", "fields"]);
+  });
+});
