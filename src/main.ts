@@ -25,6 +25,7 @@ const root = defineCommand({
     cards: () => import("./cli/commands/cards.ts").then((m) => m.default),
     events: () => simple().then((m) => m.events),
     api: () => simple().then((m) => m.api),
+    ext: () => import("./cli/commands/ext.ts").then((m) => m.default),
     artifacts: () => import("./cli/commands/artifacts.ts").then((m) => m.default),
     dump: () => import("./cli/commands/portability.ts").then((m) => m.dump),
     restore: () => import("./cli/commands/portability.ts").then((m) => m.restore),

@@ -5,7 +5,9 @@
 import { createConsola } from "consola";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
-import { TemporalMonitor, watchDefinitions } from "../service/index.ts";
+import { TemporalMonitor, onReload, watchDefinitions } from "../service/index.ts";
+import { startHooks } from "../extensions/hooks.ts";
+import { startServices } from "../extensions/services.ts";
 import { createHttpApp } from "./app.ts";
 import { closeAllStreams } from "./sse.ts";
 
@@ -35,6 +37,10 @@ export async function startService(o: ServeOptions): Promise<void> {
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
   }
+  const hooks = startHooks(svc, { url: server.url, log: (m) => log.warn(m) });
+  const services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
+  const offReload = onReload(svc, () => { hooks.reconcile(); services.reconcile(); });
+  stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services.stop()]); });
   console.error(`listening on ${server.url}`);
   let stopping = false;
   const stop = async (signal: string) => {

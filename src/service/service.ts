@@ -149,6 +149,7 @@ export class Service {
         if (++this.writes % 200 === 0) {
           tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
           tx.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
+          tx.pruneOnceKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
         }
         const value = await fn(scope);
         if (opts.dryRun) throw new DryRunRollback(value);

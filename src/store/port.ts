@@ -107,6 +107,8 @@ export interface StoreWrites {
   pruneSignals(before: string): void;
   /** drops idempotency records older than `before` */
   pruneIdempotency(before: string): void;
+  /** drops once-keys older than `before` */
+  pruneOnceKeys(before: string): void;
   /** records `key`; false when it was already recorded (once-only effects across processes) */
   claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;

@@ -255,6 +255,10 @@ export class SqliteQueries implements StoreTx {
     this.db.query("DELETE FROM signals WHERE at < ?").run(before);
   }
 
+  pruneOnceKeys(before: string): void {
+    this.db.query("DELETE FROM once_keys WHERE at < ?").run(before);
+  }
+
   claimOnce(key: string, at: string): boolean {
     return this.db.query("INSERT OR IGNORE INTO once_keys (key, at) VALUES (?, ?)").run(key, at).changes === 1;
   }
