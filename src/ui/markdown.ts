@@ -1,7 +1,7 @@
 /**
  * A small, safe markdown renderer for text fields and comments. The source is HTML-escaped
  * first; only the tags produced here reach the page, and link targets are limited to
- * http(s), mailto and relative URLs. Supports headings, paragraphs with line breaks, lists
+ * http(s), mailto and relative URLs. Supports headings, paragraphs (soft and hard breaks), lists
  * (with task boxes), block quotes, fenced code, rules, `code`, **bold**, *em*, ~~strike~~,
  * [links](url) and bare URLs.
  */
@@ -54,16 +54,26 @@ function blocks(lines: string[]): string {
       while (i < lines.length && marker.test(lines[i]!)) {
         let item = lines[i++]!.replace(marker, "");
         while (i < lines.length && /^\s{2,}\S/.test(lines[i]!) && !marker.test(lines[i]!)) item += `\n${lines[i++]!.trim()}`;
-        items.push(`<li>${task(inline(item).replace(/\n/g, "<br>"))}</li>`);
+        items.push(`<li>${task(inline(item))}</li>`);
       }
       out.push(ordered ? `<ol>${items.join("")}</ol>` : `<ul>${items.join("")}</ul>`);
       continue;
     }
     const para: string[] = [];
     while (i < lines.length && lines[i]!.trim() !== "" && (para.length === 0 || !starts(lines[i]!))) para.push(lines[i++]!);
-    out.push(`<p>${para.map(inline).join("<br>")}</p>`);
+    out.push(paragraph(para));
   }
   return out.join("");
+}
+
+/** A single newline is a soft break; two trailing spaces or a trailing backslash make a hard one. */
+function paragraph(lines: string[]): string {
+  const last = lines.length - 1;
+  return `<p>${lines.map((l, n) => {
+    const hard = n < last && /(\s{2,}|\\)$/.test(l);
+    const text = inline(l.trim().replace(/\\$/, ""));
+    return n === last ? text : `${text}${hard ? "<br>" : "\n"}`;
+  }).join("")}</p>`;
 }
 
 function task(item: string): string {

@@ -1,0 +1,72 @@
+/**
+ * Writes from the board: moves (optimistic, snapping back on refusal), patches and other
+ * card writes. Every write sends the card's version; a refusal shows the error envelope.
+ */
+import { api, cardPath, patchCard } from "./api.ts";
+import { cardElement, renderLanes } from "./board.ts";
+import { applyCard, pending, refreshCards } from "./data.ts";
+import { columnName, state } from "./state.ts";
+import * as toast from "./toast.ts";
+import type { Card } from "./types.ts";
+
+type Listener = (card: Card) => void;
+const listeners: Listener[] = [];
+
+/** Called with every card a write returned (the detail panel follows its card this way). */
+export function onCardWritten(fn: Listener): void {
+  listeners.push(fn);
+}
+
+export function written(card: Card): Card {
+  renderLanes(applyCard(card));
+  if (!state.cards.has(card.id)) void refreshCards([card.id]).then(renderLanes);
+  for (const fn of listeners) fn(card);
+  return card;
+}
+
+/** Moves a card to another lane. Resolves true when the server accepted the move. */
+export async function moveCard(id: string, to: string): Promise<boolean> {
+  const card = state.cards.get(id);
+  if (!card || card.status === to) return false;
+  state.cards.set(id, { ...card, status: to });
+  renderLanes([card.status, to]);
+  pending.add(id);
+  try {
+    written(await patchCard(card, { status: to }));
+    return true;
+  } catch (e) {
+    const body = toast.toBody(e);
+    const current = body.card ?? card;
+    if (state.cards.has(id)) state.cards.set(id, current);
+    renderLanes([to, card.status, current.status]);
+    const el = cardElement(id);
+    if (el) {
+      el.classList.remove("snapback");
+      void el.offsetWidth; // restart the animation
+      el.classList.add("snapback");
+    }
+    toast.error(e, `Could not move “${card.title}” to ${columnName(to)}`);
+    if (body.card) for (const fn of listeners) fn(body.card);
+    return false;
+  } finally {
+    pending.delete(id);
+  }
+}
+
+/** PATCH with the card's version; refusals are shown and rethrown for forms to mark fields. */
+export async function patch(card: Card, changes: Record<string, unknown>): Promise<Card> {
+  try {
+    return written(await patchCard(card, changes));
+  } catch (e) {
+    const body = toast.toBody(e);
+    if (body.card) written(body.card);
+    throw e;
+  }
+}
+
+/** Any other card write (comments, links, entries, claims): the answer is the updated card. */
+export async function write(method: string, id: string, rest: string, body?: unknown): Promise<Card> {
+  const res = await api<Card | { card: Card }>(method, cardPath(id, rest), body);
+  const card = "card" in res && res.card && typeof res.card === "object" && !("id" in res) ? res.card : (res as Card);
+  return written(card);
+}

@@ -1,0 +1,52 @@
+/**
+ * The card face on a lane: type icon, short id, blocked badge, title, the board's
+ * card_preview fields, tags and owner. The style_field's option theme colours the card.
+ */
+import { h, shortId } from "./dom.ts";
+import { icon } from "./icons.ts";
+import { isEmpty, renderValue, userChip } from "./fields.ts";
+import { cardType, fieldDef, state } from "./state.ts";
+import type { Card } from "./types.ts";
+
+/** The colour of a card from the board's style_field, if its value has a themed colour. */
+export function styleColor(card: Card): string | undefined {
+  const id = state.board.presentation?.style_field;
+  if (!id) return undefined;
+  const def = fieldDef(card.type_id, id);
+  const v = card.fields[id];
+  if (!def || def.type !== "enum" || isEmpty(v)) return undefined;
+  const first = Array.isArray(v) ? String(v[0]) : String(v);
+  return def.option_themes?.[first]?.color;
+}
+
+export function cardFace(card: Card, blocked: boolean): HTMLElement {
+  const type = cardType(card.type_id);
+  const preview = (state.board.presentation?.card_preview?.[card.type_id] ?? [])
+    .map((id) => fieldDef(card.type_id, id))
+    .filter((d) => d && d.display !== "hidden" && !isEmpty(card.fields[d.id]));
+  const el = h("article", {
+    class: `card${blocked ? " is-blocked" : ""}`,
+    "data-id": card.id,
+    "data-status": card.status,
+    tabindex: "-1",
+    role: "button",
+    "aria-label": `${card.title}, ${shortId(card.id)}${blocked ? ", blocked" : ""}`,
+  },
+  h("div", { class: "card-top" },
+    icon(type?.icon, type?.name ?? card.type_id),
+    h("span", { class: "short-id mono", title: card.id }, shortId(card.id)),
+    blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null,
+    card.comments?.length ? h("span", { class: "muted count" }, `✉\uFE0E ${card.comments.length}`) : null),
+  h("h3", { class: "card-title" }, card.title),
+  preview.length ? h("div", { class: "card-preview" }, preview.map((d) =>
+    h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")))) : null,
+  card.tags.length || card.owner ? h("div", { class: "card-meta" },
+    card.tags.length ? h("span", { class: "tags" }, card.tags.map((t) => h("span", { class: "tag" }, t))) : null,
+    card.owner ? h("span", { class: "owner" }, userChip(card.owner)) : null) : null);
+  const color = styleColor(card);
+  if (color) {
+    el.style.setProperty("--card-color", color);
+    el.classList.add("styled");
+  }
+  return el;
+}

@@ -1,0 +1,76 @@
+/**
+ * The top bar: board picker (default board first), saved filter chips, search box, live
+ * status, actor picker and the new-card button. Also applies the board's theme tokens.
+ */
+import { h, $, debounce } from "./dom.ts";
+import { boardOrder, state } from "./state.ts";
+import type { LiveStatus } from "./live.ts";
+
+export interface ChromeActions {
+  board(id: string): void;
+  filter(name: string): void;
+  search(q: string): void;
+  actor(id: string): void;
+  create(): void;
+}
+
+/** Board theme tokens (the server's THEME_TOKENS) and the CSS variables they set. */
+const TOKENS = ["accent", "accent_text", "background", "surface", "text", "muted", "border",
+  "danger", "warning", "success", "info", "radius", "font", "font_mono"];
+
+export function applyTheme(theme: Record<string, string> | undefined): void {
+  const root = document.documentElement.style;
+  for (const t of TOKENS) {
+    const v = theme?.[t];
+    const name = `--${t.replace(/_/g, "-")}`;
+    if (v && !/[;{}<>]/.test(v)) root.setProperty(name, v);
+    else root.removeProperty(name);
+  }
+}
+
+export function renderChrome(actions: ChromeActions): void {
+  const bar = $("#topbar")!;
+  const boards = h("select", { id: "board-picker", "aria-label": "Board" },
+    boardOrder().map((id) => h("option", { value: id }, state.info.boards[id]!.name)));
+  boards.addEventListener("change", () => actions.board(boards.value));
+  const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
+  search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
+  search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
+  const actor = h("select", { id: "actor", "aria-label": "Acting as" },
+    state.info.workspace.users.map((u) => h("option", { value: u.id }, `${u.display_name || u.id}${u.kind === "agent" ? " (agent)" : ""}`)));
+  actor.addEventListener("change", () => actions.actor(actor.value));
+  bar.replaceChildren(
+    h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
+    boards,
+    h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
+    search,
+    h("span", { class: "spacer" }),
+    h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
+    h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
+    h("button", { type: "button", id: "new-card", class: "primary", onclick: () => actions.create(), title: "New card (n)", "aria-label": "New card" },
+      "+", h("span", { class: "label" }, " New card")));
+  syncChrome(actions);
+}
+
+/** Brings the controls in line with the state (board switch, back/forward, actor change). */
+export function syncChrome(actions: ChromeActions): void {
+  const boards = $("#board-picker") as HTMLSelectElement | null;
+  if (boards) { boards.value = state.board.id; boards.title = state.board.description ?? state.board.name; }
+  const actor = $("#actor") as HTMLSelectElement | null;
+  if (actor) actor.value = state.actor;
+  const search = $("#search") as HTMLInputElement | null;
+  if (search && search.value.trim() !== state.q) search.value = state.q;
+  const names = Object.keys(state.board.presentation?.filters ?? {});
+  const chip = (name: string, text: string) => h("button", {
+    type: "button", class: "chip", "aria-pressed": String(state.filter === name), "data-filter": name,
+    onclick: () => actions.filter(state.filter === name ? "" : name),
+  }, text);
+  $("#filters")!.replaceChildren(...(names.length ? [chip("", "All"), ...names.map((n) => chip(n, n))] : []));
+}
+
+export function showLiveStatus(s: LiveStatus): void {
+  const el = $("#live-status");
+  if (!el) return;
+  el.dataset.state = s;
+  el.textContent = s === "live" ? "live" : s === "connecting" ? "reconnecting…" : "offline";
+}

@@ -1,0 +1,109 @@
+/**
+ * Sections of the card detail: repeating entries (with an add form), artifacts (download,
+ * upload), links in both directions (with an add form), comments and the history timeline.
+ */
+import { api } from "./api.ts";
+import { write, written } from "./actions.ts";
+import { ago, fmtTime, h } from "./dom.ts";
+import { cardRef, entries, label, userChip } from "./fields.ts";
+import { fieldRow, showFormError, type FieldInput } from "./forms.ts";
+import { markdown } from "./markdown.ts";
+import { linkTypeName, state } from "./state.ts";
+import * as toast from "./toast.ts";
+import type { Card, FieldDef, HistoryItem } from "./types.ts";
+
+export function section(title: string, cls: string, ...body: (Node | null)[]): HTMLElement {
+  return h("section", { class: `detail-section ${cls}` }, h("h3", {}, title), ...body);
+}
+
+/** A small form: rows, a general error slot, one submit button; `send` returns when written. */
+function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFormElement) => Promise<unknown>): HTMLFormElement {
+  const submit = h("button", { type: "submit" }, button);
+  const form = h("form", { class: `mini-form ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }), submit);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    submit.disabled = true;
+    try {
+      await send(form);
+    } catch (e) {
+      showFormError(form, e);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+export function repeatingSection(card: Card, def: FieldDef): HTMLElement {
+  const items = Array.isArray(card.fields[def.id]) ? (card.fields[def.id] as unknown[]) : [];
+  const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, f.default)).filter((x): x is FieldInput => x !== null);
+  const form = miniForm("entry-form", "Add entry", inputs.map((i) => i.el), async () => {
+    const entry: Record<string, unknown> = {};
+    for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
+    await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: card.version, entry });
+  });
+  return section(`${label(def)} (${items.length})`, `repeating field-${def.id}`,
+    def.description ? h("p", { class: "desc" }, def.description) : null,
+    entries(def, items),
+    h("details", { class: "add" }, h("summary", {}, "Add entry"), form));
+}
+
+/** Upload form for a `local` artifact field: the raw bytes go to POST /cards/{id}/artifacts/{field}. */
+export function artifactUpload(card: Card, def: FieldDef): HTMLElement {
+  const file = h("input", { type: "file", "aria-label": `Upload ${label(def)}` });
+  const form = miniForm("upload-form", "Upload", [file], async () => {
+    const f = file.files?.[0];
+    if (!f) throw new Error("choose a file first");
+    written(await api<Card>("POST", `/cards/${encodeURIComponent(card.id)}/artifacts/${encodeURIComponent(def.id)}`, undefined, f));
+  });
+  return h("details", { class: "add" }, h("summary", {}, "Upload a file"), form);
+}
+
+export function linksSection(card: Card, incoming: Card[]): HTMLElement {
+  const out = (card.links ?? []).map((l) => h("li", {},
+    h("span", { class: "link-type" }, linkTypeName(l.type_id)), " ", cardRef(l.target),
+    l.note ? h("span", { class: "muted" }, ` — ${l.note}`) : null,
+    h("button", { type: "button", class: "link-remove icon-button", "aria-label": `Remove link ${l.type_id} ${l.target}`,
+      onclick: () => write("DELETE", card.id, `/links/${encodeURIComponent(l.type_id)}/${encodeURIComponent(l.target)}`)
+        .catch((e) => toast.error(e, "Could not remove the link")) }, "×")));
+  const inc = incoming.flatMap((src) => (src.links ?? []).filter((l) => l.target === card.id).map((l) =>
+    h("li", {}, cardRef(src.id), " ", h("span", { class: "link-type" }, linkTypeName(l.type_id)), h("span", { class: "muted" }, " this card"),
+      l.note ? h("span", { class: "muted" }, ` — ${l.note}`) : null)));
+  const typeSel = h("select", { "aria-label": "Link type", name: "type_id" },
+    state.info.workspace.link_types.map((t) => h("option", { value: t.id }, t.name)));
+  const target = h("input", { type: "text", name: "target", list: "detail-link-targets", placeholder: "target card id", "aria-label": "Target card", autocomplete: "off" });
+  const targets = h("datalist", { id: "detail-link-targets" },
+    [...state.cards.values()].filter((c) => c.id !== card.id).slice(0, 300).map((c) => h("option", { value: c.id }, c.title)));
+  const note = h("input", { type: "text", name: "note", placeholder: "note (optional)", "aria-label": "Note" });
+  const form = miniForm("link-form", "Add link", [h("div", { class: "inline-row" }, typeSel, target, targets, note)], async () => {
+    await write("POST", card.id, "/links", { type_id: typeSel.value, target: target.value.trim(), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
+  });
+  return section("Links", "links",
+    h("h4", {}, "From this card"), out.length ? h("ul", { class: "link-list outgoing" }, out) : h("p", { class: "muted" }, "None."),
+    h("h4", {}, "To this card"), inc.length ? h("ul", { class: "link-list incoming" }, inc) : h("p", { class: "muted" }, "None."),
+    h("details", { class: "add" }, h("summary", {}, "Add link"), form));
+}
+
+export function commentsSection(card: Card): HTMLElement {
+  const list = (card.comments ?? []).map((c) => {
+    const body = h("div", { class: "md" });
+    body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
+    return h("li", { class: "comment", "data-comment": c.id },
+      h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
+        c.edited_at ? h("span", { class: "muted" }, " (edited)") : null),
+      body);
+  });
+  const text = h("textarea", { name: "body", rows: 3, placeholder: "Write a comment (markdown)", "aria-label": "Comment", required: true });
+  const form = miniForm("comment-form", "Comment", [text], async () => {
+    if (!text.value.trim()) throw new Error("write something first");
+    await write("POST", card.id, "/comments", { body: text.value });
+  });
+  return section(`Comments (${list.length})`, "comments", list.length ? h("ol", { class: "comments-list" }, list) : null, form);
+}
+
+export function historySection(items: HistoryItem[]): HTMLElement {
+  return section("History", "history", h("ol", { class: "timeline" }, [...items].reverse().map((e) =>
+    h("li", { "data-type": e.type },
+      h("time", { datetime: e.at, title: fmtTime(e.at) }, ago(e.at)), " ",
+      h("strong", {}, e.actor), " ", e.summary))));
+}

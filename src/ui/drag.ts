@@ -1,0 +1,98 @@
+/**
+ * Dragging cards between lanes with pointer events (mouse, pen, and touch after a long
+ * press so that a swipe still scrolls). Lanes the board's transition graph allows are
+ * highlighted; the drop is sent to the server either way, which has the final word.
+ */
+import { state } from "./state.ts";
+
+const THRESHOLD_PX = 5;
+const LONG_PRESS_MS = 350;
+const EDGE_PX = 48;
+
+interface Drag { id: string; el: HTMLElement; x0: number; y0: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
+
+export function allowedTargets(from: string): Set<string> | null {
+  const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
+  const next = state.board.transitions?.[from];
+  return enforced && next ? new Set(next) : null;
+}
+
+export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) => void): { justDragged(): boolean } {
+  let drag: Drag | null = null;
+  let suppressUntil = 0;
+
+  const laneAt = (x: number, y: number): HTMLElement | null =>
+    (document.elementFromPoint(x, y) as HTMLElement | null)?.closest<HTMLElement>(".lane") ?? null;
+
+  const start = (d: Drag) => {
+    const rect = d.el.getBoundingClientRect();
+    d.dx = d.x0 - rect.left;
+    d.dy = d.y0 - rect.top;
+    const ghost = d.el.cloneNode(true) as HTMLElement;
+    ghost.classList.add("drag-ghost");
+    ghost.removeAttribute("tabindex");
+    ghost.style.width = `${rect.width}px`;
+    document.body.append(ghost);
+    d.ghost = ghost;
+    d.el.classList.add("dragging");
+    document.body.classList.add("is-dragging");
+    const ok = allowedTargets(d.from);
+    for (const lane of root.querySelectorAll<HTMLElement>(".lane")) {
+      const s = lane.dataset.lane!;
+      if (s !== d.from) lane.classList.add(!ok || ok.has(s) ? "drop-allowed" : "drop-disallowed");
+    }
+  };
+
+  const move = (d: Drag, x: number, y: number) => {
+    if (!d.ghost) return;
+    d.ghost.style.transform = `translate(${x - d.dx}px, ${y - d.dy}px) rotate(2deg)`;
+    for (const l of root.querySelectorAll(".lane.drop-target")) l.classList.remove("drop-target");
+    laneAt(x, y)?.classList.add("drop-target");
+    const r = root.getBoundingClientRect();
+    if (x < r.left + EDGE_PX) root.scrollLeft -= 12;
+    else if (x > r.right - EDGE_PX) root.scrollLeft += 12;
+  };
+
+  const end = (x?: number, y?: number) => {
+    const d = drag;
+    drag = null;
+    if (!d) return;
+    if (d.timer) clearTimeout(d.timer);
+    if (!d.ghost) return;
+    d.ghost.remove();
+    d.el.classList.remove("dragging");
+    document.body.classList.remove("is-dragging");
+    for (const l of root.querySelectorAll(".lane")) l.classList.remove("drop-target", "drop-allowed", "drop-disallowed");
+    suppressUntil = Date.now() + 300;
+    if (x === undefined || y === undefined) return;
+    const lane = laneAt(x, y);
+    if (lane?.dataset.lane && lane.dataset.lane !== d.from) onDrop(d.id, lane.dataset.lane);
+  };
+
+  root.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || drag) return;
+    const el = (ev.target as HTMLElement).closest<HTMLElement>(".card");
+    if (!el || (ev.target as HTMLElement).closest("a,button,input,select,textarea")) return;
+    drag = { id: el.dataset.id!, el, x0: ev.clientX, y0: ev.clientY, dx: 0, dy: 0, from: el.dataset.status!, armed: ev.pointerType !== "touch" };
+    if (!drag.armed) {
+      const d = drag;
+      d.timer = setTimeout(() => { d.armed = true; start(d); move(d, d.x0, d.y0); navigator.vibrate?.(10); }, LONG_PRESS_MS);
+    }
+  });
+  window.addEventListener("pointermove", (ev) => {
+    const d = drag;
+    if (!d) return;
+    const far = Math.hypot(ev.clientX - d.x0, ev.clientY - d.y0) > THRESHOLD_PX;
+    if (!d.armed) { if (far) end(); return; } // a touch that moves early is a scroll
+    if (!d.ghost && far) start(d);
+    move(d, ev.clientX, ev.clientY);
+  });
+  window.addEventListener("pointerup", (ev) => end(ev.clientX, ev.clientY));
+  window.addEventListener("pointercancel", () => end());
+  // while a touch drag runs, the page must not scroll under the finger
+  window.addEventListener("touchmove", (ev) => { if (drag?.ghost) ev.preventDefault(); }, { passive: false });
+  window.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && drag?.ghost) { ev.stopPropagation(); end(); } }, true);
+  root.addEventListener("dragstart", (ev) => ev.preventDefault());
+
+  return { justDragged: () => Date.now() < suppressUntil };
+}

@@ -1,0 +1,143 @@
+/**
+ * Inputs generated from FieldDefs (create form, edit form, repeating entries) and reading
+ * them back as field values. Errors from the server are placed next to the named field.
+ */
+import { h, shortId } from "./dom.ts";
+import { label } from "./fields.ts";
+import { state } from "./state.ts";
+import { errorParts, toBody } from "./toast.ts";
+import type { FieldDef } from "./types.ts";
+
+export interface FieldInput {
+  def: FieldDef;
+  el: HTMLElement;
+  /** the value to send; undefined when left empty */
+  read(): unknown;
+}
+
+let uid = 0;
+
+function toLocalInput(iso: unknown): string {
+  if (typeof iso !== "string") return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+function checks(name: string, options: { value: string; text: string }[], selected: unknown): { el: HTMLElement; read(): string[] | undefined } {
+  const sel = new Set(Array.isArray(selected) ? selected.map(String) : selected ? [String(selected)] : []);
+  const boxes = options.map((o) => h("input", { type: "checkbox", name, value: o.value, checked: sel.has(o.value) }));
+  const el = h("div", { class: "checks", role: "group" }, options.map((o, i) => h("label", { class: "check" }, boxes[i]!, o.text)));
+  return { el, read: () => { const v = boxes.filter((b) => b.checked).map((b) => b.value); return v.length ? v : undefined; } };
+}
+
+function select(id: string, options: { value: string; text: string }[], value: unknown, blank: string | null): HTMLSelectElement {
+  const el = h("select", { id },
+    blank !== null ? h("option", { value: "" }, blank) : null,
+    options.map((o) => h("option", { value: o.value, selected: o.value === value }, o.text)));
+  if (value !== undefined && value !== null) el.value = String(value);
+  return el;
+}
+
+const userOptions = () => state.info.workspace.users.map((u) => ({ value: u.id, text: u.display_name ? `${u.display_name} (${u.id})` : u.id }));
+
+/** The control for one field, pre-filled with `value`; null for fields edited elsewhere (repeating, local artifacts). */
+export function control(def: FieldDef, value: unknown, id: string): { el: HTMLElement; read(): unknown } | null {
+  const str = (v: string) => (v.trim() === "" ? undefined : v);
+  switch (def.type) {
+    case "text": {
+      const el = h("textarea", { id, rows: 4, placeholder: "Markdown" });
+      el.value = typeof value === "string" ? value : "";
+      return { el, read: () => str(el.value) };
+    }
+    case "number": {
+      const el = h("input", { id, type: "number", step: "any", min: def.min, max: def.max, value: typeof value === "number" ? value : "" });
+      return { el, read: () => (el.value === "" ? undefined : Number(el.value)) };
+    }
+    case "date": {
+      const initial = toLocalInput(value);
+      const el = h("input", { id, type: "datetime-local", value: initial });
+      return { el, read: () => (!el.value ? undefined : el.value === initial ? value : new Date(el.value).toISOString()) };
+    }
+    case "enum": {
+      const opts = (def.options ?? []).map((o) => ({ value: o, text: o }));
+      if (def.multiple) return checks(id, opts, value);
+      const el = select(id, opts, value, "—");
+      return { el, read: () => str(el.value) };
+    }
+    case "user": {
+      if (def.multiple) return checks(id, userOptions(), value);
+      const el = select(id, userOptions(), value, "—");
+      return { el, read: () => str(el.value) };
+    }
+    case "tags":
+      return tagControl(id, value);
+    case "card_link": {
+      const list = `${id}-cards`;
+      const el = h("input", { id, type: "text", list, placeholder: "card_…", value: typeof value === "string" ? value : "", autocomplete: "off" });
+      const dl = h("datalist", { id: list }, [...state.cards.values()]
+        .filter((c) => !def.target_type || c.type_id === def.target_type).slice(0, 300)
+        .map((c) => h("option", { value: c.id }, `${shortId(c.id)} ${c.title}`)));
+      return { el: h("span", { class: "link-input" }, el, dl), read: () => str(el.value.trim()) };
+    }
+    case "artifact": {
+      if (def.artifact_policy !== "uri") return null;
+      const cur = value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+      const el = h("input", { id, type: "url", placeholder: "https://…", value: typeof cur?.uri === "string" ? cur.uri : "" });
+      return { el, read: () => (el.value.trim() ? { ...(cur ?? {}), uri: el.value.trim() } : undefined) };
+    }
+    case "repeating":
+      return null;
+    default: {
+      const el = h("input", { id, type: "text", value: typeof value === "string" ? value : "", class: def.display === "monospace" ? "mono" : undefined });
+      return { el, read: () => str(el.value) };
+    }
+  }
+}
+
+/** Workspace tags: checkboxes under the locked policy, a comma list under the open one. */
+export function tagControl(id: string, value: unknown): { el: HTMLElement; read(): string[] | undefined } {
+  const ws = state.info.workspace;
+  if (ws.settings.tag_policy === "open") {
+    const el = h("input", { id, type: "text", placeholder: ws.tag_set.join(", "), value: Array.isArray(value) ? value.join(", ") : "" });
+    return { el, read: () => { const v = el.value.split(",").map((s) => s.trim()).filter(Boolean); return v.length ? v : undefined; } };
+  }
+  const extra = Array.isArray(value) ? value.map(String).filter((t) => !ws.tag_set.includes(t)) : [];
+  return checks(id, [...ws.tag_set, ...extra].map((t) => ({ value: t, text: t })), value);
+}
+
+/** A labelled row for one field: label, control, description, and a slot for its error. */
+export function fieldRow(def: FieldDef, value: unknown): FieldInput | null {
+  const id = `f${++uid}-${def.id}`;
+  const c = control(def, value, id);
+  if (!c) return null;
+  const el = h("div", { class: `form-field t-${def.type}`, "data-field": def.id },
+    h("label", { for: id }, label(def), def.required ? h("span", { class: "req", title: "required" }, " *") : null,
+      def.deprecated ? h("span", { class: "muted" }, " (deprecated)") : null),
+    c.el,
+    def.description ? h("small", { class: "desc" }, def.description) : null,
+    h("div", { class: "field-error", role: "alert" }));
+  return { def, el, read: c.read };
+}
+
+/** Shows a server refusal next to the field it names, or in the form's general error slot. */
+export function showFormError(form: HTMLElement, e: unknown): void {
+  for (const slot of form.querySelectorAll(".field-error")) slot.replaceChildren();
+  const body = toBody(e);
+  const name = body.field?.split(/[.[]/)[0];
+  const row = name ? form.querySelector(`.form-field[data-field="${CSS.escape(name)}"] .field-error`) : null;
+  const slot = row ?? form.querySelector(".form-error");
+  slot?.replaceChildren(...errorParts(body));
+  (row?.closest(".form-field")?.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
+}
+
+/** The fields whose values differ from `before` (null removes a key). */
+export function changedFields(inputs: FieldInput[], before: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const i of inputs) {
+    const v = i.read();
+    if (JSON.stringify(v ?? null) !== JSON.stringify(before[i.def.id] ?? null)) out[i.def.id] = v ?? null;
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * Keyboard use: arrows move between cards (up/down) and lanes (left/right), Home/End jump
+ * within a lane, Enter or Space opens a card, Escape closes it, Shift+Left/Right moves the
+ * focused card to the neighbouring lane. "/" focuses search, "n" opens the new-card form,
+ * "?" lists the keys.
+ */
+import { boardRoot, setFocusCard, updateRoving } from "./board.ts";
+import { h } from "./dom.ts";
+
+export interface KeyActions {
+  open(id: string): void;
+  close(): boolean;
+  move(id: string, to: string): void;
+  create(): void;
+}
+
+const HELP: [string, string][] = [
+  ["← → ↑ ↓", "move between lanes and cards"], ["Home / End", "first / last card of the lane"],
+  ["Enter", "open the card"], ["Esc", "close the card or dialog"], ["Shift + ← →", "move the card to the next lane"],
+  ["/", "search"], ["n", "new card"], ["?", "this help"],
+];
+
+function lanes(): HTMLElement[] {
+  return [...boardRoot().querySelectorAll<HTMLElement>(".lane")];
+}
+
+function cardsOf(lane: Element): HTMLElement[] {
+  return [...lane.querySelectorAll<HTMLElement>(".card")];
+}
+
+function focusCard(el: HTMLElement | undefined): void {
+  if (!el) return;
+  setFocusCard(el.dataset.id!);
+  updateRoving();
+  el.focus();
+  el.scrollIntoView({ block: "nearest", inline: "nearest" });
+}
+
+function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+}
+
+export function installKeyboard(actions: KeyActions): void {
+  document.addEventListener("keydown", (ev) => {
+    if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const card = (ev.target as HTMLElement).closest?.<HTMLElement>(".lane .card");
+    if (card) {
+      const ls = lanes();
+      const lane = card.closest(".lane")!;
+      const li = ls.indexOf(lane as HTMLElement);
+      const list = cardsOf(lane);
+      const i = list.indexOf(card);
+      const side = (dir: number) => {
+        for (let j = li + dir; j >= 0 && j < ls.length; j += dir) {
+          const other = cardsOf(ls[j]!);
+          if (other.length) return other[Math.min(i, other.length - 1)];
+        }
+        return undefined;
+      };
+      let handled = true;
+      if (ev.shiftKey && (ev.key === "ArrowLeft" || ev.key === "ArrowRight")) {
+        const target = ls[li + (ev.key === "ArrowLeft" ? -1 : 1)];
+        if (target) actions.move(card.dataset.id!, target.dataset.lane!);
+      } else if (ev.key === "ArrowDown") focusCard(list[i + 1]);
+      else if (ev.key === "ArrowUp") focusCard(list[i - 1]);
+      else if (ev.key === "ArrowRight") focusCard(side(1));
+      else if (ev.key === "ArrowLeft") focusCard(side(-1));
+      else if (ev.key === "Home") focusCard(list[0]);
+      else if (ev.key === "End") focusCard(list[list.length - 1]);
+      else if (ev.key === "Enter" || ev.key === " ") actions.open(card.dataset.id!);
+      else handled = false;
+      if (handled) { ev.preventDefault(); return; }
+    }
+    if (document.querySelector("dialog[open]")) return; // a modal handles its own keys
+    if (ev.key === "Escape") {
+      if (actions.close()) ev.preventDefault();
+      return;
+    }
+    if (typing(ev.target)) return;
+    if (ev.key === "/") { ev.preventDefault(); document.querySelector<HTMLElement>("#search")?.focus(); }
+    else if (ev.key === "n") { ev.preventDefault(); actions.create(); }
+    else if (ev.key === "?") { ev.preventDefault(); showHelp(); }
+  });
+}
+
+/** Focuses the roving card of the board (the first card, or the one last focused). */
+export function focusBoard(): void {
+  boardRoot().querySelector<HTMLElement>('.card[tabindex="0"]')?.focus();
+}
+
+function showHelp(): void {
+  const dlg = h("dialog", { class: "dialog help-dialog", "aria-label": "Keyboard shortcuts" },
+    h("header", { class: "dialog-head" }, h("h2", {}, "Keyboard"),
+      h("button", { type: "button", class: "icon-button", "aria-label": "Close", onclick: () => dlg.close() }, "×")),
+    h("dl", { class: "keys" }, HELP.map(([k, d]) => [h("dt", {}, h("kbd", {}, k)), h("dd", {}, d)])));
+  dlg.addEventListener("close", () => dlg.remove());
+  document.body.append(dlg);
+  dlg.showModal();
+}

@@ -1,0 +1,68 @@
+/**
+ * Following the SSE stream (GET /v1/events/stream). Card events are batched into one
+ * refresh of the touched cards; definition reloads re-read the workspace. The browser
+ * reconnects on its own with Last-Event-ID; when it gives up, we reopen with `since=` the
+ * last event id we saw, with a growing delay.
+ */
+import { EVENT_TYPES, type ServiceEvent } from "./types.ts";
+
+export type LiveStatus = "live" | "connecting" | "offline";
+
+export interface LiveHandlers {
+  cards(ids: string[]): void;
+  definitions(): void;
+  status(s: LiveStatus): void;
+}
+
+const BATCH_MS = 40;
+
+export function connectLive(handlers: LiveHandlers): { lastEventId(): string; close(): void } {
+  let lastId = "";
+  let es: EventSource | null = null;
+  let retry = 0;
+  let closed = false;
+  let batch = new Set<string>();
+  let flush: ReturnType<typeof setTimeout> | undefined;
+
+  const onEvent = (m: MessageEvent<string>) => {
+    if (m.lastEventId) lastId = m.lastEventId;
+    let e: ServiceEvent;
+    try { e = JSON.parse(m.data) as ServiceEvent; } catch { return; }
+    if (e.type === "definition_reloaded") { handlers.definitions(); return; }
+    if (!e.card_id) return; // board conditions: lane counts are drawn from the cards themselves
+    batch.add(e.card_id);
+    if (!flush) {
+      flush = setTimeout(() => {
+        flush = undefined;
+        const ids = [...batch];
+        batch = new Set();
+        handlers.cards(ids);
+      }, BATCH_MS);
+    }
+  };
+
+  const open = () => {
+    if (closed) return;
+    handlers.status("connecting");
+    const url = `/v1/events/stream${lastId ? `?since=${encodeURIComponent(lastId)}` : ""}`;
+    const src = new EventSource(url);
+    es = src;
+    for (const t of EVENT_TYPES) src.addEventListener(t, onEvent as EventListener);
+    src.onopen = () => { retry = 0; handlers.status("live"); };
+    src.onerror = () => {
+      if (src.readyState === EventSource.CLOSED) {
+        handlers.status("offline");
+        const delay = Math.min(1000 * 2 ** retry++, 15_000);
+        setTimeout(() => { if (es === src) open(); }, delay);
+      } else {
+        handlers.status("connecting");
+      }
+    };
+  };
+
+  open();
+  return {
+    lastEventId: () => lastId,
+    close: () => { closed = true; es?.close(); es = null; },
+  };
+}

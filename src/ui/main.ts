@@ -1,0 +1,158 @@
+/**
+ * Entry point of the board UI. Reads the workspace, picks the board (URL, else the default
+ * board), loads its lanes, follows the event stream, and wires clicks, drags and keys.
+ * URL: /ui/?board=ID&filter=NAME&q=TEXT&card=CARD_ID
+ */
+import { getWorkspace, setActor } from "./api.ts";
+import { moveCard } from "./actions.ts";
+import { boardRoot, clearCardCache, renderBoard, renderLanes, setFocusCard } from "./board.ts";
+import { applyTheme, renderChrome, showLiveStatus, syncChrome, type ChromeActions } from "./chrome.ts";
+import { openCreate } from "./create.ts";
+import { loadBoard, needsFullReload, refreshCards } from "./data.ts";
+import { closeDetail, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
+import { debounce, h, $ } from "./dom.ts";
+import { installDrag } from "./drag.ts";
+import { installKeyboard } from "./keyboard.ts";
+import { connectLive } from "./live.ts";
+import { boardOrder, state } from "./state.ts";
+import * as toast from "./toast.ts";
+
+const ACTOR_KEY = "cards.actor";
+
+declare global {
+  interface Window { cardsReady?: number }
+}
+
+function readUrl(): URLSearchParams {
+  return new URLSearchParams(location.search);
+}
+
+function writeUrl(push: boolean): void {
+  const p = new URLSearchParams();
+  p.set("board", state.board.id);
+  if (state.filter) p.set("filter", state.filter);
+  if (state.q) p.set("q", state.q);
+  if (state.openCard) p.set("card", state.openCard);
+  const url = `${location.pathname}?${p}`;
+  if (url === `${location.pathname}${location.search}`) return;
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+async function reload(): Promise<void> {
+  boardRoot().setAttribute("aria-busy", "true");
+  try {
+    if (await loadBoard()) renderLanes(state.board.columns);
+  } catch (e) {
+    toast.error(e, "Could not load the board");
+  } finally {
+    boardRoot().setAttribute("aria-busy", "false");
+  }
+}
+const reloadSoon = debounce(() => void reload(), 150);
+
+async function showBoard(id: string, filter: string, q: string): Promise<void> {
+  const changed = state.board.id !== id;
+  state.board = state.info.boards[id]!;
+  state.filter = filter in (state.board.presentation?.filters ?? {}) ? filter : "";
+  state.q = q;
+  if (changed) {
+    clearCardCache();
+    state.cards = new Map();
+    applyTheme(state.board.theme);
+    document.title = `${state.board.name} · cards`;
+    renderBoard();
+  }
+  syncChrome(chromeActions);
+  await reload();
+}
+
+const chromeActions: ChromeActions = {
+  board: (id) => { closeDetail(); void showBoard(id, "", "").then(() => writeUrl(true)); },
+  filter: (name) => { state.filter = name; syncChrome(chromeActions); writeUrl(true); void reload(); },
+  search: (q) => { state.q = q; writeUrl(false); void reload(); },
+  actor: (id) => {
+    state.actor = id;
+    setActor(id);
+    localStorage.setItem(ACTOR_KEY, id);
+    toast.info(`Acting as ${id}`);
+    if (state.filter) void reload(); // saved filters may say "me"
+  },
+  create: () => openCreate(),
+};
+
+function open(id: string): void {
+  setFocusCard(id);
+  void openDetail(id);
+  writeUrl(true);
+}
+
+async function boot(): Promise<void> {
+  const t0 = performance.now();
+  state.info = await getWorkspace();
+  const users = state.info.workspace.users.map((u) => u.id);
+  const saved = localStorage.getItem(ACTOR_KEY) ?? "";
+  state.actor = users.includes(saved) ? saved : (state.info.workspace.settings.default_user ?? users[0] ?? "");
+  setActor(state.actor);
+  renderChrome(chromeActions);
+  setCloseHandler(() => writeUrl(true));
+
+  connectLive({
+    status: showLiveStatus,
+    cards: (ids) => {
+      if (needsFullReload() || ids.length > 20) reloadSoon();
+      else void refreshCards(ids).then(renderLanes).catch(() => reloadSoon());
+      if (state.openCard && ids.includes(state.openCard)) refreshDetail();
+    },
+    definitions: () => void getWorkspace().then((info) => {
+      state.info = info;
+      const id = info.boards[state.board.id] ? state.board.id : boardOrder()[0]!;
+      state.board = { ...state.board, id: "" }; // force a rebuild with the new definition
+      renderChrome(chromeActions);
+      void showBoard(id, state.filter, state.q);
+      toast.info("Definitions reloaded");
+    }),
+  });
+
+  const drag = installDrag(boardRoot(), (id, to) => void moveCard(id, to));
+  boardRoot().addEventListener("click", (ev) => {
+    const card = (ev.target as HTMLElement).closest<HTMLElement>(".card");
+    if (!card || drag.justDragged() || (ev.target as HTMLElement).closest("a,button")) return;
+    open(card.dataset.id!);
+  });
+  document.addEventListener("click", (ev) => {
+    const ref = (ev.target as HTMLElement).closest<HTMLAnchorElement>("a[data-open]");
+    if (!ref || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    open(ref.dataset.open!);
+  });
+  installKeyboard({
+    open,
+    close: () => { if (!isOpen()) return false; closeDetail(); return true; },
+    move: (id, to) => void moveCard(id, to).then((ok) => { if (ok) document.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(id)}"]`)?.focus(); }),
+    create: () => openCreate(),
+  });
+  window.addEventListener("popstate", () => void fromUrl());
+
+  await fromUrl();
+  window.cardsReady = performance.now() - t0;
+  document.body.dataset.ready = "true";
+}
+
+async function fromUrl(): Promise<void> {
+  const p = readUrl();
+  const wanted = p.get("board") ?? "";
+  const id = state.info.boards[wanted] ? wanted : boardOrder()[0];
+  if (!id) {
+    boardRoot().replaceChildren(h("p", { class: "empty-workspace" }, "This workspace has no boards yet."));
+    return;
+  }
+  await showBoard(id, p.get("filter") ?? "", p.get("q") ?? "");
+  const card = p.get("card");
+  if (card && card !== state.openCard) await openDetail(card, false);
+  else if (!card && isOpen()) closeDetail();
+}
+
+boot().catch((e) => {
+  $("#board")?.replaceChildren(h("div", { class: "fatal" }, h("h2", {}, "The board could not load"), ...toast.errorParts(toast.toBody(e))));
+});

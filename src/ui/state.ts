@@ -1,0 +1,72 @@
+/** The page's state: the workspace, the open board, its cards, the view settings and the actor. */
+import type { Board, Card, CardType, FieldDef, WorkspaceInfo } from "./types.ts";
+
+export interface State {
+  info: WorkspaceInfo;
+  board: Board;
+  /** cards currently shown on the board (after filter and search) */
+  cards: Map<string, Card>;
+  /** ids of blocked cards of the board */
+  blocked: Set<string>;
+  /** unfiltered lane counts, for WIP limits while a filter or search narrows the view */
+  totals: Record<string, number>;
+  /** lanes that hold more cards than were loaded */
+  truncated: Set<string>;
+  filter: string;
+  q: string;
+  actor: string;
+  /** the card open in the detail panel */
+  openCard: string;
+}
+
+export const state: State = {
+  info: { workspace: { id: "", name: "", columns: [], tag_set: [], link_types: [], users: [], settings: {} }, card_types: {}, boards: {} },
+  board: { id: "", name: "", columns: [], card_type_ids: [] },
+  cards: new Map(),
+  blocked: new Set(),
+  totals: {},
+  truncated: new Set(),
+  filter: "",
+  q: "",
+  actor: "",
+  openCard: "",
+};
+
+export function cardType(id: string): CardType | undefined {
+  return state.info.card_types[id];
+}
+
+export function fieldDef(typeId: string, fieldId: string): FieldDef | undefined {
+  return cardType(typeId)?.fields.find((f) => f.id === fieldId);
+}
+
+export function columnName(id: string): string {
+  return state.info.workspace.columns.find((c) => c.id === id)?.name ?? id;
+}
+
+export function userName(id: string): string {
+  const u = state.info.workspace.users.find((x) => x.id === id);
+  return u?.display_name || id;
+}
+
+export function linkTypeName(id: string): string {
+  return state.info.workspace.link_types.find((l) => l.id === id)?.name ?? id;
+}
+
+/** Boards in picker order: default_board first, then by id. */
+export function boardOrder(): string[] {
+  const ids = Object.keys(state.info.boards).sort();
+  const def = state.info.workspace.settings.default_board;
+  return def && ids.includes(def) ? [def, ...ids.filter((i) => i !== def)] : ids;
+}
+
+/** The columns a card of this type may sit in on the open board. */
+export function allowedColumns(typeId: string): string[] {
+  const allowed = cardType(typeId)?.allowed_columns;
+  return state.board.columns.filter((c) => !allowed || allowed.includes(c));
+}
+
+/** Lane counts used against WIP limits: unfiltered totals when the view is narrowed. */
+export function laneCount(status: string, shown: number): number {
+  return state.filter || state.q ? (state.totals[status] ?? shown) : shown;
+}
