@@ -10,6 +10,7 @@ import { MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
 import { eventStream } from "./sse.ts";
+import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
   log?: (msg: string) => void;
@@ -56,6 +57,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     return toResponse(await dispatch(svc, { method: event.req.method, path, query, headers, body }));
   });
 
+  registerUi(app);
 
   app.all("/**", (event: H3Event) =>
     toResponse(errorResponse(new CardsError("not_found", `no route ${event.req.method} ${new URL(event.req.url).pathname}`, {
