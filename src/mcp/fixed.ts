@@ -66,8 +66,8 @@ export function fixedTools(defs: Definitions): Tool[] {
       (a, c) => getCard(c.svc, a.card_id)),
     tool("list_cards", "List cards, most recently updated first.", {
       board_id: str(), type_id: str("one or comma-separated"), status: str("one or comma-separated"),
-      owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"),
-    }, [], (a, c) => listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor)),
+      owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"), filter,
+    }, [], (a, c) => listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter })),
     tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: str(), limit: int() }, ["q"],
       (a, c) => listCards(c.svc, params(a, ["q", "limit"]), c.actor)),
     tool("claim", "Become the owner of a card (compare-and-set on version); optionally move it.", { card_id: id(), version: version(), status: str() }, ["card_id", "version"],

@@ -4,101 +4,15 @@
  * repeating entries from item_fields, artifact metadata). Descriptions come from the
  * definitions and stay short: agents pay for every token of tools/list.
  */
-import type { CardType, Definitions, FieldDef } from "../domain/types.ts";
+import type { CardType, Definitions } from "../domain/types.ts";
+import { anyObj, bool, fieldSchema, int, obj, statusesOf, str, strEnum, tagsSchema, type JsonSchema } from "../service/index.ts";
 
-export type JsonSchema = { [key: string]: unknown };
+export { anyObj, bool, int, obj, str, type JsonSchema };
 
 export interface ToolSpec {
   name: string;
   description: string;
   inputSchema: JsonSchema;
-}
-
-/** An object schema; `required` is omitted when empty. */
-export function obj(properties: Record<string, JsonSchema>, required: string[] = [], description?: string): JsonSchema {
-  const s: JsonSchema = { type: "object" };
-  if (description) s.description = description;
-  s.properties = properties;
-  if (required.length) s.required = required;
-  return s;
-}
-
-/** A free-form object: its keys are described, not enumerated. */
-export const anyObj = (description?: string): JsonSchema => (description ? { type: "object", description } : { type: "object" });
-export const str = (description?: string): JsonSchema => (description ? { type: "string", description } : { type: "string" });
-export const int = (description?: string): JsonSchema => (description ? { type: "integer", description } : { type: "integer" });
-export const bool = (description?: string): JsonSchema => (description ? { type: "boolean", description } : { type: "boolean" });
-export const strEnum = (options: readonly string[], description?: string): JsonSchema =>
-  description ? { type: "string", enum: [...options], description } : { type: "string", enum: [...options] };
-
-const ARTIFACT: JsonSchema = obj({ uri: str(), mime: str(), size: int(), sha256: str() }, ["uri"]);
-
-/** The schema of one field's value, with its description and default. */
-export function fieldSchema(f: FieldDef, defs: Definitions): JsonSchema {
-  const s = valueSchema(f, defs);
-  const text = describe(f);
-  if (text) s.description = text;
-  if (f.default !== undefined) s.default = f.default;
-  return s;
-}
-
-function valueSchema(f: FieldDef, defs: Definitions): JsonSchema {
-  switch (f.type) {
-    case "string":
-    case "text":
-      return { type: "string" };
-    case "number": {
-      const s: JsonSchema = { type: "number" };
-      if (f.min !== undefined) s.minimum = f.min;
-      if (f.max !== undefined) s.maximum = f.max;
-      return s;
-    }
-    case "date":
-      return { type: "string", format: "date-time" };
-    case "enum":
-      return f.multiple
-        ? { type: "array", items: { type: "string", enum: f.options ?? [] }, uniqueItems: true, minItems: 1 }
-        : { type: "string", enum: f.options ?? [] };
-    case "user":
-      return f.multiple ? { type: "array", items: { type: "string" }, uniqueItems: true, minItems: 1 } : { type: "string" };
-    case "tags": {
-      const { tag_policy } = defs.workspace.settings;
-      const items: JsonSchema = tag_policy === "locked" ? { type: "string", enum: defs.workspace.tag_set } : { type: "string" };
-      return { type: "array", items, uniqueItems: true };
-    }
-    case "card_link":
-      return { type: "string", pattern: "^card_" };
-    case "repeating": {
-      const items = itemFields(f.item_fields ?? [], defs);
-      return { type: "array", items };
-    }
-    case "artifact":
-      return { ...ARTIFACT };
-  }
-}
-
-/** The field's own description, else its label when that says more than the id. */
-function describe(f: FieldDef): string | undefined {
-  let text = f.description;
-  if (!text && f.label && norm(f.label) !== norm(f.id)) text = f.label;
-  if (f.type === "card_link" && f.target_type) text = `${text ? `${text} ` : ""}(${f.target_type} card id)`;
-  if (f.type === "date" && !text) text = "RFC 3339";
-  if (f.deprecated) text = `DEPRECATED. ${text ?? ""}`.trim();
-  return text;
-}
-
-const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, "");
-
-/** The object schema of a repeating entry (append_entry's `entry`, create's arrays). */
-export function itemFields(fields: readonly FieldDef[], defs: Definitions): JsonSchema {
-  const props: Record<string, JsonSchema> = {};
-  for (const f of fields) props[f.id] = fieldSchema(f, defs);
-  return obj(props, fields.filter((f) => f.required).map((f) => f.id));
-}
-
-/** Statuses a card of this type may hold: its allowed_columns, else every column. */
-export function statusesOf(type: CardType, defs: Definitions): string[] {
-  return type.allowed_columns ?? defs.workspace.columns.map((c) => c.id);
 }
 
 /** create_<type_id>: title, status, tags and the type's fields (required ones without a default are required). */
@@ -143,10 +57,4 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
     description: `Update a ${type.name} card: status moves, fields, owner, tags.`,
     inputSchema: obj(properties, ["card_id", "version"]),
   };
-}
-
-function tagsSchema(defs: Definitions, description?: string): JsonSchema {
-  const s = valueSchema({ id: "tags", type: "tags" }, defs);
-  if (description) s.description = description;
-  return s;
 }

@@ -29,4 +29,4 @@ export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type
 export { backupWorkspace } from "./backup.ts";
 // Schemas for surfaces (OpenAPI, tool inputs)
 export { REQUEST_SHAPES } from "./shapes.ts";
-export { fieldSchema, itemFields, statusesOf, tagsSchema, obj, str, int, bool, strEnum, type JsonSchema } from "../definitions/json-schema.ts";
+export { fieldSchema, itemFields, statusesOf, tagsSchema, obj, anyObj, str, int, bool, strEnum, type JsonSchema } from "../definitions/json-schema.ts";

@@ -19,8 +19,16 @@ const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "blocked", "has_l
 
 export interface CardPage { items: Card[]; next_cursor: string | null }
 
-export function listCards(svc: Service, params: ListParams, viewer?: string): CardPage {
+/**
+ * One page of cards. `opts.filter` is a filter object (docs/filters.md) for callers that
+ * may pass one (the tool server's list); the HTTP list takes only a saved filter's name.
+ */
+export function listCards(svc: Service, params: ListParams, viewer?: string, opts: { filter?: unknown } = {}): CardPage {
   const q = toListQuery(svc, params, viewer);
+  if (opts.filter !== undefined) {
+    const node = resolveMe(parseFilter(opts.filter, { fieldIds: allFieldIds(svc) }, "filter"), viewer);
+    q.filter = q.filter ? andFilters(q.filter, node) : node;
+  }
   return svc.store.snapshot((r) => {
     // the first page pins the event id its order was read at; later pages keep that order
     const asOf = q.asOfEvent ?? Number(r.lastEventId() ?? 0);

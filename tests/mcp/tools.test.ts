@@ -45,6 +45,7 @@ describe("tools/list", () => {
     expect(props("upgrade_schema")).toEqual(["card_id", "confirm", "target_version"]);
     expect(props("attach_artifact")).toEqual(["card_id", "content_base64", "field"]);
     expect(props("events")).toEqual(["board_id", "limit", "since", "types"]);
+    expect(props("list_cards")).toEqual(["blocked", "board_id", "cursor", "filter", "limit", "owner", "q", "status", "type_id"]);
     expect(tools.get("append_entry").inputSchema.properties.field.description).toContain("task.evidence (note*, at, by)");
   });
 
@@ -146,6 +147,23 @@ describe("the agent loop", () => {
     expect(got.comments[0].body).toBe("edited");
     const claimed = (await s.call("claim", { card_id: a.id, version: got.version, status: "doing" })).data;
     expect(claimed).toMatchObject({ owner: "agent-1", status: "doing" });
+  });
+});
+
+describe("list_cards filter", () => {
+  test("a filter object narrows the list (same grammar as take-next; `me` is the session actor)", async () => {
+    const hi = (await s.call("create_task", { title: "hot", fields: { priority: "urgent" } })).data;
+    await s.call("create_task", { title: "cold", fields: { priority: "low" } });
+    const r = (await s.call("list_cards", { filter: { "fields.priority": { $in: ["high", "urgent"] } }, limit: 200 })).data;
+    expect(r.items.map((c: any) => c.id)).toContain(hi.id);
+    expect(r.items.every((c: any) => ["high", "urgent"].includes(c.fields.priority))).toBe(true);
+    await s.call("claim", { card_id: hi.id, version: hi.version });
+    const mine = (await s.call("list_cards", { filter: { owner: "me" }, limit: 200 })).data.items;
+    expect(mine.map((c: any) => c.id)).toContain(hi.id);
+    expect(mine.every((c: any) => c.owner === "agent-1")).toBe(true);
+    const bad = await s.call("list_cards", { filter: { status: { $near: "x" } } });
+    expect(bad.isError).toBe(true);
+    expect(bad.data.field).toContain("status");
   });
 });
 
