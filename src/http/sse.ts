@@ -53,14 +53,14 @@ export function eventStream(svc: Service, req: Request): Response {
       let closed = false;
       let replaying = true;
       const held: CardEvent[] = [];
-      const write = (text: string): boolean => {
+      const write = (bytes: Uint8Array): boolean => {
         if (closed) return false;
         if ((controller.desiredSize ?? 1) <= 0) {
-          controller.enqueue(encoder.encode(": dropped, reconnect\n\n"));
+          controller.enqueue(DROPPED);
           cleanup();
           return false;
         }
-        controller.enqueue(encoder.encode(text));
+        controller.enqueue(bytes);
         return true;
       };
       const send = (e: CardEvent) => write(frame(e));
@@ -69,7 +69,7 @@ export function eventStream(svc: Service, req: Request): Response {
         if (replaying) held.push(e);
         else send(e);
       }, { types });
-      const keepalive = setInterval(() => write(": keepalive\n\n"), SSE_KEEPALIVE_MS);
+      const keepalive = setInterval(() => write(KEEPALIVE), SSE_KEEPALIVE_MS);
       cleanup = () => {
         if (closed) return;
         closed = true;
@@ -79,7 +79,7 @@ export function eventStream(svc: Service, req: Request): Response {
         try { controller.close(); } catch { /* already closed */ }
       };
       open.add(cleanup);
-      write(": connected\n\n");
+      write(CONNECTED);
       let last = 0;
       if (since !== undefined && since !== "") {
         for (const e of replay(svc, since, types, q, boardTypes)) {
@@ -106,8 +106,16 @@ export function eventStream(svc: Service, req: Request): Response {
   });
 }
 
-function frame(e: CardEvent): string {
-  return `event: ${e.type}\n${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e)}\n\n`;
+const DROPPED = encoder.encode(": dropped, reconnect\n\n");
+const KEEPALIVE = encoder.encode(": keepalive\n\n");
+const CONNECTED = encoder.encode(": connected\n\n");
+const frames = new WeakMap<CardEvent, Uint8Array>();
+
+/** The SSE frame of an event, encoded once however many subscribers receive it. */
+function frame(e: CardEvent): Uint8Array {
+  let f = frames.get(e);
+  if (!f) frames.set(e, (f = encoder.encode(`event: ${e.type}\n${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e)}\n\n`)));
+  return f;
 }
 
 function replay(svc: Service, since: string, types: string[] | undefined, q: Record<string, string>, boardTypes?: string[]): StoredEvent[] {
