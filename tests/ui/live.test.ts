@@ -1,0 +1,59 @@
+/**
+ * Live updates across a server restart: the page keeps the last event id it saw and, once
+ * the server is back on the same address, resumes the stream from it, so a card written
+ * by the CLI while the server was down still appears.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createServer } from "node:net";
+import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+import { launch, type Browser } from "./browser.ts";
+import { call } from "./seed.ts";
+
+let browser: Browser;
+let srv: Server | undefined;
+
+beforeAll(async () => {
+  assertBinary();
+  browser = await launch();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await srv?.stop();
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+test("after a server restart the stream resumes from the last event id", async () => {
+  const dir = makeWorkspace();
+  const port = await freePort();
+  srv = await serve(dir, {}, ["--port", String(port)]);
+  const page = await browser.page();
+  await page.goto(`${srv.url}/ui/`);
+  await page.locator("body[data-ready]").waitFor();
+  await page.locator('#live-status[data-state="live"]').waitFor();
+
+  const before = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Seen live before the restart", fields: { priority: "normal" } });
+  await page.locator(`.lane[data-lane="backlog"] .card[data-id="${before.id}"]`).waitFor();
+
+  await srv.stop();
+  await page.locator('#live-status:not([data-state="live"])').waitFor();
+  const r = run(["cards", "create", "--type", "task", "--title", "Written while the server was down", "--fields", '{"priority":"high"}'],
+    { env: { CARDS_DIR: dir, CARDS_ACTOR: "agent-1" } });
+  expect(r.code).toBe(0);
+  srv = await serve(dir, {}, ["--port", String(port)]);
+
+  await page.locator(`.lane[data-lane="backlog"] .card[data-id="${r.json.id}"]`).waitFor({ timeout: 20_000 });
+  await page.locator('#live-status[data-state="live"]').waitFor();
+  await page.close();
+}, 60_000);
