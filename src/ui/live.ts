@@ -2,7 +2,8 @@
  * Following the SSE stream (GET /v1/events/stream). Card events are batched into one
  * refresh of the touched cards; definition reloads re-read the workspace. The browser
  * reconnects on its own with Last-Event-ID; when it gives up, we reopen with `since=` the
- * last event id we saw, with a growing delay.
+ * last event id we saw, with a growing delay. A reconnect before any event id was seen
+ * cannot resume, so the board is re-read instead.
  */
 import { EVENT_TYPES, type ServiceEvent } from "./types.ts";
 
@@ -11,6 +12,8 @@ export type LiveStatus = "live" | "connecting" | "offline";
 export interface LiveHandlers {
   cards(ids: string[]): void;
   definitions(): void;
+  /** the stream came back but no event id was seen yet, so nothing could be resumed: re-read */
+  resync(): void;
   status(s: LiveStatus): void;
 }
 
@@ -21,6 +24,7 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
   let es: EventSource | null = null;
   let retry = 0;
   let closed = false;
+  let broken = false;
   let batch = new Set<string>();
   let flush: ReturnType<typeof setTimeout> | undefined;
 
@@ -48,8 +52,14 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
     const src = new EventSource(url);
     es = src;
     for (const t of EVENT_TYPES) src.addEventListener(t, onEvent as EventListener);
-    src.onopen = () => { retry = 0; handlers.status("live"); };
+    src.onopen = () => {
+      retry = 0;
+      handlers.status("live");
+      if (broken && !lastId) handlers.resync();
+      broken = false;
+    };
     src.onerror = () => {
+      broken = true;
       if (src.readyState === EventSource.CLOSED) {
         handlers.status("offline");
         const delay = Math.min(1000 * 2 ** retry++, 15_000);
