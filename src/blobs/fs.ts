@@ -6,7 +6,6 @@
  */
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { CardsError } from "../domain/errors.ts";
 import { sha256 } from "../platform/hash.ts";
 import type { BlobStore, StoredBlob } from "./port.ts";
@@ -64,6 +63,8 @@ export function createFsBlobStore(dir: string): BlobStore {
       } catch {
         return null;
       }
+      // NOTE: node:stream loads only when a blob is read (it costs every CLI call otherwise)
+      const { Readable } = await import("node:stream");
       return { body: Readable.toWeb(createReadStream(p)) as unknown as ReadableStream<Uint8Array>, size, mime: readMime(p) ?? "application/octet-stream" };
     },
     async has(digest) {

@@ -11,7 +11,7 @@ import { CardsError, isCardsError } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
-import { definitionsFingerprint, loadDefinitions } from "../definitions/load.ts";
+import { definitionsFingerprint } from "../definitions/read.ts";
 import type { OpContext, Service } from "./service.ts";
 import { searchConfig } from "./workspace.ts";
 
@@ -48,6 +48,8 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
   const old = root.defs;
   let next: Definitions;
   try {
+    // NOTE: loaded on demand: the loader pulls in every schema and the YAML parser (cold-path cost)
+    const { loadDefinitions } = await import("../definitions/load.ts");
     next = await loadDefinitions(root.root);
   } catch (e) {
     if (isCardsError(e) && e.code === "invalid_definitions") {
