@@ -25,6 +25,7 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
     submit.disabled = true;
     try {
       await send(form);
+      form.reset(); // before the panel re-renders, so the sent text is not carried over as a draft
     } catch (e) {
       showFormError(form, e);
     } finally {

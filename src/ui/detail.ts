@@ -9,12 +9,15 @@ import { h, $, fmtTime, ago, shortId } from "./dom.ts";
 import { isEmpty, label, renderValue } from "./fields.ts";
 import { changedFields, fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { icon } from "./icons.ts";
+import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import { artifactUpload, commentsSection, historySection, linksSection, repeatingSection, section } from "./detail-parts.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
 
 let current: Card | null = null;
+/** the card whose content the panel shows (drafts carry over only for the same card) */
+let rendered = "";
 let editing = false;
 let loadSeq = 0;
 let onClose: (() => void) | null = null;
@@ -40,6 +43,7 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     editing = false;
     p.hidden = false;
     document.body.classList.add("detail-open");
+    rendered = "";
     p.replaceChildren(h("p", { class: "muted loading" }, "Loading…"));
   }
   try {
@@ -51,8 +55,11 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     if (mine !== loadSeq || state.openCard !== id) return;
     current = card;
     if (editing) return; // keep the user's edits; the save carries the version and reports conflicts
+    const drafts = rendered === id ? saveDrafts(p) : null;
     render(card, incoming.items, hist.items);
-    if (focus) $("#detail-title")?.focus();
+    rendered = id;
+    if (drafts) restoreDrafts(p, drafts);
+    else if (focus) $("#detail-title")?.focus();
   } catch (e) {
     if (mine !== loadSeq) return;
     p.replaceChildren(h("div", { class: "detail-head" }, closeButton()), ...toast.errorParts(toast.toBody(e)));
@@ -68,6 +75,7 @@ export function closeDetail(): void {
   document.body.classList.remove("detail-open");
   state.openCard = "";
   current = null;
+  rendered = "";
   editing = false;
   onClose?.();
   cardElement(id)?.focus();

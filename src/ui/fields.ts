@@ -37,18 +37,21 @@ export function cardRef(id: string): HTMLElement {
     h("span", { class: "mono" }, shortId(id)), known ? ` ${known.title}` : null);
 }
 
-export function artifactHref(uri: string): string {
-  return /^[a-z][a-z0-9+.-]*:/i.test(uri) ? uri : `/v1/${uri.replace(/^\/+/, "")}`;
+/** Where an artifact downloads from: http(s) URIs as they are, local store URIs under /v1/; null for other schemes. */
+export function artifactHref(uri: string): string | null {
+  if (/^https?:\/\//i.test(uri)) return uri;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(uri)) return null;
+  return `/v1/${uri.replace(/^\/+/, "")}`;
 }
 
 function artifact(v: Record<string, unknown>, mode: Mode): HTMLElement {
   const uri = String(v.uri ?? "");
   const name = uri.split("/").pop() || uri;
   const meta = [v.mime, typeof v.size === "number" ? fmtBytes(v.size) : undefined].filter(Boolean).join(", ");
-  const safe = /^(https?:|\/|[a-z0-9])/i.test(uri) && !/^(javascript|data|vbscript):/i.test(uri);
+  const href = artifactHref(uri);
   const text = mode === "face" ? "artifact" : name.length > 24 ? `${name.slice(0, 12)}…${name.slice(-8)}` : name;
   return h("span", { class: "artifact" },
-    safe ? h("a", { href: artifactHref(uri), download: "", target: "_blank", rel: "noopener noreferrer", title: uri }, "⇩ ", text) : text,
+    href ? h("a", { href, download: "", target: "_blank", rel: "noopener noreferrer", title: uri }, "⇩ ", text) : h("span", { title: uri }, text),
     meta && mode === "detail" ? h("span", { class: "muted" }, ` (${meta})`) : null);
 }
 

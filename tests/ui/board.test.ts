@@ -13,6 +13,8 @@ import { launch, pageErrors, type Browser } from "./browser.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
 
 const SHOTS = join(ROOT, "docs/screenshots");
+/** per test: a browser page, a few round trips and waits of up to a few seconds */
+const T = 30_000;
 let dir: string;
 let srv: Server;
 let browser: Browser;
@@ -66,6 +68,9 @@ describe.serial("board UI", () => {
     expect(await rate.locator(".tag").allTextContents()).toEqual(["backend", "security"]);
     expect(await rate.locator('.badge[data-value="high"]').count()).toBe(1); // card_preview: priority
     expect(await rate.evaluate((el) => getComputedStyle(el).borderLeftColor)).toBe("rgb(217, 130, 43)"); // style_field theme
+    const todo = await call(srv.url, "GET", "/cards?board_id=main&status=todo&sort=-updated_at"); // lane_sort
+    expect(await page.locator('.lane[data-lane="todo"] .card').evaluateAll((cs) => cs.map((c) => (c as HTMLElement).dataset.id)))
+      .toEqual(todo.items.map((c: any) => c.id));
     const review = page.locator('.lane[data-lane="review"]');
     expect(await review.getAttribute("class")).toContain("over-limit");
     expect(await review.locator(".lane-count").textContent()).toBe("3 / 2");
@@ -73,7 +78,7 @@ describe.serial("board UI", () => {
     await page.screenshot({ path: join(SHOTS, "board.png") });
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, T);
 
   test("dragging a card to an allowed lane changes its status", async () => {
     const page = await browser.page();
@@ -85,7 +90,7 @@ describe.serial("board UI", () => {
     expect(card.status).toBe("todo");
     expect(card.version).toBe(2);
     await page.close();
-  });
+  }, T);
 
   test("a refused move snaps back and shows the error with its valid options", async () => {
     const page = await browser.page();
@@ -99,7 +104,7 @@ describe.serial("board UI", () => {
     expect(await cardIn(page, "done", s.perf.id).count()).toBe(0);
     expect((await call(srv.url, "GET", `/cards/${s.perf.id}`)).status).toBe("backlog");
     await page.close();
-  });
+  }, T);
 
   test("a card created through the CLI appears live within a second", async () => {
     const page = await browser.page();
@@ -117,7 +122,7 @@ describe.serial("board UI", () => {
     run(["cards", "patch", r.json.id, "--version", "1", "--status", "doing"], { env: { CARDS_DIR: dir, CARDS_ACTOR: "agent-2" } });
     await cardIn(page, "doing", r.json.id).waitFor({ timeout: 3000 });
     await page.close();
-  });
+  }, T);
 
   test("creating a card through the form", async () => {
     const page = await browser.page();
@@ -141,7 +146,7 @@ describe.serial("board UI", () => {
     const card = await call(srv.url, "GET", `/cards/${id}`);
     expect(card).toMatchObject({ type_id: "bug", status: "backlog", tags: ["frontend"], created_by: "ada", fields: { severity: "major", steps: "1. Pick **mine**\n2. Reload" } });
     await page.close();
-  });
+  }, T);
 
   test("card detail: fields by type, markdown, entries, links both ways, comments, history", async () => {
     const page = await browser.page(1440, 2000);
@@ -164,7 +169,7 @@ describe.serial("board UI", () => {
     await page.screenshot({ path: join(SHOTS, "card.png") });
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, T);
 
   test("edits from the detail: owner, comment, link, fields", async () => {
     const page = await browser.page();
@@ -188,10 +193,33 @@ describe.serial("board UI", () => {
     const card = await call(srv.url, "GET", `/cards/${s.flaky.id}`);
     expect(card).toMatchObject({ owner: "agent-2", fields: { priority: "low", estimate_hours: 3 } });
     expect(card.links.map((l: any) => l.target)).toEqual([s.login.id]);
+    // a live change re-renders the panel but keeps what is being typed
+    await d.locator(".comment-form textarea").fill("half-written");
+    await call(srv.url, "PATCH", `/cards/${s.flaky.id}`, { version: card.version, tags: ["flaky"] }, "agent-1");
+    await d.locator(".detail-kicker", { hasText: `v${card.version + 1}` }).waitFor();
+    expect(await d.locator(".comment-form textarea").inputValue()).toBe("half-written");
     await page.keyboard.press("Escape");
     await d.waitFor({ state: "hidden" });
     await page.close();
-  });
+  }, T);
+
+  test("artifacts: upload bytes to a local artifact field, download them from the link; uri artifacts link out", async () => {
+    const page = await browser.page();
+    await openBoard(page, `?card=${s.guide.id}`);
+    const out = page.locator('#detail dd[data-field="output"]');
+    await out.locator("summary").click();
+    await out.locator("input[type=file]").setInputFiles({ name: "result.txt", mimeType: "text/plain", buffer: Buffer.from("hello artifact\n") });
+    await out.locator("button[type=submit]").click();
+    const link = page.locator('#detail dd[data-field="output"] .artifact a');
+    await link.waitFor();
+    const href = (await link.getAttribute("href"))!;
+    expect(href).toMatch(/^\/v1\/artifacts\/sha256\//);
+    expect(await (await fetch(`${srv.url}${href}`)).text()).toBe("hello artifact\n");
+    const bug = await call(srv.url, "POST", "/cards", { type_id: "bug", title: "Nightly build fails", fields: { severity: "minor", steps: "Run nightly.", logs: { uri: "https://ci.example.com/runs/42" } } });
+    await openBoard(page, `?card=${bug.id}`);
+    expect(await page.locator('#detail dd[data-field="logs"] a').first().getAttribute("href")).toBe("https://ci.example.com/runs/42");
+    await page.close();
+  }, T);
 
   test("saved filter chips resolve `me` to the chosen actor; search narrows the board", async () => {
     const page = await browser.page();
@@ -211,7 +239,7 @@ describe.serial("board UI", () => {
     expect(await page.locator(".card").getAttribute("data-id")).toBe(s.crash.id);
     expect(new URL(page.url()).searchParams.get("q")).toBe("emoji");
     await page.close();
-  });
+  }, T);
 
   test("keyboard: arrows between cards and lanes, Enter opens, Escape closes, Shift+arrow moves", async () => {
     const page = await browser.page();
@@ -237,7 +265,7 @@ describe.serial("board UI", () => {
     await page.locator(`.lane[data-lane="${next}"] .card[data-id="${second}"]`).waitFor();
     expect(await focused()).toBe(second);
     await page.close();
-  });
+  }, T);
 
   test("phone width: lanes snap side by side, nothing overflows the page", async () => {
     const page = await browser.page(390, 844);
@@ -251,5 +279,5 @@ describe.serial("board UI", () => {
     const box = await page.locator("#detail").boundingBox();
     expect(box?.width).toBe(390);
     await page.close();
-  });
+  }, T);
 });

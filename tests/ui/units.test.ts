@@ -1,0 +1,47 @@
+/** Browser-free parts of the UI: the markdown renderer's safety and the in-lane order. */
+import { describe, expect, test } from "bun:test";
+import { markdown } from "../../src/ui/markdown.ts";
+import { laneComparator } from "../../src/ui/sort.ts";
+import { compareCards, parseSort } from "../../src/domain/sort.ts";
+
+describe("markdown", () => {
+  test("escapes HTML before anything else", () => {
+    const html = markdown(`<script>alert(1)</script> <img src=x onerror=alert(1)> "q" 'a' & b`);
+    expect(html).toBe("<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt; &quot;q&quot; &#39;a&#39; &amp; b</p>");
+  });
+
+  test("links only to http(s), mailto and relative targets", () => {
+    expect(markdown("[a](https://x.y/?a=1&b=2)")).toBe('<p><a href="https://x.y/?a=1&amp;b=2" target="_blank" rel="noopener noreferrer">a</a></p>');
+    expect(markdown("[a](javascript:alert(1))")).not.toContain("<a");
+    expect(markdown("[a](JaVaScRiPt:alert)")).not.toContain("<a");
+    expect(markdown("[a](data:text/html,x)")).not.toContain("<a");
+    expect(markdown('[a](https://x.y/"onmouseover="x)')).not.toContain('"onmouseover');
+    expect(markdown("see https://x.y/p.")).toBe('<p>see <a href="https://x.y/p" target="_blank" rel="noopener noreferrer">https://x.y/p</a>.</p>');
+  });
+
+  test("blocks and inline marks", () => {
+    expect(markdown("# T\n\npara **b** *i* `c<d>` ~~s~~\nsoft  \nhard")).toBe(
+      "<h3>T</h3><p>para <strong>b</strong> <em>i</em> <code>c&lt;d&gt;</code> <del>s</del>\nsoft<br>hard</p>");
+    expect(markdown("- [ ] a\n- [x] b\n\n1. one\n2. two")).toBe(
+      '<ul><li><span class="md-task" aria-label="open">☐</span> a</li><li><span class="md-task done" aria-label="done">☑</span> b</li></ul><ol><li>one</li><li>two</li></ol>');
+    expect(markdown("> q\n\n```\n<b>*x*</b>\n```\n---")).toBe("<blockquote><p>q</p></blockquote><pre><code>&lt;b&gt;*x*&lt;/b&gt;</code></pre><hr>");
+    expect(markdown("snake_case_name and a_b_c")).toBe("<p>snake_case_name and a_b_c</p>");
+  });
+});
+
+describe("lane order", () => {
+  const card = (i: number, fields: Record<string, unknown>) => ({
+    id: `card_${String(i).padStart(16, "0")}`, type_id: "task", schema_version: 1, title: ["b", "A", "a", "c"][i % 4]!, status: "todo",
+    fields, tags: [], version: 1, created_at: `2026-01-0${(i % 9) + 1}T00:00:00.000Z`, updated_at: `2026-02-0${(i * 7) % 9 + 1}T00:00:00.000Z`,
+    status_since: "2026-01-01T00:00:00.000Z", created_by: "ada",
+  });
+  const cards = Array.from({ length: 40 }, (_, i) => card(i, i % 5 === 0 ? {} : { n: i % 3 === 0 ? "x" : (i * 37) % 11, p: ["low", "High", "high"][i % 3] }));
+
+  for (const spec of ["-updated_at", "created_at", "title", "-title", "fields.n", "-fields.n", "fields.p", "-fields.p"]) {
+    test(`${spec} matches the server's order`, () => {
+      const ui = [...cards].sort(laneComparator(spec)).map((c) => c.id);
+      const server = [...cards].sort(compareCards(parseSort(spec, new Set(["n", "p"]))) as any).map((c) => c.id);
+      expect(ui).toEqual(server);
+    });
+  }
+});
