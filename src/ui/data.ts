@@ -20,6 +20,7 @@ export async function loadBoard(): Promise<boolean> {
   const narrowed = Boolean(state.filter || state.q);
   const base = { board_id: b.id, filter: state.filter || undefined, q: state.q || undefined };
   const limited = b.columns.filter((c) => b.wip_limits?.[c] !== undefined);
+  performance.mark("cards:load");
   const [lanes, blocked, totals] = await Promise.all([
     Promise.all(b.columns.map((status) => listAll({ ...base, status }, LANE_CAP))),
     listAll({ board_id: b.id, blocked: "true" }, 5000),

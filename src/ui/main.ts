@@ -42,7 +42,11 @@ function writeUrl(push: boolean): void {
 async function reload(): Promise<void> {
   boardRoot().setAttribute("aria-busy", "true");
   try {
-    if (await loadBoard()) renderLanes(state.board.columns);
+    if (await loadBoard()) {
+      performance.mark("cards:fetched");
+      renderLanes(state.board.columns);
+      performance.mark("cards:drawn");
+    }
   } catch (e) {
     toast.error(e, "Could not load the board");
   } finally {
@@ -89,6 +93,7 @@ function open(id: string): void {
 
 async function boot(): Promise<void> {
   state.info = await getWorkspace();
+  performance.mark("cards:workspace");
   const users = state.info.workspace.users.map((u) => u.id);
   const saved = localStorage.getItem(ACTOR_KEY) ?? "";
   state.actor = users.includes(saved) ? saved : (state.info.workspace.settings.default_user ?? users[0] ?? "");

@@ -1,18 +1,20 @@
 /**
  * The board UI in headless Chromium against the compiled binary: lanes and cards, drag
  * moves (accepted and refused), live cards from the CLI, the create form, the detail
- * panel, filters, search and keys. Screenshots go to docs/screenshots/.
+ * panel, filters, search and keys. Screenshots: see SHOTS.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
 import { makeWorkspace, ROOT } from "../helpers/workspace.ts";
 import { launch, pageErrors, type Browser } from "./browser.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
 
-const SHOTS = join(ROOT, "docs/screenshots");
+/** Screenshots go to a temp dir; `CARDS_SCREENSHOTS=docs/screenshots` refreshes the ones kept in the repository. */
+const SHOTS = process.env.CARDS_SCREENSHOTS ? resolve(ROOT, process.env.CARDS_SCREENSHOTS) : join(tmpdir(), "cards-ui-screenshots");
 /** per test: a browser page, a few round trips and waits of up to a few seconds */
 const T = 30_000;
 let dir: string;
@@ -238,6 +240,7 @@ describe.serial("board UI", () => {
     await page.waitForFunction(() => document.querySelectorAll(".card").length === 1);
     expect(await page.locator(".card").getAttribute("data-id")).toBe(s.crash.id);
     expect(new URL(page.url()).searchParams.get("q")).toBe("emoji");
+    await page.locator("#actor").selectOption("ada"); // the choice is kept in local storage for later pages
     await page.close();
   }, T);
 
