@@ -9,7 +9,7 @@ const THRESHOLD_PX = 5;
 const LONG_PRESS_MS = 350;
 const EDGE_PX = 48;
 
-interface Drag { id: string; el: HTMLElement; x0: number; y0: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
+interface Drag { id: string; el: HTMLElement; x0: number; y0: number; x: number; y: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
 
 export function allowedTargets(from: string): Set<string> | null {
   const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
@@ -44,6 +44,8 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
   };
 
   const move = (d: Drag, x: number, y: number) => {
+    d.x = x;
+    d.y = y;
     if (!d.ghost) return;
     d.ghost.style.transform = `translate(${x - d.dx}px, ${y - d.dy}px) rotate(2deg)`;
     for (const l of root.querySelectorAll(".lane.drop-target")) l.classList.remove("drop-target");
@@ -53,7 +55,8 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     else if (x > r.right - EDGE_PX) root.scrollLeft += 12;
   };
 
-  const end = (x?: number, y?: number) => {
+  /** drops where the pointer last moved (a touch's pointerup may carry no position) */
+  const end = (drop: boolean) => {
     const d = drag;
     drag = null;
     if (!d) return;
@@ -64,8 +67,8 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     document.body.classList.remove("is-dragging");
     for (const l of root.querySelectorAll(".lane")) l.classList.remove("drop-target", "drop-allowed", "drop-disallowed");
     suppressUntil = Date.now() + 300;
-    if (x === undefined || y === undefined) return;
-    const lane = laneAt(x, y);
+    if (!drop) return;
+    const lane = laneAt(d.x, d.y);
     if (lane?.dataset.lane && lane.dataset.lane !== d.from) onDrop(d.id, lane.dataset.lane);
   };
 
@@ -73,7 +76,7 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     if (ev.button !== 0 || drag) return;
     const el = (ev.target as HTMLElement).closest<HTMLElement>(".card");
     if (!el || (ev.target as HTMLElement).closest("a,button,input,select,textarea")) return;
-    drag = { id: el.dataset.id!, el, x0: ev.clientX, y0: ev.clientY, dx: 0, dy: 0, from: el.dataset.status!, armed: ev.pointerType !== "touch" };
+    drag = { id: el.dataset.id!, el, x0: ev.clientX, y0: ev.clientY, x: ev.clientX, y: ev.clientY, dx: 0, dy: 0, from: el.dataset.status!, armed: ev.pointerType !== "touch" };
     if (!drag.armed) {
       const d = drag;
       d.timer = setTimeout(() => { d.armed = true; start(d); move(d, d.x0, d.y0); navigator.vibrate?.(10); }, LONG_PRESS_MS);
@@ -83,15 +86,15 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     const d = drag;
     if (!d) return;
     const far = Math.hypot(ev.clientX - d.x0, ev.clientY - d.y0) > THRESHOLD_PX;
-    if (!d.armed) { if (far) end(); return; } // a touch that moves early is a scroll
+    if (!d.armed) { if (far) end(false); return; } // a touch that moves early is a scroll
     if (!d.ghost && far) start(d);
     move(d, ev.clientX, ev.clientY);
   });
-  window.addEventListener("pointerup", (ev) => end(ev.clientX, ev.clientY));
-  window.addEventListener("pointercancel", () => end());
+  window.addEventListener("pointerup", () => end(true));
+  window.addEventListener("pointercancel", () => end(false));
   // while a touch drag runs, the page must not scroll under the finger
   window.addEventListener("touchmove", (ev) => { if (drag?.ghost) ev.preventDefault(); }, { passive: false });
-  window.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && drag?.ghost) { ev.stopPropagation(); end(); } }, true);
+  window.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && drag?.ghost) { ev.stopPropagation(); end(false); } }, true);
   root.addEventListener("dragstart", (ev) => ev.preventDefault());
 
   return { justDragged: () => Date.now() < suppressUntil };
