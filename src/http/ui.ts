@@ -50,7 +50,7 @@ function redirect(location: string): Response {
   return new Response(null, { status: 302, headers: { location } });
 }
 
-/** Mounts GET / (redirect), /ui (redirect to /ui/) and /ui/** on the app. */
+/** Mounts GET / (redirect), /ui (redirect to /ui/) and /ui/** (GET and HEAD) on the app. */
 export function registerUi(app: H3): void {
   const handler = (event: H3Event): Response => {
     const url = new URL(event.req.url);
@@ -60,6 +60,8 @@ export function registerUi(app: H3): void {
     return uiResponse(event.req, rel);
   };
   app.get("/", () => redirect("/ui/"));
-  app.get("/ui", handler);
-  app.get("/ui/**", handler);
+  for (const path of ["/ui", "/ui/**"]) {
+    app.get(path, handler);
+    app.head(path, handler);
+  }
 }
