@@ -4,7 +4,7 @@
  * right after its commit; a timer picks up writes made by other processes on the same
  * workspace (an embedded CLI, `cards mcp`, another server) within `intervalMs`.
  */
-import type { CardEvent } from "../domain/types.ts";
+import type { CardEvent, StoredEvent } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
 import { parseEventId } from "../domain/ids.ts";
 import type { EventBus } from "./bus.ts";
@@ -22,6 +22,28 @@ export class Feed {
   constructor(private readonly store: StoreReads, private readonly bus: EventBus) {
     this.eventCursor = parseEventId(store.lastEventId() ?? "0") ?? 0;
     this.signalCursor = store.lastSignalSeq();
+  }
+
+  /**
+   * Publishes what this process just committed. When its events follow the cursor with no
+   * gap (no other process wrote in between) they go out directly, without a query;
+   * otherwise the feed polls, so subscribers still see every event in id order.
+   */
+  publishCommitted(events: StoredEvent[], signals: Array<{ seq: number; event: CardEvent }>): void {
+    if (this.polling) return;
+    const firstEvent = events[0] ? parseEventId(events[0].id) : undefined;
+    const firstSignal = signals[0]?.seq;
+    const contiguous = (firstEvent === undefined || firstEvent === this.eventCursor + 1)
+      && (firstSignal === undefined || firstSignal === this.signalCursor + 1);
+    if (!contiguous) return this.poll();
+    for (const e of events) {
+      this.eventCursor = parseEventId(e.id) ?? this.eventCursor;
+      this.bus.publish(e);
+    }
+    for (const s of signals) {
+      this.signalCursor = s.seq;
+      this.bus.publish(s.event);
+    }
   }
 
   /** Publishes everything committed since the last poll, events before signals. */

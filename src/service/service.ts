@@ -120,6 +120,8 @@ export class Service {
    */
   async mutate<T>(ctx: OpContext, fn: (w: WriteScope) => T | Promise<T>, opts: { dryRun?: boolean } = {}): Promise<T> {
     const idem = opts.dryRun ? undefined : ctx.idempotency;
+    const events: StoredEvent[] = [];
+    const signals: Array<{ seq: number; event: CardEvent }> = [];
     let result: T;
     try {
       result = await this.store.write(async (tx) => {
@@ -140,10 +142,15 @@ export class Service {
         const build = (e: EventInput): CardEvent => ({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
         const scope: WriteScope = {
           tx, now, actor: ctx.actor,
-          emit: (e) => tx.appendEvent(build(e)),
+          emit: (e) => {
+            const stored = tx.appendEvent(build(e));
+            events.push(stored);
+            return stored;
+          },
           signal: (e) => {
-            if (persisted.includes(e.type)) tx.appendEvent(build(e));
-            else tx.appendSignal(build(e));
+            const event = build(e);
+            if (persisted.includes(e.type)) events.push(tx.appendEvent(event));
+            else signals.push({ seq: tx.appendSignal(event), event });
           },
         };
         if (++this.writes % 200 === 0) {
@@ -165,7 +172,7 @@ export class Service {
       if (e instanceof DryRunRollback) return e.value as T;
       throw e;
     }
-    this.feed?.poll();
+    this.feed?.publishCommitted(events, signals);
     return result;
   }
 

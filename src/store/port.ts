@@ -102,7 +102,8 @@ export interface StoreWrites {
   addComment(cardId: string, c: Comment): void;
   updateComment(cardId: string, c: Comment): void;
   appendEvent(e: CardEvent): StoredEvent;
-  appendSignal(e: CardEvent): void;
+  /** appends a condition signal; returns its sequence number */
+  appendSignal(e: CardEvent): number;
   /** drops signals older than `before` */
   pruneSignals(before: string): void;
   /** drops idempotency records older than `before` */

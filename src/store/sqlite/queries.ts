@@ -234,10 +234,11 @@ export class SqliteQueries implements StoreTx {
     return this.db.query(sql).all(...params).map(rowToEvent);
   }
 
-  appendSignal(e: CardEvent): void {
-    this.db
+  appendSignal(e: CardEvent): number {
+    const r = this.db
       .query("INSERT INTO signals (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?)")
       .run(e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
+    return Number(r.lastInsertRowid);
   }
 
   listSignals(afterSeq: number, limit: number): Array<{ seq: number; event: CardEvent }> {
