@@ -5,6 +5,8 @@ export async function readBodyText(req: Request, max: number): Promise<string | 
   if (!req.body) return undefined;
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (declared > max) throw tooLarge(max);
+  if (declared >= 0) return decode(new Uint8Array(await req.arrayBuffer()), max);
+  // no Content-Length (chunked): read in pieces, stopping past the limit
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -18,10 +20,15 @@ export async function readBodyText(req: Request, max: number): Promise<string | 
     }
     chunks.push(value);
   }
-  if (size === 0) return undefined;
   const buf = new Uint8Array(size);
   let o = 0;
   for (const c of chunks) { buf.set(c, o); o += c.byteLength; }
+  return decode(buf, max);
+}
+
+function decode(buf: Uint8Array, max: number): string | undefined {
+  if (buf.byteLength > max) throw tooLarge(max);
+  if (buf.byteLength === 0) return undefined;
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(buf);
   } catch {

@@ -80,7 +80,13 @@ function migrate(db: SqliteDb): void {
 export class WriteLock {
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly db: SqliteDb) {}
+  /**
+   * `dedicated`: the connection is only used for writes (servers), so it keeps
+   * busy_timeout at 0 for good instead of switching it around every BEGIN.
+   */
+  constructor(private readonly db: SqliteDb, private readonly dedicated = false) {
+    if (dedicated) db.exec("PRAGMA busy_timeout = 0");
+  }
 
   run<T>(fn: () => T | Promise<T>): Promise<T> {
     const result = this.tail.then(() => this.inTransaction(fn));
@@ -108,7 +114,7 @@ export class WriteLock {
 
   private async begin(): Promise<void> {
     const deadline = Date.now() + WRITE_LOCK_DEADLINE_MS;
-    this.db.exec("PRAGMA busy_timeout = 0");
+    if (!this.dedicated) this.db.exec("PRAGMA busy_timeout = 0");
     try {
       for (;;) {
         try {
@@ -125,7 +131,7 @@ export class WriteLock {
         }
       }
     } finally {
-      this.db.exec("PRAGMA busy_timeout = 5000");
+      if (!this.dedicated) this.db.exec("PRAGMA busy_timeout = 5000");
     }
   }
 }

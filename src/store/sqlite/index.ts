@@ -25,7 +25,12 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readerDb = openDatabase(opts.path);
     reader = new SqliteQueries(readerDb, config);
   }
-  const lock = new WriteLock(writerDb);
+  if (opts.connections === 2) {
+    // a server rewrites hot pages (index roots, the event log's tail) many times between
+    // checkpoints; a larger interval copies each once (WAL up to ~16 MiB)
+    writerDb.exec("PRAGMA wal_autocheckpoint = 4000");
+  }
+  const lock = new WriteLock(writerDb, opts.connections === 2);
   syncSearchConfig(writerDb, writer, opts.search);
 
   // Reads are forwarded method by method to the reader connection.

@@ -143,7 +143,7 @@ export class SqliteQueries implements StoreTx {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(...cardParams(card));
-    this.index(card);
+    this.index(card, true);
   }
 
   updateCard(card: Card, expectVersion: number): boolean {
@@ -349,12 +349,12 @@ export class SqliteQueries implements StoreTx {
 
   // --- search index ---
 
-  /** (re)writes the FTS row of a card */
-  index(card: Card): void {
+  /** (re)writes the FTS row of a card (`fresh`: a new card, nothing to delete first) */
+  index(card: Card, fresh = false): void {
     const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(card.id);
     if (!r) return;
     const seq = r.seq as number;
-    this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+    if (!fresh) this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
     const only = this.config.search.get(card.type_id);
     this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(seq, card.title, searchBody(card.fields, only));
   }

@@ -100,4 +100,8 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX cards_by_owner;
   CREATE INDEX cards_by_owner ON cards(owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL;
   `,
+  // 4: the event log keeps one secondary index (per card); type filters page through by id
+  `
+  DROP INDEX events_by_type;
+  `,
 ];
