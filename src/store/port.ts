@@ -92,8 +92,11 @@ export interface StoreReads {
 
 export interface StoreWrites {
   insertCard(card: Card): void;
-  /** updates the row iff its version is still `expectVersion`; returns false otherwise */
-  updateCard(card: Card, expectVersion: number): boolean;
+  /**
+   * Updates the row iff its version is still `expectVersion`; returns false otherwise.
+   * `reindex: false` skips the search index when neither title nor fields changed.
+   */
+  updateCard(card: Card, expectVersion: number, reindex?: boolean): boolean;
   /** sets owner iff the card is still unowned; returns the updated card or null */
   claimIfUnowned(id: string, owner: string, now: string, status?: string): Card | null;
   deleteCard(id: string): void;

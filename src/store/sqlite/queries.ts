@@ -146,7 +146,7 @@ export class SqliteQueries implements StoreTx {
     this.index(card, true);
   }
 
-  updateCard(card: Card, expectVersion: number): boolean {
+  updateCard(card: Card, expectVersion: number, reindex = true): boolean {
     const p = cardParams(card);
     const res = this.db
       .query(
@@ -154,7 +154,7 @@ export class SqliteQueries implements StoreTx {
            updated_at = ?, status_since = ? WHERE id = ? AND version = ?`,
       )
       .run(p[2]!, p[3]!, p[4]!, p[5]!, p[6]!, p[7]!, p[8]!, p[10]!, p[11]!, card.id, expectVersion);
-    if (res.changes === 1) this.index(card);
+    if (res.changes === 1 && reindex) this.index(card);
     return res.changes === 1;
   }
 
