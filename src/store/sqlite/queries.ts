@@ -12,6 +12,8 @@ import { sortToSql } from "./sort-sql.ts";
 import { cardParams, rowToCard, rowToComment, rowToEvent, rowToLink, rowToUser, searchBody, toFtsQuery } from "./rows.ts";
 
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
+/** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
+const MANY_HITS = 1000;
 
 const CARD_COLS = "c.id, c.type_id, c.schema_version, c.title, c.status, c.fields, c.owner, c.tags, c.version, c.created_at, c.updated_at, c.status_since, c.created_by";
 
@@ -43,7 +45,10 @@ export class SqliteQueries implements StoreTx {
       params.push(q.after.updated_at, q.after.updated_at, q.after.id);
     }
     const order = q.sort ? sortToSql(q.sort as never) : "c.updated_at DESC, c.id DESC";
-    const sql = `SELECT ${CARD_COLS} FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
+    // Many search hits: walking the updated_at index and probing the hit set beats sorting
+    // every hit (190 ms -> ~10 ms for a term in half of 100k cards); few hits: sort them.
+    const from = !q.sort && q.q !== undefined && this.ftsHits(q.q, MANY_HITS) >= MANY_HITS ? "cards c INDEXED BY cards_by_updated" : "cards c";
+    const sql = `SELECT ${CARD_COLS} FROM ${from} ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
     params.push(q.limit);
     const items = this.db.query(sql).all(...params).map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q));
     return { items, keys: items.map((c) => c.updated_at) };
@@ -82,6 +87,13 @@ export class SqliteQueries implements StoreTx {
       items: rows.map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q)),
       keys: rows.map((r) => r.k as string),
     };
+  }
+
+  /** Full-text hits for `q`, counted up to `cap`. */
+  private ftsHits(q: string, cap: number): number {
+    const fts = toFtsQuery(q.trim());
+    if (!fts) return 0;
+    return Number(this.db.query("SELECT count(*) AS n FROM (SELECT 1 FROM cards_fts WHERE cards_fts MATCH ? LIMIT ?)").get(fts, cap)?.n ?? 0);
   }
 
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[] {
