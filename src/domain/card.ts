@@ -25,3 +25,6 @@ export function canonicalCard(c: Card): Card {
 
 /** ISO-8601 UTC with milliseconds; the only timestamp format the service writes. */
 export const nowIso = (): string => new Date().toISOString();
+
+/** Code-point string order (never localeCompare: its collator costs milliseconds to load). */
+export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -55,7 +55,7 @@ export function assertTransition(ws: WorkspaceDef, board: Board | undefined, fro
 export function governingBoard(boards: Map<string, Board>, defaultBoardId: string | undefined, typeId: string): Board | undefined {
   const def = defaultBoardId ? boards.get(defaultBoardId) : undefined;
   if (def && def.card_type_ids.includes(typeId)) return def;
-  return [...boards.values()].filter((b) => b.card_type_ids.includes(typeId)).sort((a, b) => a.id.localeCompare(b.id))[0];
+  return [...boards.values()].filter((b) => b.card_type_ids.includes(typeId)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0];
 }
 
 /** The column whose cards count as finished for blocking: `done`, else the last column. */

@@ -5,6 +5,7 @@
 import type { SqliteDb } from "../../platform/sqlite.ts";
 import type { SearchConfig, Store, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock } from "./connection.ts";
+import { byCodePoint } from "../../domain/card.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 
 export interface SqliteStoreOptions {
@@ -81,10 +82,14 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     },
     close() {
       readerDb?.close();
-      try {
-        writerDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } catch {
-        // another process holds the database; its last close checkpoints instead
+      // long-lived processes leave a checkpointed, empty WAL behind; one-shot CLI calls
+      // leave it to SQLite's automatic checkpoints (a full one per call would cost ms)
+      if (opts.connections === 2) {
+        try {
+          writerDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          // another process holds the database; its checkpoints take over
+        }
       }
       writerDb.close();
     },
@@ -96,7 +101,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
  * (own transaction when `ownTx`; otherwise the caller holds the write lock).
  */
 function syncSearchConfig(db: SqliteDb, q: SqliteQueries, search: SearchConfig, ownTx = true): void {
-  const wanted = JSON.stringify([...search.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v ?? null]));
+  const wanted = JSON.stringify([...search.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([k, v]) => [k, v ?? null]));
   if (q.getMeta("search_config") === wanted) return;
   if (ownTx) db.exec("BEGIN IMMEDIATE");
   try {

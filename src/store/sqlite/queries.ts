@@ -6,7 +6,7 @@ import type { Card, CardEvent, Comment, Link, StoredEvent, User } from "../../do
 import type { EventQuery, IdempotencyRecord, ListQuery, SearchConfig, StoreTx } from "../port.ts";
 import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
-import { canonicalCard } from "../../domain/card.ts";
+import { byCodePoint, canonicalCard } from "../../domain/card.ts";
 import { filterToSql } from "./filter-sql.ts";
 import { sortToSql } from "./sort-sql.ts";
 import { cardParams, rowToCard, rowToComment, rowToEvent, rowToLink, rowToUser, searchBody, toFtsQuery } from "./rows.ts";
@@ -81,7 +81,7 @@ export class SqliteQueries implements StoreTx {
       .all(seq, ...b.params)
       .filter((r) => r.k != null && below(r.k as string, r.id as string));
     const rows = [...unchanged, ...changed]
-      .sort((x, y) => ((y.k as string).localeCompare(x.k as string)) || ((y.id as string) < (x.id as string) ? -1 : (y.id as string) > (x.id as string) ? 1 : 0))
+      .sort((x, y) => byCodePoint(y.k as string, x.k as string) || byCodePoint(y.id as string, x.id as string))
       .slice(0, q.limit);
     return {
       items: rows.map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q)),
