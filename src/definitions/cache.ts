@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Definitions } from "../domain/types.ts";
 import { definitionsError } from "./problems.ts";
-import { fingerprintFiles, readDefinitionFiles } from "./read.ts";
+import { fingerprintFiles, readDefinitionFiles, statSignature } from "./read.ts";
 
 declare const CARDS_VERSION: string | undefined;
 
@@ -19,6 +19,8 @@ const CACHE_KEY = `${RULES_VERSION}:${typeof CARDS_VERSION === "string" ? CARDS_
 interface CacheFile {
   key: string;
   fingerprint: string;
+  /** names, sizes, mtimes and inodes of the files the set was read from */
+  stat?: string;
   defs: Omit<Definitions, "cardTypes" | "boards" | "views"> & { cardTypes: [string, unknown][]; boards: [string, unknown][]; views: [string, unknown][] };
 }
 
@@ -26,32 +28,45 @@ export function cachePath(root: string): string {
   return join(root, ".cards", "definitions.json");
 }
 
-/** Loads the definitions, from the cache when the files are unchanged. */
+/**
+ * Loads the definitions, from the cache when the files are unchanged: same stat
+ * signature (no file read at all), else same content fingerprint (files read, not
+ * validated), else validated afresh.
+ */
 export async function loadDefinitionsCached(root: string): Promise<Definitions> {
+  const stat = statSignature(root);
+  const cache = readCache(root);
+  if (cache && stat !== undefined && cache.stat === stat) return revive(cache);
   const { files, problems } = await readDefinitionFiles(root);
   if (problems.length > 0) throw definitionsError(problems);
   const fingerprint = fingerprintFiles(files);
-  const cached = readCache(root, fingerprint);
-  if (cached) return cached;
+  if (cache && cache.fingerprint === fingerprint) {
+    const defs = revive(cache);
+    writeCache(root, fingerprint, stat, defs);
+    return defs;
+  }
   const { parseDefinitions } = await import("./load.ts");
   const defs = parseDefinitions(files);
-  writeCache(root, fingerprint, defs);
+  writeCache(root, fingerprint, stat, defs);
   return defs;
 }
 
-function readCache(root: string, fingerprint: string): Definitions | undefined {
+function readCache(root: string): CacheFile | undefined {
   try {
     const c = JSON.parse(readFileSync(cachePath(root), "utf8")) as CacheFile;
-    if (c.key !== CACHE_KEY || c.fingerprint !== fingerprint) return undefined;
-    return { ...c.defs, cardTypes: new Map(c.defs.cardTypes), boards: new Map(c.defs.boards), views: new Map(c.defs.views) } as Definitions;
+    return c.key === CACHE_KEY ? c : undefined;
   } catch {
     return undefined;
   }
 }
 
-function writeCache(root: string, fingerprint: string, defs: Definitions): void {
+function revive(c: CacheFile): Definitions {
+  return { ...c.defs, cardTypes: new Map(c.defs.cardTypes), boards: new Map(c.defs.boards), views: new Map(c.defs.views) } as Definitions;
+}
+
+function writeCache(root: string, fingerprint: string, stat: string | undefined, defs: Definitions): void {
   const file: CacheFile = {
-    key: CACHE_KEY, fingerprint,
+    key: CACHE_KEY, fingerprint, ...(stat !== undefined ? { stat } : {}),
     defs: { ...defs, cardTypes: [...defs.cardTypes], boards: [...defs.boards], views: [...defs.views] },
   };
   try {

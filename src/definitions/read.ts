@@ -66,6 +66,40 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
   return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [] };
 }
 
+/**
+ * A cheap signature of the definition files from their names, sizes and modification
+ * times, without reading them: the CLI's definitions cache trusts it, and re-reads the
+ * contents whenever it differs. Undefined when the definitions directory is missing.
+ */
+export function statSignature(root: string): string | undefined {
+  const dir = join(root, DEFINITIONS_DIR);
+  const parts: string[] = [];
+  const add = (rel: string) => {
+    try {
+      const st = statSync(join(dir, ...rel.split("/")));
+      if (st.isFile()) parts.push(`${rel}:${st.size}:${st.mtimeMs}:${st.ino}`);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+  };
+  try {
+    if (!statSync(dir).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  for (const f of ["workspace.json", ...EXTENSION_FILES]) add(f);
+  for (const folder of DEFINITION_FOLDERS) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(dir, folder));
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+    for (const n of names.sort()) if (n.endsWith(".json") && !n.startsWith(".")) add(`${folder}/${n}`);
+  }
+  return parts.join("\n");
+}
+
 /** A 128-bit hash over the sorted relative file names and contents (domain/hash.ts). */
 export function fingerprintFiles(files: ReadonlyMap<string, string> | Record<string, string>): string {
   const entries = files instanceof Map ? [...files] : Object.entries(files);

@@ -26,7 +26,8 @@ export function openDatabase(path: string): SqliteDb {
     db = openSqlite(path);
     // NOTE perf-baselines.md traps 1 and 3: busy_timeout via exec, before journal_mode.
     db.exec("PRAGMA busy_timeout = 5000");
-    db.exec("PRAGMA journal_mode = WAL");
+    // WAL is a property of the file: set it once, when the schema is first created
+    if (schemaVersion(db) === 0) db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
     migrate(db);
@@ -56,8 +57,10 @@ function openError(path: string, e: unknown): CardsError {
   return new CardsError("unavailable", `cannot open ${path}: ${msg}`);
 }
 
+const schemaVersion = (db: SqliteDb): number => Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
+
 function migrate(db: SqliteDb): void {
-  const current = () => Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
+  const current = () => schemaVersion(db);
   if (current() >= MIGRATIONS.length) return;
   db.exec("BEGIN IMMEDIATE");
   try {
