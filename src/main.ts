@@ -2,7 +2,7 @@
  * The `cards` executable: a citty root whose subcommands load lazily, run by our own
  * runner (JSON on stdout, error envelope on stderr, exit codes of docs/cli.md).
  */
-import { defineCommand } from "citty";
+import { defineCommand } from "./cli/define.ts";
 import { runCli } from "./cli/runner.ts";
 
 declare const CARDS_VERSION: string | undefined;

@@ -4,7 +4,8 @@
  * failure the error envelope on stderr with the exit code of docs/cli.md.
  * NOTE perf-baselines.md §1: never touch process.stdout/stderr here (+7 ms); console only.
  */
-import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from "citty";
+import type { ArgsDef, CommandDef } from "citty";
+import { parseCliArgs } from "./args.ts";
 import { CardsError, EXIT_CODE, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { CliGlobals } from "./client.ts";
 
@@ -31,8 +32,8 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     if (!cmd.run) throw await unknownCommand(cmd, path, args[0]);
     const def = ((await resolveValue(cmd.args)) ?? {}) as ArgsDef;
     rejectUnknownFlags(args, def, path);
-    const parsed = parseArgs(args, def);
-    const result = await cmd.run({ rawArgs: args, args: parsed, cmd, data: globals });
+    const parsed = parseCliArgs(args, def, path.join(" "));
+    const result = await cmd.run({ rawArgs: args, args: parsed as never, cmd, data: globals });
     return print(result);
   } catch (e) {
     const env = toEnvelope(e);
@@ -123,6 +124,7 @@ function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void 
 
 async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
   const parent = path.length > 1 ? ({ meta: { name: path.slice(0, -1).join(" ") } } as CommandDef) : undefined;
+  const { renderUsage } = await import("citty");
   const text = await renderUsage(cmd, parent);
   // NOTE stack.md §2 pitfall 1: citty colours help even when piped; strip ANSI always.
   return text.replace(/\u001b\[[0-9;]*m/g, "");

@@ -1,6 +1,6 @@
 /** `cards artifacts get <uri> [--out F]`: downloads an artifact's bytes (GET /artifacts/{path}). */
 import { writeFileSync } from "node:fs";
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { callRaw, envelopeError, type CliGlobals } from "../client.ts";
 import { CardsError } from "../../domain/errors.ts";
 

@@ -1,5 +1,5 @@
 /** `cards cards ...`: mirrors /v1/cards. */
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
 

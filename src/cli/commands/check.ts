@@ -1,5 +1,5 @@
 /** `cards check [--dir D]`: validates the definitions and lists every problem. */
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { isCardsError } from "../../domain/errors.ts";
 import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
 import { findRoot } from "../../service/index.ts";

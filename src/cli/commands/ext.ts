@@ -4,7 +4,7 @@
  * exit code; `ext list` shows every declaration and, for services, the state reported by
  * the `cards serve` supervising them (`not running` when no live server supervises them).
  */
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { loadDefinitions } from "../../definitions/load.ts";
 import type { ExtensionDef } from "../../domain/types.ts";
 import { runExtension } from "../../extensions/run.ts";

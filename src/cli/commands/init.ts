@@ -1,7 +1,7 @@
 /** `cards init [dir]`: writes the sample workspace. */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { sampleFiles } from "../../definitions/sample.ts";
 import type { CliGlobals } from "../client.ts";

@@ -6,7 +6,7 @@
  */
 import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";

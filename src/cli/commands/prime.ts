@@ -4,7 +4,7 @@
  * allowed moves per board, card types with their fields, link types, and the agent loop
  * with the exact commands. Kept small on purpose: an agent reads it into its context.
  */
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";

@@ -1,5 +1,5 @@
 /** Small commands that mirror one route each: workspace, boards, users, events, health, api. */
-import { defineCommand } from "citty";
+import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
 import { readData } from "../input.ts";
 import { outcome } from "../runner.ts";

@@ -1,0 +1,60 @@
+/**
+ * Parses argv against a citty ArgsDef (string, boolean, enum and positional args,
+ * aliases, defaults, `--no-flag`, `--flag=value`, `--` ending the flags). Unknown flags
+ * are rejected by the runner before this runs.
+ */
+import type { ArgsDef } from "citty";
+import { CardsError } from "../domain/errors.ts";
+
+export type ParsedArgs = Record<string, string | boolean | string[] | undefined> & { _: string[] };
+
+export function parseCliArgs(argv: string[], def: ArgsDef, path: string): ParsedArgs {
+  const out: ParsedArgs = { _: [] };
+  const byFlag = new Map<string, string>();
+  const positionals: string[] = [];
+  for (const [name, d] of Object.entries(def)) {
+    if (d.type === "positional") { positionals.push(name); continue; }
+    byFlag.set(name, name);
+    const alias = (d as { alias?: string | string[] }).alias;
+    for (const a of alias === undefined ? [] : Array.isArray(alias) ? alias : [alias]) byFlag.set(a, name);
+    if (d.default !== undefined) out[name] = d.default as string | boolean;
+  }
+  const free: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") { free.push(...argv.slice(i + 1)); break; }
+    if (a === "-" || !a.startsWith("-") || /^-\d/.test(a)) { free.push(a); continue; }
+    const body = a.replace(/^--?/, "");
+    const eq = body.indexOf("=");
+    let key = eq >= 0 ? body.slice(0, eq) : body;
+    let negated = false;
+    if (!byFlag.has(key) && key.startsWith("no-") && byFlag.has(key.slice(3))) { negated = true; key = key.slice(3); }
+    const name = byFlag.get(key)!;
+    const d = def[name]!;
+    if (d.type === "boolean") {
+      const v = eq >= 0 ? body.slice(eq + 1) : undefined;
+      out[name] = negated ? false : v === undefined ? true : !["false", "0", "no"].includes(v);
+      continue;
+    }
+    const value = eq >= 0 ? body.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new CardsError("usage", `--${key} needs a value`, { field: `--${key}`, hint: `see \`${path} --help\`` });
+    if (d.type === "enum" && d.options && !d.options.includes(value)) {
+      throw new CardsError("usage", `--${key} must be one of ${d.options.join(", ")}`, { field: `--${key}`, value, valid_options: d.options });
+    }
+    out[name] = value;
+  }
+  out._ = free;
+  positionals.forEach((name, i) => {
+    const v = free[i] ?? (def[name]!.default as string | undefined);
+    if (v === undefined && def[name]!.required) {
+      throw new CardsError("usage", `missing ${name.toUpperCase()}: \`${path} ${positionals.map((p) => `<${p}>`).join(" ")}\``, { field: name, hint: `see \`${path} --help\`` });
+    }
+    out[name] = v;
+  });
+  for (const [name, d] of Object.entries(def)) {
+    if (d.type !== "positional" && d.required && out[name] === undefined) {
+      throw new CardsError("usage", `--${name} is required`, { field: `--${name}`, hint: `see \`${path} --help\`` });
+    }
+  }
+  return out;
+}
