@@ -84,3 +84,26 @@ describe("take-next races across processes", () => {
     }
   }, 120_000);
 });
+
+describe("many processes opening a fresh workspace at once", () => {
+  test("servers and CLI calls racing the first open (schema creation) all succeed", async () => {
+    assertBinary();
+    for (let round = 0; round < 3; round++) {
+      const dir = makeWorkspace();
+      const cli = () => new Promise<number>((resolve) => {
+        const p = spawn(BIN, ["--dir", dir, "cards", "create", "--type", "task", "--title", "first"], { env: cleanEnv(), stdio: "ignore" });
+        p.on("exit", (code) => resolve(code ?? -1));
+      });
+      const [servers, codes] = await Promise.all([
+        Promise.all([serve(dir), serve(dir), serve(dir)]),
+        Promise.all([cli(), cli(), cli(), cli()]),
+      ]);
+      try {
+        expect(codes).toEqual([0, 0, 0, 0]);
+        for (const s of servers) expect((await fetch(`${s.url}/v1/health`)).status).toBe(200);
+      } finally {
+        await Promise.all(servers.map((s) => s.stop()));
+      }
+    }
+  }, 60_000);
+});

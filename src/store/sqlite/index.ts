@@ -31,8 +31,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     // checkpoints; a larger interval copies each once (WAL up to ~16 MiB)
     writerDb.exec("PRAGMA wal_autocheckpoint = 4000");
   }
-  const lock = new WriteLock(writerDb, opts.connections === 2);
+  // before the lock: that may turn the busy timeout off for a dedicated writer
   syncSearchConfig(writerDb, writer, opts.search);
+  const lock = new WriteLock(writerDb, opts.connections === 2);
 
   // Reads are forwarded method by method to the reader connection.
   const reads: StoreReads = {
