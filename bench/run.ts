@@ -15,7 +15,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BENCH, BUN, ROOT, cardsBinary, run, envNum, machineNote, table, workDir, type Row } from "./lib/util.ts";
 
-const SCRIPTS = ["cli", "http", "take-next", "search"] as const;
+const SCRIPTS = ["cli", "http", "take-next", "search", "sse", "portability", "soak", "mcp"] as const;
 const only = process.env.ONLY?.split(",").filter(Boolean);
 const skip = new Set(process.env.SKIP?.split(",").filter(Boolean) ?? []);
 const chosen = SCRIPTS.filter((s) => !skip.has(s) && (!only || only.includes(s)));
