@@ -27,9 +27,14 @@ export class LaneWatch {
 
   constructor(private readonly svc: Service, private readonly tx: StoreReads) {}
 
-  /** Remembers the counts of every monitored lane among these columns (call before the write). */
-  watch(columns: Iterable<string>): this {
+  /**
+   * Remembers the counts of every monitored lane among these columns (call before the
+   * write). `moved: false` (the status stays) skips boards whose membership cannot change:
+   * only a default_filter can move a card in or out of a lane without a status change.
+   */
+  watch(columns: Iterable<string>, moved = true): this {
     for (const board of this.svc.defs.boards.values()) {
+      if (!moved && !board.default_filter) continue;
       const limits = board.wip_limits ?? {};
       const empty = board.monitors?.alert_when_empty ?? [];
       for (const column of columns) {

@@ -9,6 +9,7 @@ import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/f
 import type { Board, Card } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
+import { scopeOf } from "./lanes.ts";
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 200;
@@ -49,7 +50,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   const filters: FilterNode[] = [];
   if (p.board_id !== undefined) {
     const board = svc.board(p.board_id);
-    filters.push(boardScope(board));
+    filters.push(scopeOf(board));
     if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer));
   } else if (p.filter !== undefined) {
     throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });

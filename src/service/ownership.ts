@@ -10,7 +10,8 @@ import type { ListQuery } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
-import { allFieldIds, boardScope } from "./list.ts";
+import { allFieldIds } from "./list.ts";
+import { scopeOf } from "./lanes.ts";
 import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
 
@@ -90,7 +91,7 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
-      const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]));
+      const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]), (status ?? cand.status) !== cand.status);
       const card = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
       if (!card) continue; // lost the race for this one: try the next candidate
       w.emit({ type: "owner_changed", card_id: card.id, diff: { before: null, after: owner } });
@@ -110,7 +111,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   let board: Board | undefined;
   if (body.board_id !== undefined) {
     board = svc.board(body.board_id);
-    filters.push(boardScope(board));
+    filters.push(scopeOf(board));
   }
   if (body.type_id !== undefined) {
     const type = svc.cardType(body.type_id);
@@ -118,7 +119,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     board ??= boardFor(svc, type);
   } else if (body.board_id === undefined && workspace.settings.default_board) {
     board = svc.board(workspace.settings.default_board);
-    filters.push(boardScope(board));
+    filters.push(scopeOf(board));
   }
   if (body.filter !== undefined) filters.push(resolveMe(parseFilter(body.filter, { fieldIds: allFieldIds(svc) }, "filter"), actor));
   if (body.status !== undefined) {

@@ -32,9 +32,19 @@ export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
  */
 export function filterToSql(node: FilterNode, alias = "c", opts: FilterSqlOptions = {}): { sql: string; params: SqlParam[] } {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(alias)) throw new Error(`filterToSql: bad table alias ${JSON.stringify(alias)}`);
-  const f = _node(node, alias, opts.doneStatus ?? "done");
-  return { sql: f.sql, params: f.params };
+  const done = opts.doneStatus ?? "done";
+  // filter nodes are immutable: compile each once (board scopes recur on every request)
+  const key = `${alias}\0${done}`;
+  const hit = _compiled.get(node)?.get(key);
+  if (hit) return hit;
+  const f = _node(node, alias, done);
+  const out = { sql: f.sql, params: f.params };
+  if (!_compiled.has(node)) _compiled.set(node, new Map());
+  _compiled.get(node)!.set(key, out);
+  return out;
 }
+
+const _compiled = new WeakMap<FilterNode, Map<string, { sql: string; params: SqlParam[] }>>();
 
 // --- internal ---
 

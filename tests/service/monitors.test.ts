@@ -1,0 +1,109 @@
+/**
+ * Temporal conditions (SPEC Conditions 3-5): deadlines armed only while a consumer
+ * exists, re-armed on re-entry, re-derived after a restart, fired once; card_idle; and
+ * the 500-card ceiling of GET /breaches.
+ */
+import { describe, expect, test } from "bun:test";
+import type { CardEvent } from "../../src/domain/types.ts";
+import { createCard, listBreaches, patchCard, TemporalMonitor, addLink } from "../../src/service/index.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const fast = (persist: string[] = []) => (f: Record<string, any>) => {
+  const main = f["definitions/boards/main.json"];
+  main.monitors.max_time_in_status = { review: "1s" };
+  main.monitors.idle_after = "1s";
+  f["definitions/workspace.json"].settings.persist_conditions = ["wip_exceeded", ...persist];
+};
+const ada = { actor: "ada" };
+
+async function toReview(svc: Awaited<ReturnType<typeof openTestService>>, title: string) {
+  const c = await createCard(svc, { type_id: "task", title, status: "doing" }, ada);
+  return patchCard(svc, c.id, { version: 1, status: "review" }, ada);
+}
+
+describe("status_timeout and card_idle", () => {
+  test("fire once per entry while a subscriber asks for them; re-entering arms a new deadline", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => got.push(e), { types: ["status_timeout", "card_idle"] });
+    try {
+      const card = await toReview(svc, "slow");
+      await Bun.sleep(1600);
+      const timeouts = got.filter((e) => e.type === "status_timeout" && e.card_id === card.id);
+      expect(timeouts.length).toBe(1);
+      expect(timeouts[0]!.diff).toMatchObject({ board_id: "main", status: "review", max: "1s", since: card.status_since });
+      expect(timeouts[0]!.id).toBeUndefined(); // not persisted: a live signal
+      expect(got.some((e) => e.type === "card_idle" && e.card_id === card.id)).toBe(true);
+      // leave and re-enter review: a new deadline, a second firing
+      const back = await patchCard(svc, card.id, { version: card.version, status: "doing" }, ada);
+      await patchCard(svc, card.id, { version: back.version, status: "review" }, ada);
+      await Bun.sleep(1600);
+      expect(got.filter((e) => e.type === "status_timeout" && e.card_id === card.id).length).toBe(2);
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+
+  test("no consumer: nothing is armed; a subscriber arriving later gets what is due", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    try {
+      const card = await toReview(svc, "unwatched");
+      await Bun.sleep(1300);
+      expect(svc.store.listSignals(0, 100).filter((s) => s.event.type === "status_timeout")).toEqual([]);
+      const got: CardEvent[] = [];
+      const off = svc.subscribe((e) => got.push(e), { types: ["status_timeout"] });
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === card.id).length).toBe(1);
+      off();
+    } finally {
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+
+  test("persisted timeouts are re-derived after a restart and never fire twice", async () => {
+    const dir = makeWorkspace(fast(["status_timeout"]));
+    const first = await openTestService(dir);
+    const card = await toReview(first, "across restarts");
+    first.close(); // no monitor was running when the deadline passed
+    await Bun.sleep(1200);
+    for (let restart = 0; restart < 2; restart++) {
+      const svc = await openTestService(dir);
+      const monitor = new TemporalMonitor(svc);
+      monitor.start();
+      await Bun.sleep(400);
+      monitor.stop();
+      const logged = svc.store.listEvents({ cardId: card.id, types: ["status_timeout"], limit: 10 });
+      expect(logged.length).toBe(1);
+      expect(logged[0]!.actor).toBe("cards");
+      svc.close();
+    }
+  }, 10_000);
+});
+
+describe("GET /breaches ceiling", () => {
+  test("blocked scans stop at 500 cards and say so (truncated, limit); counts stay exact", async () => {
+    const svc = await openTestService(makeWorkspace(), "embedded");
+    try {
+      const blocker = await createCard(svc, { type_id: "task", title: "blocker" }, ada);
+      for (let i = 0; i < 501; i++) {
+        const c = await createCard(svc, { type_id: "task", title: `waiting ${i}` }, ada);
+        await addLink(svc, c.id, { type_id: "depends-on", target: blocker.id }, ada);
+      }
+      const r = listBreaches(svc, { board_id: "main", type: "card_blocked" });
+      expect(r.items.length).toBe(500);
+      expect(r.truncated).toBe(true);
+      expect(r.limit).toBe(500);
+      const few = listBreaches(svc, { board_id: "main", type: "wip_exceeded" });
+      expect(few.truncated).toBeUndefined();
+    } finally {
+      svc.close();
+    }
+  }, 30_000);
+});
