@@ -5,7 +5,7 @@
 import { CardsError, unknownUser, versionConflict } from "../domain/errors.ts";
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
-import type { Board, Card, CardEvent } from "../domain/types.ts";
+import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
@@ -32,15 +32,7 @@ export async function claimCard(svc: Service, id: string, input: unknown, ctx: O
       next.owner = ctx.actor;
       events.push({ type: "owner_changed", diff: { before: null, after: ctx.actor } });
     }
-    if (body.status !== undefined) {
-      const status = assertStatusAllowed(svc.defs.workspace, type, body.status);
-      if (status !== cur.status) {
-        assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, false);
-        next.status = status;
-        next.status_since = w.now;
-        events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
-      }
-    }
+    if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, false, events);
     if (events.length === 0) return withParts(w.tx, cur);
     return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   });
@@ -59,18 +51,23 @@ export async function releaseCard(svc: Service, id: string, input: unknown, ctx:
     const events: Array<Pick<CardEvent, "type" | "diff">> = [];
     const next: Card = { ...cur, owner: undefined };
     if (cur.owner) events.push({ type: "owner_changed", diff: { before: cur.owner, after: null } });
-    if (body.status !== undefined) {
-      const status = assertStatusAllowed(svc.defs.workspace, type, body.status);
-      if (status !== cur.status) {
-        assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force);
-        next.status = status;
-        next.status_since = w.now;
-        events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
-      }
-    }
+    if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, force, events);
     if (events.length === 0) return withParts(w.tx, cur);
     return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   });
+}
+
+/** Moves `next` to `status` when it differs (status checks 1-3), recording status_changed. */
+function moveStatus(
+  svc: Service, now: string, type: CardType, cur: Card, next: Card, requested: string, force: boolean,
+  events: Array<Pick<CardEvent, "type" | "diff">>,
+): void {
+  const status = assertStatusAllowed(svc.defs.workspace, type, requested);
+  if (status === cur.status) return;
+  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force);
+  next.status = status;
+  next.status_since = now;
+  events.push({ type: "status_changed", diff: { before: cur.status, after: status } });
 }
 
 /**
