@@ -3,7 +3,7 @@
  * helpers for the actor and the operation context (actor + Idempotency-Key).
  */
 import { CardsError, badRequest } from "../domain/errors.ts";
-import { requestHash, type OpContext, type Service } from "../service/index.ts";
+import { requestHash, type OpContext, type Service } from "../service/service.ts";
 import { MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
 
 export class RouteCall {

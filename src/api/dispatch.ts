@@ -4,7 +4,7 @@
  */
 import { addRoute, createRouter, findRoute } from "rou3";
 import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
-import type { Service } from "../service/index.ts";
+import type { Service } from "../service/service.ts";
 import { RouteCall } from "./call.ts";
 import { ROUTES, type Route } from "./routes.ts";
 import type { ApiRequest, ApiResponse } from "./types.ts";

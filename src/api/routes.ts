@@ -2,12 +2,7 @@
  * The route table of /v1: method, path, and a handler that parses, calls one service
  * function and picks the status. HTTP mounts it; the embedded CLI dispatches it.
  */
-import {
-  createCard, deleteCard, describeWorkspace, getCard, health, listCards, listEvents, cardEvents,
-  patchCard, registerUser, claimCard, releaseCard, takeNext, addLink, removeLink, addComment,
-  editComment, appendEntry, updateEntry, removeEntry, cardHistory, listBreaches, upgradeSchema,
-  attachArtifact, openArtifact, reloadDefinitions, putBoard,
-} from "../service/index.ts";
+import { describeWorkspace, health } from "../service/workspace.ts";
 import type { ApiResponse } from "./types.ts";
 import type { RouteCall } from "./call.ts";
 
@@ -23,6 +18,28 @@ export interface Route {
 }
 
 export const VERSION = "0.1.0";
+
+/**
+ * Service modules load on first use, so a one-shot CLI call evaluates only the code of
+ * the route it runs (perf-baselines.md §1: module loading dominates a CLI call).
+ */
+const load = {
+  artifacts: () => import("../service/artifacts.ts"),
+  breaches: () => import("../service/breaches.ts"),
+  cards: () => import("../service/cards.ts"),
+  comments: () => import("../service/comments.ts"),
+  entries: () => import("../service/entries.ts"),
+  events: () => import("../service/events.ts"),
+  history: () => import("../service/history.ts"),
+  links: () => import("../service/links.ts"),
+  list: () => import("../service/list.ts"),
+  ownership: () => import("../service/ownership.ts"),
+  reads: () => import("../service/reads.ts"),
+  reload: () => import("../service/reload.ts"),
+  upgrade: () => import("../service/upgrade.ts"),
+  users: () => import("../service/users.ts"),
+};
+
 
 const ok = (body: unknown, status = 200, headers?: Record<string, string>): ApiResponse => ({ status, body, ...(headers ? { headers } : {}) });
 
@@ -43,72 +60,72 @@ const isDryRun = (body: unknown): boolean => (body as { dry_run?: unknown } | un
 
 export const ROUTES: Route[] = [
   { method: "GET", path: "/health", summary: "Service version and workspace id",
-    handle: (c) => { c.onlyQuery(); return ok(health(c.svc, VERSION)); } },
+    handle: async (c) => { c.onlyQuery(); return ok(health(c.svc, VERSION)); } },
   { method: "GET", path: "/openapi.json", summary: "This API as OpenAPI 3.1, generated from the live workspace",
     handle: async (c) => { c.onlyQuery(); return ok((await import("./openapi.ts")).openApiDocument(c.svc)); } },
   { method: "GET", path: "/workspace", summary: "Workspace, card types, boards and current schema versions",
-    handle: (c) => { c.onlyQuery(); return ok(describeWorkspace(c.svc)); } },
+    handle: async (c) => { c.onlyQuery(); return ok(describeWorkspace(c.svc)); } },
   { method: "GET", path: "/boards/:board_id", summary: "One board definition",
-    handle: (c) => { c.onlyQuery(); return ok(c.svc.board(c.params.board_id!)); } },
+    handle: async (c) => { c.onlyQuery(); return ok(c.svc.board(c.params.board_id!)); } },
   { method: "POST", path: "/workspace/reload", summary: "Re-read the definitions and swap them in (serve mode only)", serveOnly: true,
-    handle: (c) => write(c, 200, (ctx) => reloadDefinitions(c.svc, ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.reload()).reloadDefinitions(c.svc, ctx)) },
   { method: "POST", path: "/boards", summary: "Write a board definition and reload (serve mode only)", serveOnly: true,
     handle: async (c) => {
       const ctx = c.op(201);
-      const r = await putBoard(c.svc, c.json(), ctx);
+      const r = await (await load.reload()).putBoard(c.svc, c.json(), ctx);
       return ok(r.board, r.created ? 201 : 200);
     } },
   { method: "POST", path: "/users", summary: "Register a user",
     handle: async (c) => {
       const ctx = c.op(201);
-      const r = await registerUser(c.svc, c.json(), ctx);
+      const r = await (await load.users()).registerUser(c.svc, c.json(), ctx);
       return ok(r.user, ctx.replayed || !r.created ? 200 : 201);
     } },
 
   { method: "GET", path: "/cards", summary: "List cards",
-    handle: (c) => ok(listCards(c.svc, c.query, c.viewer())) },
+    handle: async (c) => ok((await load.list()).listCards(c.svc, c.query, c.viewer())) },
   { method: "POST", path: "/cards", summary: "Create a card",
     handle: async (c) => {
       const body = c.json();
       const ctx = c.op(201);
-      const card = await createCard(c.svc, body, ctx);
+      const card = await (await load.cards()).createCard(c.svc, body, ctx);
       return written(c, card, 201, isDryRun(body), ctx.replayed);
     } },
   { method: "GET", path: "/cards/:id", summary: "One card with links and comments",
-    handle: (c) => { c.onlyQuery(); return ok(getCard(c.svc, c.params.id!)); } },
+    handle: async (c) => { c.onlyQuery(); return ok((await load.reads()).getCard(c.svc, c.params.id!)); } },
   { method: "PATCH", path: "/cards/:id", summary: "Update a card (version required)",
     handle: async (c) => {
       const body = c.json();
       const ctx = c.op(200);
-      const card = await patchCard(c.svc, c.params.id!, body, ctx);
+      const card = await (await load.cards()).patchCard(c.svc, c.params.id!, body, ctx);
       return written(c, card, 200, isDryRun(body), ctx.replayed);
     } },
   { method: "DELETE", path: "/cards/:id", summary: "Delete a card (optional version guard)",
     handle: async (c) => {
       c.onlyQuery("version");
       const ctx = c.op(200);
-      const card = await deleteCard(c.svc, c.params.id!, c.intQuery("version"), ctx);
+      const card = await (await load.cards()).deleteCard(c.svc, c.params.id!, c.intQuery("version"), ctx);
       return written(c, card, 200, false, ctx.replayed);
     } },
   { method: "GET", path: "/cards/:id/events", summary: "The card's events in id order",
-    handle: (c) => ok(cardEvents(c.svc, c.params.id!, c.query)) },
+    handle: async (c) => ok((await load.events()).cardEvents(c.svc, c.params.id!, c.query)) },
   { method: "GET", path: "/cards/:id/history", summary: "The card's history as readable lines",
-    handle: (c) => ok(cardHistory(c.svc, c.params.id!, c.query)) },
+    handle: async (c) => ok((await load.history()).cardHistory(c.svc, c.params.id!, c.query)) },
 
   { method: "POST", path: "/cards/:id/upgrade-schema", summary: "Upgrade a card to its type's loaded schema_version",
     handle: async (c) => {
       const body = c.json();
       const ctx = c.op(200);
-      const { card, report } = await upgradeSchema(c.svc, c.params.id!, body, ctx);
+      const { card, report } = await (await load.upgrade()).upgradeSchema(c.svc, c.params.id!, body, ctx);
       const res = written(c, card, 200, isDryRun(body), ctx.replayed);
       res.headers = { ...res.headers, "upgrade-report": JSON.stringify(report) };
       return res;
     } },
   { method: "POST", path: "/cards/:id/artifacts/:field", summary: "Upload an artifact (raw bytes)", rawBody: true,
-    handle: (c) => write(c, 201, (ctx) => attachArtifact(c.svc, c.params.id!, c.params.field!, c.req.stream ?? new Uint8Array(0), c.req.headers["content-type"], ctx)) },
+    handle: async (c) => write(c, 201, async (ctx) => (await load.artifacts()).attachArtifact(c.svc, c.params.id!, c.params.field!, c.req.stream ?? new Uint8Array(0), c.req.headers["content-type"], ctx)) },
   { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes",
     handle: async (c) => {
-      const a = await openArtifact(c.svc, c.params.path!);
+      const a = await (await load.artifacts()).openArtifact(c.svc, c.params.path!);
       return { status: 200, body: null, raw: a.body, headers: { "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable" } };
     } },
 
@@ -116,29 +133,29 @@ export const ROUTES: Route[] = [
     handle: async (c) => {
       const body = c.json();
       const ctx = c.op(200);
-      return written(c, await takeNext(c.svc, body, ctx), 200, isDryRun(body), ctx.replayed);
+      return written(c, await (await load.ownership()).takeNext(c.svc, body, ctx), 200, isDryRun(body), ctx.replayed);
     } },
   { method: "POST", path: "/cards/:id/claim", summary: "Claim a card (compare-and-set on version)",
-    handle: (c) => write(c, 200, (ctx) => claimCard(c.svc, c.params.id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.ownership()).claimCard(c.svc, c.params.id!, c.json(), ctx)) },
   { method: "POST", path: "/cards/:id/release", summary: "Release a card",
-    handle: (c) => write(c, 200, (ctx) => releaseCard(c.svc, c.params.id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.ownership()).releaseCard(c.svc, c.params.id!, c.json(), ctx)) },
   { method: "POST", path: "/cards/:id/links", summary: "Add a link from this card",
-    handle: (c) => write(c, 201, (ctx) => addLink(c.svc, c.params.id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 201, async (ctx) => (await load.links()).addLink(c.svc, c.params.id!, c.json(), ctx)) },
   { method: "DELETE", path: "/cards/:id/links/:type_id/:target", summary: "Remove a link",
-    handle: (c) => write(c, 200, (ctx) => removeLink(c.svc, c.params.id!, c.params.type_id!, c.params.target!, ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.links()).removeLink(c.svc, c.params.id!, c.params.type_id!, c.params.target!, ctx)) },
   { method: "POST", path: "/cards/:id/comments", summary: "Add a comment",
-    handle: (c) => write(c, 201, (ctx) => addComment(c.svc, c.params.id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 201, async (ctx) => (await load.comments()).addComment(c.svc, c.params.id!, c.json(), ctx)) },
   { method: "PATCH", path: "/cards/:id/comments/:comment_id", summary: "Edit a comment",
-    handle: (c) => write(c, 200, (ctx) => editComment(c.svc, c.params.id!, c.params.comment_id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.comments()).editComment(c.svc, c.params.id!, c.params.comment_id!, c.json(), ctx)) },
   { method: "POST", path: "/cards/:id/fields/:field/append", summary: "Append an entry to a repeating field",
-    handle: (c) => write(c, 201, (ctx) => appendEntry(c.svc, c.params.id!, c.params.field!, c.json(), ctx)) },
+    handle: async (c) => write(c, 201, async (ctx) => (await load.entries()).appendEntry(c.svc, c.params.id!, c.params.field!, c.json(), ctx)) },
   { method: "PATCH", path: "/cards/:id/fields/:field/:entry_id", summary: "Update an entry (keys merged)",
-    handle: (c) => write(c, 200, (ctx) => updateEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.json(), ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.entries()).updateEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.json(), ctx)) },
   { method: "DELETE", path: "/cards/:id/fields/:field/:entry_id", summary: "Remove an entry",
-    handle: (c) => { c.onlyQuery("version"); return write(c, 200, (ctx) => removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)); } },
+    handle: async (c) => { c.onlyQuery("version"); return write(c, 200, async (ctx) => (await load.entries()).removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)); } },
 
   { method: "GET", path: "/events", summary: "The durable event feed",
-    handle: (c) => ok(listEvents(c.svc, c.query)) },
+    handle: async (c) => ok((await load.events()).listEvents(c.svc, c.query)) },
   { method: "GET", path: "/breaches", summary: "Conditions that hold now (WIP, lanes, blocked, timeouts, idle)",
-    handle: (c) => ok(listBreaches(c.svc, c.query)) },
+    handle: async (c) => ok((await load.breaches()).listBreaches(c.svc, c.query)) },
 ];

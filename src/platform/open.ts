@@ -1,5 +1,6 @@
 /** Wires the store driver into the service: surfaces open workspaces through here. */
-import { openWorkspace, type OpenOptions, type Service } from "../service/index.ts";
+import { openWorkspace, type OpenOptions } from "../service/workspace.ts";
+import type { Service } from "../service/service.ts";
 import { createSqliteStore } from "../store/sqlite/index.ts";
 import { createFsBlobStore } from "../blobs/fs.ts";
 

@@ -51,12 +51,6 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
   }, { dryRun: body.dry_run });
 }
 
-export function getCard(svc: Service, id: string): Card {
-  const card = svc.store.getCard(id, { links: true, comments: true });
-  if (!card) throw notFound("card", id);
-  return card;
-}
-
 export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(PatchCardBody, input, "patch card");
   const { workspace } = svc.defs;

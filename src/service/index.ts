@@ -3,10 +3,12 @@
 export { Service, requestHash, type OpContext, type ServiceMode, type WriteScope, type Subscription } from "./service.ts";
 export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type OpenOptions, type StoreFactory, type BlobStoreFactory, type WorkspaceView } from "./workspace.ts";
 // Cards
-export { createCard, getCard, patchCard, deleteCard } from "./cards.ts";
+export { createCard, patchCard, deleteCard } from "./cards.ts";
+export { getCard } from "./reads.ts";
 export { listCards, type CardPage, type ListParams } from "./list.ts";
 // Users
 export { registerUser, listUsers } from "./users.ts";
+export { registerDeclaredUsers } from "./workspace.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";
 // Ownership

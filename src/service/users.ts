@@ -24,16 +24,3 @@ export async function registerUser(svc: Service, input: unknown, ctx: OpContext)
 export function listUsers(svc: Service): User[] {
   return svc.store.listUsers();
 }
-
-/** Registers the users declared in workspace.json that the database does not know yet. */
-export async function registerDeclaredUsers(svc: Service): Promise<void> {
-  const declared = svc.defs.workspace.users ?? [];
-  const missing = declared.filter((u) => !svc.store.getUser(u.id));
-  if (missing.length === 0) return;
-  await svc.store.write((tx) => {
-    for (const u of missing) {
-      if (tx.getUser(u.id)) continue;
-      tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
-    }
-  });
-}

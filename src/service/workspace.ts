@@ -8,7 +8,6 @@ import { loadDefinitionsCached } from "../definitions/cache.ts";
 import type { SearchConfig, Store } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
-import { registerDeclaredUsers } from "./users.ts";
 
 export type StoreFactory = (o: { path: string; workspaceId: string; doneStatus: string; search: SearchConfig; connections: 1 | 2 }) => Store;
 
@@ -78,4 +77,17 @@ export function describeWorkspace(svc: Service): WorkspaceView {
 
 export function health(svc: Service, version: string): { version: string; workspace_id: string } {
   return { version, workspace_id: svc.defs.workspace.id };
+}
+
+/** Registers the users declared in workspace.json that the database does not know yet. */
+export async function registerDeclaredUsers(svc: Service): Promise<void> {
+  const declared = svc.defs.workspace.users ?? [];
+  const missing = declared.filter((u) => !svc.store.getUser(u.id));
+  if (missing.length === 0) return;
+  await svc.store.write((tx) => {
+    for (const u of missing) {
+      if (tx.getUser(u.id)) continue;
+      tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
+    }
+  });
 }
