@@ -64,14 +64,26 @@ export function eventStream(svc: Service, req: Request): Response {
         return true;
       };
       const send = (e: CardEvent) => write(frame(e));
+      // live events are coalesced for a few milliseconds: one socket write per subscriber
+      // per burst instead of one per event keeps writers fast with hundreds of subscribers
+      let pending: Uint8Array[] = [];
+      const flush = () => {
+        const chunks = pending;
+        pending = [];
+        if (chunks.length) write(chunks.length === 1 ? chunks[0]! : concat(chunks));
+      };
       const unsubscribe = svc.subscribe((e) => {
         if (!matches(e)) return;
         if (replaying) held.push(e);
-        else send(e);
+        else {
+          if (pending.length === 0) schedule(flush);
+          pending.push(frame(e));
+        }
       }, { types });
       const keepalive = setInterval(() => write(KEEPALIVE), SSE_KEEPALIVE_MS);
       cleanup = () => {
         if (closed) return;
+        flushers.delete(flush);
         closed = true;
         unsubscribe();
         clearInterval(keepalive);
@@ -104,6 +116,30 @@ export function eventStream(svc: Service, req: Request): Response {
       connection: "keep-alive",
     },
   });
+}
+
+/** How long live events wait to be written together (bounds the added delivery latency). */
+export const SSE_FLUSH_MS = 5;
+const flushers = new Set<() => void>();
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+function schedule(flush: () => void): void {
+  flushers.add(flush);
+  flushTimer ??= setTimeout(() => {
+    flushTimer = undefined;
+    const due = [...flushers];
+    flushers.clear();
+    for (const f of due) f();
+  }, SSE_FLUSH_MS);
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const c of chunks) size += c.byteLength;
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) { out.set(c, o); o += c.byteLength; }
+  return out;
 }
 
 const DROPPED = encoder.encode(": dropped, reconnect\n\n");
