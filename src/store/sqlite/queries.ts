@@ -29,12 +29,28 @@ export class SqliteQueries implements StoreTx {
   // --- cards: reads ---
 
   getCard(id: string, opts: { links?: boolean; comments?: boolean } = {}): Card | null {
+    if (opts.links && opts.comments) return this.getFullCard(id);
     const r = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`).get(id);
     if (!r) return null;
     const card = rowToCard(r, this.config.workspaceId);
     if (opts.links) card.links = this.listLinks(id);
     if (opts.comments) card.comments = this.listComments(id);
     return opts.links || opts.comments ? canonicalCard(card) : card;
+  }
+
+  /** The card with its links and comments in one statement (a third of the cost of three). */
+  private getFullCard(id: string): Card | null {
+    const r = this.db.query(`SELECT ${CARD_COLS},
+      (SELECT json_group_array(json_object('type_id', type_id, 'target', target, 'note', note, 'created_by', created_by, 'created_at', created_at))
+         FROM (SELECT * FROM links WHERE card_id = c.id ORDER BY created_at, type_id, target)) AS links_json,
+      (SELECT json_group_array(json_object('id', id, 'author', author, 'body', body, 'created_at', created_at, 'edited_at', edited_at))
+         FROM (SELECT * FROM comments WHERE card_id = c.id ORDER BY created_at, id)) AS comments_json
+      FROM cards c WHERE c.id = ?`).get(id);
+    if (!r) return null;
+    const card = rowToCard(r, this.config.workspaceId);
+    card.links = (JSON.parse(r.links_json as string) as Record<string, unknown>[]).map(rowToLink);
+    card.comments = (JSON.parse(r.comments_json as string) as Record<string, unknown>[]).map(rowToComment);
+    return canonicalCard(card);
   }
 
   listCards(q: ListQuery): { items: Card[]; keys: string[] } {
