@@ -10,6 +10,9 @@ import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlit
 import { CardsError } from "../../domain/errors.ts";
 import { MIGRATIONS } from "./schema.ts";
 
+/** At most this many queued writes share one transaction. */
+export const GROUP_COMMIT_MAX = 64;
+
 /** How long a writer keeps retrying for the lock before answering `unavailable`. */
 export const WRITE_LOCK_DEADLINE_MS = 10_000;
 
@@ -81,7 +84,8 @@ function migrate(db: SqliteDb): void {
  * 240 ms p99 with 8 racing processes; a retry loop gives ~56 ms).
  */
 export class WriteLock {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue: Array<{ fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  private draining = false;
 
   /**
    * `dedicated`: the connection is only used for writes (servers), so it keeps
@@ -91,28 +95,59 @@ export class WriteLock {
     if (dedicated) db.exec("PRAGMA busy_timeout = 0");
   }
 
+  /**
+   * Runs `fn` inside a write transaction. Writes that queue up while one runs share the
+   * next transaction (group commit): each runs in its own SAVEPOINT, so a failing write
+   * rolls back alone, and every caller is answered only after the COMMIT.
+   */
   run<T>(fn: () => T | Promise<T>): Promise<T> {
-    const result = this.tail.then(() => this.inTransaction(fn));
-    this.tail = result.catch(() => undefined);
-    return result;
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
   }
 
-  private async inTransaction<T>(fn: () => T | Promise<T>): Promise<T> {
-    await this.begin();
-    let value: T;
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      value = await fn();
-    } catch (e) {
-      this.db.exec("ROLLBACK");
-      throw e;
+      while (this.queue.length > 0) {
+        // let requests that are already read off the sockets join this transaction
+        if (this.dedicated) await new Promise((r) => setImmediate(r));
+        try {
+          await this.begin();
+        } catch (e) {
+          for (const job of this.queue.splice(0)) job.reject(e);
+          break;
+        }
+        const batch = this.queue.splice(0, GROUP_COMMIT_MAX);
+        const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+        for (const job of batch) {
+          this.db.exec("SAVEPOINT w");
+          try {
+            const value = await job.fn();
+            this.db.exec("RELEASE w");
+            outcomes.push({ ok: true, value });
+          } catch (e) {
+            try {
+              this.db.exec("ROLLBACK TO w");
+              this.db.exec("RELEASE w");
+            } catch { /* the transaction is gone; COMMIT below reports it */ }
+            outcomes.push({ ok: false, value: e });
+          }
+        }
+        try {
+          this.db.exec("COMMIT");
+        } catch (e) {
+          try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
+          const err = writeError(e);
+          batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? err : outcomes[i]!.value));
+          continue;
+        }
+        batch.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
+      }
+    } finally {
+      this.draining = false;
     }
-    try {
-      this.db.exec("COMMIT");
-    } catch (e) {
-      try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
-      throw writeError(e);
-    }
-    return value;
   }
 
   private async begin(): Promise<void> {
