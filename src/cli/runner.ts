@@ -14,7 +14,7 @@ const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
 };
 
 /** What a command's run() may return besides a JSON value to print. */
-export interface CliOutcome { print?: unknown; jsonl?: Iterable<unknown>; text?: string; exitCode?: number; }
+export interface CliOutcome { text?: string; exitCode?: number; }
 
 export async function runCli(root: CommandDef, argv: string[], version: string): Promise<number> {
   const env = process.env as Record<string, string | undefined>;
@@ -48,8 +48,6 @@ function print(result: unknown): number {
   if (result && typeof result === "object" && "__cli" in result) {
     const o = (result as { __cli: CliOutcome }).__cli;
     if (o.text !== undefined) console.log(o.text);
-    if (o.print !== undefined) console.log(JSON.stringify(o.print));
-    if (o.jsonl) for (const line of o.jsonl) console.log(JSON.stringify(line));
     return o.exitCode ?? 0;
   }
   console.log(JSON.stringify(result));

@@ -49,17 +49,7 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
       }],
     };
   }
-  const wanted: string[] = ["workspace.json", ...EXTENSION_FILES];
-  for (const folder of DEFINITION_FOLDERS) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(join(dir, folder));
-    } catch (e) {
-      if (!isMissing(e)) throw e;
-    }
-    for (const n of names) if (n.endsWith(".json") && !n.startsWith(".")) wanted.push(`${folder}/${n}`);
-  }
-  for (const rel of wanted.sort()) {
+  for (const rel of candidateFiles(dir)) {
     const text = readIfPresent(join(dir, ...rel.split("/")));
     if (text !== undefined) files.set(`${DEFINITIONS_DIR}/${rel}`, text);
   }
@@ -87,7 +77,16 @@ export function statSignature(root: string): string | undefined {
   } catch {
     return undefined;
   }
-  for (const f of ["workspace.json", ...EXTENSION_FILES]) add(f);
+  for (const rel of candidateFiles(dir)) add(rel);
+  return parts.join("\n");
+}
+
+/**
+ * The paths (relative to `definitions/`, sorted) a workspace's definitions may live in:
+ * workspace.json, the extensions file, and the visible JSON files of each folder.
+ */
+function candidateFiles(dir: string): string[] {
+  const wanted: string[] = ["workspace.json", ...EXTENSION_FILES];
   for (const folder of DEFINITION_FOLDERS) {
     let names: string[] = [];
     try {
@@ -95,9 +94,9 @@ export function statSignature(root: string): string | undefined {
     } catch (e) {
       if (!isMissing(e)) throw e;
     }
-    for (const n of names.sort()) if (n.endsWith(".json") && !n.startsWith(".")) add(`${folder}/${n}`);
+    for (const n of names) if (n.endsWith(".json") && !n.startsWith(".")) wanted.push(`${folder}/${n}`);
   }
-  return parts.join("\n");
+  return wanted.sort();
 }
 
 /** A 128-bit hash over the sorted relative file names and contents (domain/hash.ts). */

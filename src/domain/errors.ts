@@ -66,6 +66,8 @@ export interface ErrorExtra {
   problems?: DefinitionProblem[];
 }
 
+const ENVELOPE_EXTRAS: ReadonlyArray<keyof ErrorExtra> = ["field", "value", "valid_options", "hint", "card", "problems"];
+
 export class CardsError extends Error {
   override readonly name = "CardsError";
   constructor(readonly code: ErrorCode, message: string, readonly extra: ErrorExtra = {}) {
@@ -83,15 +85,10 @@ export function isCardsError(e: unknown): e is CardsError {
 /** The SPEC envelope for any thrown value. Unknown errors become a generic `internal`. */
 export function toEnvelope(e: unknown): ErrorEnvelope {
   if (isCardsError(e)) {
-    const env: ErrorEnvelope = { error: e.code, message: e.message };
-    const x = e.extra;
-    if (x.field !== undefined) env.field = x.field;
-    if (x.value !== undefined) env.value = x.value;
-    if (x.valid_options !== undefined) env.valid_options = x.valid_options;
-    if (x.hint !== undefined) env.hint = x.hint;
-    if (x.card !== undefined) env.card = x.card;
-    if (x.problems !== undefined) env.problems = x.problems;
-    return env;
+    const env: Record<string, unknown> = { error: e.code, message: e.message };
+    // fixed key order on every surface; absent extras stay absent
+    for (const key of ENVELOPE_EXTRAS) if (e.extra[key] !== undefined) env[key] = e.extra[key];
+    return env as unknown as ErrorEnvelope;
   }
   return { error: "internal", message: "internal error; the server log has the details" };
 }

@@ -7,7 +7,7 @@ export { createCard, patchCard, deleteCard } from "./cards.ts";
 export { getCard } from "./reads.ts";
 export { listCards, type CardPage, type ListParams } from "./list.ts";
 // Users
-export { registerUser, listUsers } from "./users.ts";
+export { registerUser } from "./users.ts";
 export { registerDeclaredUsers } from "./workspace.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";

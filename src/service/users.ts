@@ -21,6 +21,3 @@ export async function registerUser(svc: Service, input: unknown, ctx: OpContext)
   });
 }
 
-export function listUsers(svc: Service): User[] {
-  return svc.store.listUsers();
-}
