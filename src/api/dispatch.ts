@@ -2,19 +2,18 @@
  * In-process dispatch of an ApiRequest through the route table (the embedded CLI's
  * client). Errors become the same status + envelope HTTP would send.
  */
-import { addRoute, createRouter, findRoute } from "rou3";
 import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
 import type { Service } from "../service/service.ts";
 import { RouteCall } from "./call.ts";
-import { ROUTES, type Route } from "./routes.ts";
+import { ROUTES } from "./routes.ts";
+import { RouteTable } from "./match.ts";
 import type { ApiRequest, ApiResponse } from "./types.ts";
 
-const router = createRouter<Route>();
-for (const r of ROUTES) addRoute(router, r.method, r.path, r);
+const table = new RouteTable(ROUTES);
 
 export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiResponse> {
   try {
-    const match = findRoute(router, req.method, req.path);
+    const match = table.find(req.method, req.path);
     if (!match) throw routeMiss(req);
     const route = match.data;
     if (route.serveOnly && svc.mode !== "serve") {
@@ -31,7 +30,7 @@ export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiRespon
 
 /** True when the route for this request takes its body as raw bytes (do not read it as text). */
 export function isRawRoute(method: string, path: string): boolean {
-  return findRoute(router, method, path)?.data.rawBody === true;
+  return table.find(method, path)?.data.rawBody === true;
 }
 
 export function errorResponse(e: unknown): ApiResponse {
@@ -42,7 +41,7 @@ export function errorResponse(e: unknown): ApiResponse {
 }
 
 function routeMiss(req: ApiRequest): CardsError {
-  const methods = ["GET", "POST", "PATCH", "DELETE"].filter((m) => m !== req.method && findRoute(router, m, req.path));
+  const methods = ["GET", "POST", "PATCH", "DELETE"].filter((m) => m !== req.method && table.find(m, req.path));
   if (methods.length) {
     return new CardsError("method_not_allowed", `${req.method} is not allowed on ${req.path}`, { valid_options: methods });
   }

@@ -4,7 +4,6 @@
  * file). A digest already present is not written twice. Paths are built only from a
  * validated digest, so nothing outside the store can be named.
  */
-import { createReadStream, createWriteStream, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CardsError } from "../domain/errors.ts";
 import { sha256 } from "../platform/hash.ts";
@@ -13,13 +12,16 @@ import type { BlobStore, StoredBlob } from "./port.ts";
 const DIGEST = /^[0-9a-f]{64}$/;
 const HEAD_BYTES = 64;
 
+/** node:fs loads on first use (~1.3 ms that calls without artifacts should not pay). */
+const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
+
 export function createFsBlobStore(dir: string): BlobStore {
   const pathOf = (digest: string) => join(dir, "sha256", digest.slice(0, 2), digest);
   return {
     async put(body, maxBytes, mimeOf): Promise<StoredBlob & { mime: string }> {
-      mkdirSync(join(dir, "tmp"), { recursive: true });
+      fs().mkdirSync(join(dir, "tmp"), { recursive: true });
       const tmp = join(dir, "tmp", `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-      const out = createWriteStream(tmp);
+      const out = fs().createWriteStream(tmp);
       const hash = sha256();
       let size = 0;
       let head: Uint8Array = new Uint8Array(0);
@@ -38,19 +40,19 @@ export function createFsBlobStore(dir: string): BlobStore {
         const digest = hash.hex();
         const final = pathOf(digest);
         let mime: string;
-        if (existsSync(final)) {
-          unlinkSync(tmp);
+        if (fs().existsSync(final)) {
+          fs().unlinkSync(tmp);
           mime = readMime(final) ?? mimeOf(head);
         } else {
           mime = mimeOf(head);
-          mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
-          writeFileSync(`${final}.type`, mime);
-          renameSync(tmp, final);
+          fs().mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
+          fs().writeFileSync(`${final}.type`, mime);
+          fs().renameSync(tmp, final);
         }
         return { sha256: digest, size, head, mime };
       } catch (e) {
         out.destroy();
-        try { unlinkSync(tmp); } catch { /* never created */ }
+        try { fs().unlinkSync(tmp); } catch { /* never created */ }
         throw e;
       }
     },
@@ -59,23 +61,23 @@ export function createFsBlobStore(dir: string): BlobStore {
       const p = pathOf(digest);
       let size: number;
       try {
-        size = statSync(p).size;
+        size = fs().statSync(p).size;
       } catch {
         return null;
       }
       // NOTE: node:stream loads only when a blob is read (it costs every CLI call otherwise)
       const { Readable } = await import("node:stream");
-      return { body: Readable.toWeb(createReadStream(p)) as unknown as ReadableStream<Uint8Array>, size, mime: readMime(p) ?? "application/octet-stream" };
+      return { body: Readable.toWeb(fs().createReadStream(p)) as unknown as ReadableStream<Uint8Array>, size, mime: readMime(p) ?? "application/octet-stream" };
     },
     async has(digest) {
-      return DIGEST.test(digest) && existsSync(pathOf(digest));
+      return DIGEST.test(digest) && fs().existsSync(pathOf(digest));
     },
   };
 }
 
 function readMime(blobPath: string): string | undefined {
   try {
-    return readFileSync(`${blobPath}.type`, "utf8").trim() || undefined;
+    return fs().readFileSync(`${blobPath}.type`, "utf8").trim() || undefined;
   } catch {
     return undefined;
   }

@@ -1,81 +1,127 @@
 /**
  * The definitions cache for one-shot CLI calls: validating every definition file costs
- * more than the rest of a call, so the validated set is kept in `.cards/definitions.json`
- * keyed by the files' content fingerprint and the rules version. A changed file, a new
- * binary or a missing cache validates afresh; the cache is never the source of truth.
+ * more than the rest of a call, so the validated set is kept beside the data (the
+ * store's meta table, one row) keyed by the rules version and the files' content
+ * fingerprint. The cache is never the source of truth: a changed file, a new binary or
+ * a missing or unreadable row validates afresh.
+ *
+ * The fast path reads no definition file and loads no node:fs (about 1.3 ms per call,
+ * docs/benchmarks.md): it compares stamps (size and mtime) of the definitions folders
+ * and of each file the set was read from. A folder's mtime changes whenever an entry is
+ * added, removed or renamed over, so the list of files stays trustworthy. As in git's
+ * "racy" rule, stamps are stored only once every mtime is RACY_MS old; until then each
+ * call compares contents instead, so an edit within the same clock tick is never missed.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Definitions } from "../domain/types.ts";
-import { definitionsError } from "./problems.ts";
-import { fingerprintFiles, readDefinitionFiles, statSignature } from "./read.ts";
+import { DEFINITION_FOLDERS, DEFINITIONS_DIR } from "./paths.ts";
 
 declare const CARDS_VERSION: string | undefined;
 
-/** Bump when a validation rule changes, so no cached set skips it. */
-const RULES_VERSION = 2;
+/** Bump when a validation rule or the cached shape changes, so no cached set skips it. */
+const RULES_VERSION = 3;
 const CACHE_KEY = `${RULES_VERSION}:${typeof CARDS_VERSION === "string" ? CARDS_VERSION : "dev"}`;
 
-interface CacheFile {
+/** A file changed less than this long before its stamp was taken may change again unseen. */
+export const RACY_MS = 2000;
+
+/** The meta key the cached set is stored under. */
+export const DEFINITIONS_CACHE_KEY = "definitions_cache";
+
+/** How the cache reaches the disk and its row; given by the caller (platform and store). */
+export interface DefinitionsCacheIo {
+  /** `size:mtimeMs` of a path, or undefined when it does not exist */
+  stamp(path: string): string | undefined;
+  read(): string | undefined;
+  write(text: string): void;
+  now?(): number;
+}
+
+interface CacheRow {
   key: string;
   fingerprint: string;
-  /** names, sizes, mtimes and inodes of the files the set was read from */
-  stat?: string;
+  /** relative path -> stamp, for the folders and every file read; absent while racy */
+  stamps?: Record<string, string>;
   defs: Omit<Definitions, "cardTypes" | "boards" | "views"> & { cardTypes: [string, unknown][]; boards: [string, unknown][]; views: [string, unknown][] };
 }
 
-export function cachePath(root: string): string {
-  return join(root, ".cards", "definitions.json");
-}
+const FOLDERS = ["", ...DEFINITION_FOLDERS].map((f) => (f ? `${DEFINITIONS_DIR}/${f}` : DEFINITIONS_DIR));
 
 /**
- * Loads the definitions, from the cache when the files are unchanged: same stat
- * signature (no file read at all), else same content fingerprint (files read, not
- * validated), else validated afresh.
+ * Loads the definitions of `root`: from the cached row when every stamp matches (no file
+ * read), else from the row when the contents have the same fingerprint (files read, not
+ * validated), else validated afresh. Either of the last two rewrites the row.
  */
-export async function loadDefinitionsCached(root: string): Promise<Definitions> {
-  const stat = statSignature(root);
-  const cache = readCache(root);
-  if (cache && stat !== undefined && cache.stat === stat) return revive(cache);
+export async function loadDefinitionsCached(root: string, io: DefinitionsCacheIo): Promise<Definitions> {
+  const row = readRow(io);
+  if (row?.stamps && stampsMatch(root, row.stamps, io)) return revive(row);
+  const { readDefinitionFiles, fingerprintFiles } = await import("./read.ts");
+  const { definitionsError } = await import("./problems.ts");
+  const stampsBefore = takeStamps(root, [], io);
   const { files, problems } = await readDefinitionFiles(root);
   if (problems.length > 0) throw definitionsError(problems);
   const fingerprint = fingerprintFiles(files);
-  if (cache && cache.fingerprint === fingerprint) {
-    const defs = revive(cache);
-    writeCache(root, fingerprint, stat, defs);
-    return defs;
+  let defs: Definitions;
+  if (row && row.fingerprint === fingerprint) {
+    defs = revive(row);
+  } else {
+    const { parseDefinitions } = await import("./load.ts");
+    defs = parseDefinitions(files);
   }
-  const { parseDefinitions } = await import("./load.ts");
-  const defs = parseDefinitions(files);
-  writeCache(root, fingerprint, stat, defs);
+  const stamps = takeStamps(root, [...files.keys()], io);
+  const settled = sameFolders(stampsBefore, stamps) && isSettled(stamps, io.now?.() ?? Date.now());
+  writeRow(io, { key: CACHE_KEY, fingerprint, ...(settled ? { stamps } : {}), defs: pack(defs) });
   return defs;
 }
 
-function readCache(root: string): CacheFile | undefined {
+function readRow(io: DefinitionsCacheIo): CacheRow | undefined {
   try {
-    const c = JSON.parse(readFileSync(cachePath(root), "utf8")) as CacheFile;
-    return c.key === CACHE_KEY ? c : undefined;
+    const text = io.read();
+    if (!text) return undefined;
+    const row = JSON.parse(text) as CacheRow;
+    return row.key === CACHE_KEY && typeof row.fingerprint === "string" && row.defs ? row : undefined;
   } catch {
     return undefined;
   }
 }
 
-function revive(c: CacheFile): Definitions {
-  return { ...c.defs, cardTypes: new Map(c.defs.cardTypes), boards: new Map(c.defs.boards), views: new Map(c.defs.views) } as Definitions;
-}
-
-function writeCache(root: string, fingerprint: string, stat: string | undefined, defs: Definitions): void {
-  const file: CacheFile = {
-    key: CACHE_KEY, fingerprint, ...(stat !== undefined ? { stat } : {}),
-    defs: { ...defs, cardTypes: [...defs.cardTypes], boards: [...defs.boards], views: [...defs.views] },
-  };
+function writeRow(io: DefinitionsCacheIo, row: CacheRow): void {
   try {
-    const path = cachePath(root);
-    mkdirSync(join(root, ".cards"), { recursive: true });
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(file));
-    renameSync(tmp, path);
+    io.write(JSON.stringify(row));
   } catch {
     // a read-only workspace simply validates on every call
   }
+}
+
+function stampsMatch(root: string, stamps: Record<string, string>, io: DefinitionsCacheIo): boolean {
+  if (!FOLDERS.every((f) => f in stamps)) return false;
+  for (const [p, s] of Object.entries(stamps)) if ((io.stamp(join(root, p)) ?? "-") !== s) return false;
+  return true;
+}
+
+/** Stamps of the folders (present or not: "-" marks absence) and of the given files. */
+function takeStamps(root: string, files: string[], io: DefinitionsCacheIo): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of [...FOLDERS, ...files]) out[p] = io.stamp(join(root, p)) ?? "-";
+  return out;
+}
+
+const sameFolders = (a: Record<string, string>, b: Record<string, string>): boolean => FOLDERS.every((f) => a[f] === b[f]);
+
+/** True when every stamp's mtime lies at least RACY_MS in the past. */
+function isSettled(stamps: Record<string, string>, now: number): boolean {
+  for (const s of Object.values(stamps)) {
+    if (s === "-") continue;
+    const mtime = Number(s.split(":")[1]);
+    if (!Number.isFinite(mtime) || mtime > now - RACY_MS) return false;
+  }
+  return true;
+}
+
+function pack(defs: Definitions): CacheRow["defs"] {
+  return { ...defs, cardTypes: [...defs.cardTypes], boards: [...defs.boards], views: [...defs.views] };
+}
+
+function revive(c: CacheRow): Definitions {
+  return { ...c.defs, cardTypes: new Map(c.defs.cardTypes), boards: new Map(c.defs.boards), views: new Map(c.defs.views) } as Definitions;
 }

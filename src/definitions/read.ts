@@ -8,10 +8,9 @@ import { hash128 } from "../domain/hash.ts";
 import { join, resolve } from "node:path";
 import type { DefinitionProblem } from "../domain/errors.ts";
 
-export const DEFINITIONS_DIR = "definitions";
-/** Folders of one-definition-per-file JSON files, relative to `definitions/`. */
-export const DEFINITION_FOLDERS = ["card-types", "boards", "views"] as const;
-export const EXTENSION_FILES = ["extensions.yaml", "extensions.json"] as const;
+import { DEFINITION_FOLDERS, DEFINITIONS_DIR, EXTENSION_FILES } from "./paths.ts";
+
+export { DEFINITION_FOLDERS, DEFINITIONS_DIR, EXTENSION_FILES };
 
 /** Relative path (always with "/") to file content, sorted by path. */
 export type DefinitionFiles = Map<string, string>;
@@ -54,31 +53,6 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
     if (text !== undefined) files.set(`${DEFINITIONS_DIR}/${rel}`, text);
   }
   return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [] };
-}
-
-/**
- * A cheap signature of the definition files from their names, sizes and modification
- * times, without reading them: the CLI's definitions cache trusts it, and re-reads the
- * contents whenever it differs. Undefined when the definitions directory is missing.
- */
-export function statSignature(root: string): string | undefined {
-  const dir = join(root, DEFINITIONS_DIR);
-  const parts: string[] = [];
-  const add = (rel: string) => {
-    try {
-      const st = statSync(join(dir, ...rel.split("/")));
-      if (st.isFile()) parts.push(`${rel}:${st.size}:${st.mtimeMs}:${st.ino}`);
-    } catch (e) {
-      if (!isMissing(e)) throw e;
-    }
-  };
-  try {
-    if (!statSync(dir).isDirectory()) return undefined;
-  } catch {
-    return undefined;
-  }
-  for (const rel of candidateFiles(dir)) add(rel);
-  return parts.join("\n");
 }
 
 /**

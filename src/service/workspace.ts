@@ -1,15 +1,21 @@
 /** Opening a workspace (root discovery, definitions, store) and describing it. */
-import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CardsError } from "../domain/errors.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
-import { loadDefinitionsCached } from "../definitions/cache.ts";
+import { DEFINITIONS_CACHE_KEY, loadDefinitionsCached } from "../definitions/cache.ts";
 import type { SearchConfig, Store } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
 
-export type StoreFactory = (o: { path: string; workspaceId: string; doneStatus: string; search: SearchConfig; connections: 1 | 2 }) => Store;
+export type StoreFactory = (o: { path: string; connections: 1 | 2 }) => Store;
+
+/** File facts the cold path needs without loading node:fs (platform/files.ts). */
+export interface FileFacts {
+  /** `size:mtimeMs`, or undefined when nothing is there */
+  stamp(path: string): string | undefined;
+  exists(path: string): boolean;
+}
 
 export type BlobStoreFactory = (dir: string) => BlobStore;
 
@@ -20,14 +26,19 @@ export interface OpenOptions {
   mode: ServiceMode;
   createStore: StoreFactory;
   createBlobStore: BlobStoreFactory;
+  files: FileFacts;
 }
 
-/** Root discovery (DECISIONS): --dir, then CARDS_DIR, then the nearest ancestor holding definitions/workspace.json. */
-export function findRoot(dir: string | undefined, cwd: string, env: Record<string, string | undefined>): string {
+/**
+ * Root discovery (DECISIONS): --dir, then CARDS_DIR, then the nearest ancestor holding
+ * definitions/workspace.json (`exists` answers for that file; node:fs when not given).
+ */
+export async function findRoot(dir: string | undefined, cwd: string, env: Record<string, string | undefined>, exists?: (path: string) => boolean): Promise<string> {
   const explicit = dir ?? env.CARDS_DIR;
   if (explicit) return resolve(cwd, explicit);
+  const has = exists ?? (await import("node:fs")).existsSync;
   for (let d = resolve(cwd); ; d = dirname(d)) {
-    if (existsSync(join(d, "definitions", "workspace.json"))) return d;
+    if (has(join(d, "definitions", "workspace.json"))) return d;
     if (dirname(d) === d) break;
   }
   throw new CardsError("not_found", `no workspace found from ${cwd}: no definitions/workspace.json here or in a parent directory`, {
@@ -45,16 +56,33 @@ export function searchConfig(defs: Definitions): SearchConfig {
   return m;
 }
 
+/**
+ * Opens a workspace: its database first (the validated definitions are cached in it),
+ * then the definitions. A root without a definitions folder is refused before any file
+ * is created there.
+ */
 export async function openWorkspace(o: OpenOptions): Promise<Service> {
-  const root = findRoot(o.dir, o.cwd, o.env);
-  const defs = await loadDefinitionsCached(root);
-  const store = o.createStore({
-    path: databasePath(root), workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace),
-    search: searchConfig(defs), connections: o.mode === "embedded" ? 1 : 2,
-  });
-  const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
-  await registerDeclaredUsers(svc);
-  return svc;
+  const root = await findRoot(o.dir, o.cwd, o.env, o.files.exists);
+  if (!o.files.exists(join(root, "definitions"))) {
+    const { readDefinitionFiles } = await import("../definitions/read.ts");
+    const { definitionsError } = await import("../definitions/problems.ts");
+    throw definitionsError((await readDefinitionFiles(root)).problems);
+  }
+  const store = o.createStore({ path: databasePath(root), connections: o.mode === "embedded" ? 1 : 2 });
+  try {
+    const defs = await loadDefinitionsCached(root, {
+      stamp: o.files.stamp,
+      read: () => store.readMeta(DEFINITIONS_CACHE_KEY),
+      write: (text) => store.writeMeta(DEFINITIONS_CACHE_KEY, text),
+    });
+    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: searchConfig(defs) });
+    const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
+    await registerDeclaredUsers(svc);
+    return svc;
+  } catch (e) {
+    store.close();
+    throw e;
+  }
 }
 
 export interface WorkspaceView {

@@ -123,6 +123,12 @@ export interface StoreWrites {
 
 export type StoreTx = StoreReads & StoreWrites;
 
+export interface StoreConfig {
+  workspaceId: string;
+  doneStatus: string;
+  search: SearchConfig;
+}
+
 export interface Store extends StoreReads {
   readonly driver: string;
   /** runs fn in one write transaction (BEGIN IMMEDIATE under an in-process mutex) */
@@ -131,8 +137,17 @@ export interface Store extends StoreReads {
   snapshot<T>(fn: (r: StoreReads) => T): T;
   /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
   backupTo(path: string): void;
+  /**
+   * Called once after opening, before any other use: the workspace id, the done column
+   * and the searchable fields (re-indexes the types whose list changed).
+   */
+  configure(o: StoreConfig): void;
   /** new definitions: the done column and the searchable fields (re-indexes types whose list changed) */
   reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void>;
+  /** a small value kept beside the data under `key` (caches), readable before configure() */
+  readMeta(key: string): string | undefined;
+  /** stores it in a transaction of its own; throws when the database cannot be written */
+  writeMeta(key: string, value: string): void;
   close(): void;
 }
 

@@ -9,7 +9,7 @@ export default defineCommand({
   meta: { name: "check", description: "Validate the workspace definitions; lists every problem and exits non-zero" },
   run: async ({ data }) => {
     const g = data as CliGlobals;
-    const root = findRoot(g.dir, g.cwd, g.env);
+    const root = await findRoot(g.dir, g.cwd, g.env);
     try {
       const defs = await loadDefinitions(root);
       return {

@@ -14,7 +14,7 @@ import type { CliGlobals } from "../client.ts";
 import { outcome } from "../runner.ts";
 
 const workspace = async (g: CliGlobals): Promise<{ root: string; defs: { extensions: ExtensionDef[] } }> => {
-  const root = findRoot(g.dir, g.cwd, g.env);
+  const root = await findRoot(g.dir, g.cwd, g.env);
   return { root, defs: await loadDefinitions(root) };
 };
 

@@ -3,21 +3,19 @@
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
 import type { SqliteDb } from "../../platform/sqlite.ts";
-import type { SearchConfig, Store, StoreReads, StoreTx } from "../port.ts";
+import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock } from "./connection.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 
 export interface SqliteStoreOptions {
   path: string;
-  workspaceId: string;
-  doneStatus: string;
-  search: SearchConfig;
   connections?: 1 | 2;
 }
 
+/** Opens (creating and migrating) the database; configure() before anything else. */
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
-  const config: QueryConfig = { workspaceId: opts.workspaceId, doneStatus: opts.doneStatus, search: opts.search };
+  const config: QueryConfig = { workspaceId: "", doneStatus: "", search: new Map() };
   const writerDb = openDatabase(opts.path);
   const writer = new SqliteQueries(writerDb, config);
   let readerDb: SqliteDb | undefined;
@@ -31,9 +29,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     // checkpoints; a larger interval copies each once (WAL up to ~16 MiB)
     writerDb.exec("PRAGMA wal_autocheckpoint = 4000");
   }
-  // before the lock: that may turn the busy timeout off for a dedicated writer
-  syncSearchConfig(writerDb, writer, opts.search);
-  const lock = new WriteLock(writerDb, opts.connections === 2);
+  let lockInstance: WriteLock | undefined;
+  const lockOf = (): WriteLock => {
+    if (!lockInstance) throw new Error("store used before configure()");
+    return lockInstance;
+  };
 
   // Reads are forwarded method by method to the reader connection.
   const reads: StoreReads = {
@@ -65,14 +65,32 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   return {
     driver: "sqlite-bun",
     ...reads,
-    write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lock.run(() => fn(writer)),
+    write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lockOf().run(() => fn(writer)),
+    configure(o: StoreConfig): void {
+      Object.assign(config, o);
+      // before the lock: that may turn the busy timeout off for a dedicated writer
+      syncSearchConfig(writerDb, writer, o.search);
+      lockInstance = new WriteLock(writerDb, opts.connections === 2);
+    },
+    readMeta: (key) => reader.getMeta(key) ?? undefined,
+    writeMeta(key: string, value: string): void {
+      if (lockInstance) throw new Error("writeMeta is for opening, before configure()");
+      writerDb.exec("BEGIN IMMEDIATE");
+      try {
+        writer.setMeta(key, value);
+        writerDb.exec("COMMIT");
+      } catch (e) {
+        writerDb.exec("ROLLBACK");
+        throw e;
+      }
+    },
     snapshot<T>(fn: (r: StoreReads) => T): T {
       const db = readerDb ?? writerDb;
       db.exec("BEGIN");
       try { return fn(reader); } finally { db.exec("COMMIT"); }
     },
     reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void> {
-      return lock.run(() => {
+      return lockOf().run(() => {
         config.doneStatus = o.doneStatus;
         config.search = o.search;
         syncSearchConfig(writerDb, writer, o.search, false);

@@ -1,0 +1,70 @@
+/**
+ * Matching a request path against the route table. A hand-written matcher instead of
+ * rou3 here: building a rou3 router of the ~45 routes cost ~1 ms on every CLI call
+ * (docs/benchmarks.md, "CLI cold path"), while this one only splits each route path once.
+ *
+ * Paths are `/`-separated segments: a literal, `:name` (one segment) or a trailing
+ * `**:name` (the rest: one segment or more). When several routes match, the one whose
+ * segments are the most literal from the left wins (`/cards/take-next` over
+ * `/cards/:id`), as in rou3. Params are returned as they appear in the path (undecoded).
+ */
+
+interface Pattern<T> {
+  method: string;
+  segs: string[];
+  /** name of a trailing `**:name`, if any */
+  rest?: string;
+  data: T;
+}
+
+export interface RouteMatch<T> {
+  data: T;
+  params: Record<string, string>;
+}
+
+export class RouteTable<T extends { method: string; path: string }> {
+  private readonly patterns: Pattern<T>[];
+
+  constructor(routes: readonly T[]) {
+    this.patterns = routes.map((r) => {
+      const segs = r.path.split("/").slice(1);
+      const last = segs[segs.length - 1];
+      if (last?.startsWith("**")) return { method: r.method, segs: segs.slice(0, -1), rest: last.slice(3) || "_", data: r };
+      return { method: r.method, segs, data: r };
+    });
+  }
+
+  find(method: string, path: string): RouteMatch<T> | undefined {
+    const parts = path.split("/").slice(1);
+    if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
+    let best: { p: Pattern<T>; rank: string } | undefined;
+    for (const p of this.patterns) {
+      if (p.method !== method) continue;
+      const rank = rankOf(p, parts);
+      if (rank !== undefined && (!best || rank < best.rank)) best = { p, rank };
+    }
+    if (!best) return undefined;
+    const params: Record<string, string> = {};
+    best.p.segs.forEach((s, i) => { if (s.startsWith(":")) params[s.slice(1)] = parts[i]!; });
+    if (best.p.rest) params[best.p.rest] = parts.slice(best.p.segs.length).join("/");
+    return { data: best.p.data, params };
+  }
+}
+
+/** Per segment 0 (literal), 1 (param), 2 (rest): smaller is more specific; undefined when no match. */
+function rankOf<T>(p: Pattern<T>, parts: string[]): string | undefined {
+  if (p.rest === undefined ? parts.length !== p.segs.length : parts.length <= p.segs.length) return undefined;
+  let rank = "";
+  for (let i = 0; i < p.segs.length; i++) {
+    const s = p.segs[i]!;
+    if (s.startsWith(":")) {
+      if (parts[i] === "") return undefined;
+      rank += "1";
+    } else if (s === parts[i]) {
+      rank += "0";
+    } else {
+      return undefined;
+    }
+  }
+  return p.rest === undefined ? rank : `${rank}2`;
+}
