@@ -15,7 +15,15 @@ export interface CliGlobals {
   cwd: string;
 }
 
-export interface RawResponse { status: number; text: string; bytes?: Uint8Array; headers?: Record<string, string> }
+export interface RawResponse {
+  status: number;
+  /** the body as HTTP carries it */
+  text: string;
+  /** the decoded body when it is already in memory (embedded mode), so it is not serialized and parsed again */
+  body?: unknown;
+  bytes?: Uint8Array;
+  headers?: Record<string, string>;
+}
 
 export interface ApiCall {
   method: string;
@@ -32,7 +40,7 @@ export interface ApiCall {
 /** Performs one API call and returns the parsed body; an error answer throws its envelope as a CardsError. */
 export async function callApi(g: CliGlobals, call: ApiCall): Promise<unknown> {
   const res = await callRaw(g, call);
-  const body = res.text ? JSON.parse(res.text) : null;
+  const body = res.body !== undefined ? res.body : res.text ? JSON.parse(res.text) : null;
   if (res.status >= 400) throw envelopeError(body as ErrorEnvelope);
   return body;
 }

@@ -9,7 +9,9 @@ export async function localRequest(g: CliGlobals, req: ApiRequest): Promise<RawR
   try {
     const res = await dispatch(svc, req);
     if (res.raw) return { status: res.status, text: "", bytes: new Uint8Array(await new Response(res.raw).arrayBuffer()), headers: res.headers };
-    return { status: res.status, text: JSON.stringify(res.body), headers: res.headers };
+    const body = res.body;
+    let text: string | undefined;
+    return { status: res.status, get text() { return (text ??= JSON.stringify(body)); }, body, headers: res.headers };
   } finally {
     svc.close();
   }

@@ -70,7 +70,8 @@ export async function loadDefinitionsCached(root: string, io: DefinitionsCacheIo
   }
   const stamps = takeStamps(root, [...files.keys()], io);
   const settled = sameFolders(stampsBefore, stamps) && isSettled(stamps, io.now?.() ?? Date.now());
-  writeRow(io, { key: CACHE_KEY, fingerprint, ...(settled ? { stamps } : {}), defs: pack(defs) });
+  // while the files are racy and the row already holds this content, leave it: a write per call would cost more
+  if (settled || row?.fingerprint !== fingerprint) writeRow(io, { key: CACHE_KEY, fingerprint, ...(settled ? { stamps } : {}), defs: pack(defs) });
   return defs;
 }
 

@@ -11,6 +11,7 @@
  * key order; the first problem found is thrown.
  */
 import { CardsError } from "./errors.ts";
+import { FIELD_KEY_PATTERN } from "./ids.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 
 /** DECISIONS "Size limits": one field value (for repeating fields: one entry), as JSON UTF-8 bytes. */
@@ -18,7 +19,7 @@ export const MAX_FIELD_VALUE_BYTES = 256 * 1024;
 /** DECISIONS "Size limits": the title, UTF-8 bytes after trimming. */
 export const MAX_TITLE_BYTES = 1024;
 /** Keys a `fields` object may hold (also what `fields.<id>` in filters and sort accepts). */
-export const FIELD_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+export { FIELD_KEY_PATTERN };
 
 /**
  * The one form of a `local` artifact uri: `artifacts/sha256/<first 2 hex>/<64 hex>`,

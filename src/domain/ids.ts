@@ -28,3 +28,6 @@ export function parseEventId(s: string): number | null {
   if (!/^\d{1,15}$/.test(s)) return null;
   return Number(s);
 }
+
+/** What a field key (and a `fields.<id>` path) may look like: letters, digits, `_` and `-`. */
+export const FIELD_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;

@@ -121,3 +121,14 @@ describe("hash128", () => {
     expect(hash128("")).not.toBe(hash128("\0"));
   });
 });
+
+describe("definitions cache writes", () => {
+  test("while files are racy, an unchanged set is not written again on every call", async () => {
+    const dir = makeWorkspace();
+    const io = memoryIo(false);
+    await loadDefinitionsCached(dir, io);
+    await loadDefinitionsCached(dir, io);
+    await loadDefinitionsCached(dir, io);
+    expect(io.writes).toBe(1);
+  });
+});

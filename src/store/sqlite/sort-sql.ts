@@ -8,7 +8,7 @@
  * The `fields.<id>` JSON path is inlined as a string literal; the id is checked against
  * FIELD_KEY_PATTERN (letters, digits, `_`, `-`) first, so it cannot carry quotes.
  */
-import { FIELD_KEY_PATTERN } from "../../domain/fields.ts";
+import { FIELD_KEY_PATTERN } from "../../domain/ids.ts";
 import type { Sort } from "../../domain/sort.ts";
 
 /**
