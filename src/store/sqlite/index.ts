@@ -2,7 +2,7 @@
  * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
-import type { SqliteDb } from "../../platform/sqlite.ts";
+import { startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock } from "./connection.ts";
 import { byCodePoint } from "../../domain/card.ts";
@@ -14,6 +14,15 @@ export interface SqliteStoreOptions {
 }
 
 /** Opens (creating and migrating) the database; configure() before anything else. */
+/** How often a server's background thread checkpoints the WAL. */
+export const CHECKPOINT_INTERVAL_MS = 100;
+/**
+ * Past this many WAL pages (~8 MiB) the checkpointer, right after a PASSIVE pass, briefly
+ * holds writers off (RESTART) to copy the few pages written since and rewind the WAL:
+ * under steady writes a PASSIVE pass never finds the WAL quiet enough to be reused.
+ */
+export const CHECKPOINT_RESTART_PAGES = 2_000;
+
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const config: QueryConfig = { workspaceId: "", doneStatus: "", search: new Map() };
   const writerDb = openDatabase(opts.path);
@@ -24,10 +33,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readerDb = openDatabase(opts.path);
     reader = new SqliteQueries(readerDb, config);
   }
+  let checkpointer: Checkpointer | undefined;
   if (opts.connections === 2) {
-    // a server rewrites hot pages (index roots, the event log's tail) many times between
-    // checkpoints; a larger interval copies each once (WAL up to ~16 MiB)
-    writerDb.exec("PRAGMA wal_autocheckpoint = 4000");
+    // a long-lived process checkpoints on a thread of its own, so no request waits for one
+    writerDb.exec("PRAGMA wal_autocheckpoint = 0");
+    checkpointer = startCheckpointer(opts.path, { intervalMs: CHECKPOINT_INTERVAL_MS, restartPages: CHECKPOINT_RESTART_PAGES });
   }
   let lockInstance: WriteLock | undefined;
   const lockOf = (): WriteLock => {
@@ -100,6 +110,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
     },
     close() {
+      checkpointer?.stop();
       readerDb?.close();
       // long-lived processes leave a checkpointed, empty WAL behind; one-shot CLI calls
       // leave it to SQLite's automatic checkpoints (a full one per call would cost ms)
