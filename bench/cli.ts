@@ -29,9 +29,19 @@ const ws = join(DIR, "ws-1000");
 await initWorkspace(bin, ws);
 const { ids } = await seedCards(ws, { n: 1000, kind: "mixed", how: "batch", seed: 11 });
 const id = ids[500]!;
+await settleDefinitions(ws);
 const floorDb = join(DIR, "floor.db");
 createFloor(floorDb, 1000);
 const cards = `${bin} --dir ${ws}`;
+
+/**
+ * The steady state: the definitions cache trusts file stamps only once the files are
+ * 2 s old (docs/decisions.md, racy rule); until then each call re-reads the files.
+ */
+async function settleDefinitions(dir: string): Promise<void> {
+  await Bun.sleep(2100);
+  await run([bin, "--dir", dir, "workspace"], { timeoutMs: 30_000 });
+}
 
 const cmds = [
   { name: "hello", cmd: hello },
@@ -73,6 +83,7 @@ await initBacklogRepo(launcher, repo);
 const ws100 = join(DIR, "ws-100");
 await initWorkspace(bin, ws100);
 const ids100 = (await seedCards(ws100, { n: 100, kind: "mixed", how: "batch", seed: 12 })).ids;
+await settleDefinitions(ws100);
 
 const peerRows: Row[] = [];
 async function sideBySide(size: number, wsDir: string, cardId: string): Promise<void> {

@@ -99,7 +99,7 @@ export function startCheckpointer(path: string, o: { intervalMs: number; restart
   const c = new Int32Array(control);
   const url = URL.createObjectURL(new Blob([CHECKPOINTER_SOURCE], { type: "application/javascript" }));
   const worker = new Worker(url);
-  worker.unref();
+  (worker as unknown as { unref(): void }).unref();
   worker.postMessage({ path, intervalMs: o.intervalMs, restartPages: o.restartPages, control });
   let stopped = false;
   return {

@@ -19,7 +19,7 @@ function cardsInMainFile(dir: string): number {
   try {
     const db = new Database(copy, { readonly: true });
     try {
-      return Number(db.query("SELECT count(*) AS n FROM cards").get()!.n);
+      return Number((db.query("SELECT count(*) AS n FROM cards").get() as { n: number }).n);
     } finally {
       db.close();
     }
