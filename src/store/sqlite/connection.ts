@@ -26,28 +26,50 @@ function makeStateDir(path: string): void {
   }
 }
 
+/** How long opening keeps retrying while other processes create or migrate the same file. */
+export const OPEN_DEADLINE_MS = 10_000;
+
+/**
+ * Opens, configures and migrates the database. Processes that open a new workspace at
+ * the same moment can meet where SQLite answers SQLITE_BUSY without waiting (switching
+ * the file to WAL needs an exclusive lock): opening is then retried from the start
+ * with short jittered pauses until OPEN_DEADLINE_MS.
+ */
 export function openDatabase(path: string): SqliteDb {
-  let db: SqliteDb;
-  try {
+  const deadline = Date.now() + OPEN_DEADLINE_MS;
+  for (;;) {
+    let db: SqliteDb | undefined;
     try {
-      db = openSqlite(path);
+      try {
+        db = openSqlite(path);
+      } catch (e) {
+        if (sqliteErrorCode(e) !== "SQLITE_CANTOPEN") throw e;
+        makeStateDir(path);
+        db = openSqlite(path);
+      }
+      // NOTE perf-baselines.md traps 1 and 3: busy_timeout via exec, before journal_mode.
+      db.exec("PRAGMA busy_timeout = 5000");
+      // WAL is a property of the file: set it once, when the schema is first created
+      if (schemaVersion(db) === 0) db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("PRAGMA foreign_keys = ON");
+      migrate(db);
+      return db;
     } catch (e) {
-      if (sqliteErrorCode(e) !== "SQLITE_CANTOPEN") throw e;
-      makeStateDir(path);
-      db = openSqlite(path);
+      try { db?.close(); } catch { /* closing a half-open handle */ }
+      if (sqliteErrorCode(e) === "SQLITE_BUSY" && Date.now() < deadline) {
+        sleepSync(2 + Math.random() * 8);
+        continue;
+      }
+      if (e instanceof CardsError) throw e;
+      throw openError(path, e);
     }
-    // NOTE perf-baselines.md traps 1 and 3: busy_timeout via exec, before journal_mode.
-    db.exec("PRAGMA busy_timeout = 5000");
-    // WAL is a property of the file: set it once, when the schema is first created
-    if (schemaVersion(db) === 0) db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("PRAGMA foreign_keys = ON");
-    migrate(db);
-  } catch (e) {
-    if (e instanceof CardsError) throw e;
-    throw openError(path, e);
   }
-  return db;
+}
+
+/** Blocks this thread for `ms` (opening is synchronous; a pause of a few ms at most). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function openError(path: string, e: unknown): CardsError {
