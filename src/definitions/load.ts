@@ -9,7 +9,8 @@ import { checkCrossRefs, type Parsed, type ParsedSet } from "./crossrefs.ts";
 import { validateShape } from "./issues.ts";
 import { parseJsonText, parseYamlText } from "./parse.ts";
 import { definitionsError, Problems } from "./problems.ts";
-import { DEFINITIONS_DIR, fingerprintFiles, readDefinitionFiles, type DefinitionFiles } from "./read.ts";
+import { fingerprintFiles, readDefinitionFiles, type DefinitionFiles } from "./read.ts";
+import { DEFINITIONS_DIR } from "./paths.ts";
 import { BoardSchema, CardTypeSchema, ExtensionsSchema, ViewSchema, WorkspaceSchema } from "./schemas.ts";
 import type * as v from "valibot";
 

@@ -10,8 +10,6 @@ import type { DefinitionProblem } from "../domain/errors.ts";
 
 import { DEFINITION_FOLDERS, DEFINITIONS_DIR, EXTENSION_FILES } from "./paths.ts";
 
-export { DEFINITION_FOLDERS, DEFINITIONS_DIR, EXTENSION_FILES };
-
 /** Relative path (always with "/") to file content, sorted by path. */
 export type DefinitionFiles = Map<string, string>;
 

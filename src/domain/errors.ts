@@ -38,16 +38,9 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   internal: 1,
 };
 
-export interface ErrorEnvelope {
+export interface ErrorEnvelope extends ErrorExtra {
   error: ErrorCode;
   message: string;
-  field?: string;
-  value?: unknown;
-  valid_options?: unknown[];
-  hint?: string;
-  card?: Card;
-  /** invalid_definitions only: every problem found */
-  problems?: DefinitionProblem[];
 }
 
 export interface DefinitionProblem {
@@ -63,6 +56,7 @@ export interface ErrorExtra {
   valid_options?: unknown[];
   hint?: string;
   card?: Card;
+  /** invalid_definitions only: every problem found */
   problems?: DefinitionProblem[];
 }
 
