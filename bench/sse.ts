@@ -1,10 +1,13 @@
 /**
  * bench/sse: 200 SSE subscribers while writers post 500 cards/s for 10 s. Reports the
  * delivery latency from commit (the event's `at`) to receipt, p50/p99, and the writers'
- * closed-loop throughput with and without the subscribers.
+ * closed-loop throughput with and without the subscribers. The subscribers run in their own
+ * process (lib/sse-subscribers.ts): reading 200 streams on the writers' event loop measured
+ * the bench's JS thread, not the server.
  * Env: SUBS (200), RATE (500/s), SECS (10), WRITERS (8 closed-loop writers), TPUT_SECS (5)
  */
-import { cardsBinary, envNum, int, machineNote, median, ms, quantile, ratio, report, startServer, workDir } from "./lib/util.ts";
+import { join } from "node:path";
+import { BENCH, BUN, cardsBinary, envNum, int, machineNote, median, ms, quantile, ratio, report, startServer, workDir } from "./lib/util.ts";
 import { initWorkspace } from "./lib/seed.ts";
 
 const SUBS = envNum("SUBS", 200);
@@ -33,44 +36,27 @@ async function throughput(label: string): Promise<number> {
 try {
   const before = await throughput("warm");
   const base = await throughput("alone");
-  // subscribers
-  const latencies: number[] = [];
-  let received = 0;
-  let dropped = 0;
-  const controllers: AbortController[] = [];
-  await Promise.all(Array.from({ length: SUBS }, async () => {
-    const ac = new AbortController();
-    controllers.push(ac);
-    const res = await fetch(`${server.url}/v1/events/stream?types=card_created`, { signal: ac.signal });
-    const reader = res.body!.getReader();
-    await reader.read(); // ": connected"
-    void (async () => {
-      const dec = new TextDecoder();
-      let buf = "";
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buf += dec.decode(value, { stream: true });
-          let i: number;
-          while ((i = buf.indexOf("\n\n")) >= 0) {
-            const frame = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            if (frame.startsWith(": dropped")) dropped++;
-            const data = /^data: (.*)$/m.exec(frame)?.[1];
-            if (!data) continue;
-            const at = /"at":"([^"]+)"/.exec(data)?.[1];
-            if (!at || !data.includes('"title":"paced ')) continue;
-            latencies.push(Date.now() - Date.parse(at));
-            received++;
-          }
-        }
-      } catch { /* aborted */ }
-    })();
-  }));
+  // subscribers: a separate process reads every frame of every stream
+  const subs = Bun.spawn([BUN, join(BENCH, "lib", "sse-subscribers.ts"), `${server.url}/v1/events/stream?types=card_created`, String(SUBS)], {
+    stdin: "pipe", stdout: "pipe", stderr: "inherit",
+  });
+  const lines = subs.stdout.getReader();
+  const dec = new TextDecoder();
+  let out = "";
+  const nextLine = async (): Promise<string> => {
+    for (;;) {
+      const i = out.indexOf("\n");
+      if (i >= 0) { const l = out.slice(0, i); out = out.slice(i + 1); return l; }
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the subscriber process ended early");
+      out += dec.decode(value, { stream: true });
+    }
+  };
+  const command = async (c: string): Promise<void> => { subs.stdin.write(`${c}\n`); await subs.stdin.flush(); };
+  if ((await nextLine()) !== "ready") throw new Error("subscribers did not connect");
   const withSubs = await throughput("subscribed");
-  latencies.length = 0;
-  received = 0;
+  await Bun.sleep(500); // let the subscribers read what is still in flight
+  await command("measure");
   // paced writes: RATE per second for SECS
   const total = RATE * SECS;
   const t0 = performance.now();
@@ -83,9 +69,17 @@ try {
   }
   await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
+  let stats: { frames: number; paced: number; dropped: number; ended: number; latencies: number[] };
   const deadline = Date.now() + 5000;
-  while (received < total * SUBS && Date.now() < deadline) await Bun.sleep(50);
-  for (const c of controllers) c.abort();
+  for (;;) {
+    await command("report");
+    stats = JSON.parse(await nextLine());
+    if (stats.paced >= total * SUBS || Date.now() > deadline) break;
+    await Bun.sleep(100);
+  }
+  subs.kill();
+  await subs.exited;
+  const { latencies, paced: received, dropped, ended } = stats;
   void before;
 
   const p50 = median(latencies);
@@ -94,7 +88,7 @@ try {
   report("sse", `SSE fan-out: ${SUBS} subscribers, ${RATE} writes/s for ${SECS} s`, [
     { figure: "delivery latency p50 (commit -> receipt)", value: `${ms(p50)} ms`, target: "-" },
     { figure: "delivery latency p99", value: `${ms(p99)} ms`, target: "< 50 ms", pass: p99 < 50 },
-    { figure: "events delivered", value: `${int(received)} of ${int(total * SUBS)}`, note: `${dropped} subscribers dropped; paced writes took ${elapsed.toFixed(1)} s`, pass: received === total * SUBS },
+    { figure: "events delivered", value: `${int(received)} of ${int(total * SUBS)}`, note: `${dropped} subscribers dropped, ${ended} streams ended; paced writes took ${elapsed.toFixed(1)} s`, pass: received === total * SUBS && ended === 0 },
     { figure: `writer throughput, ${WRITERS} closed-loop clients, with ${SUBS} subscribers`, value: `${int(withSubs)}/s`, floor: `${int(base)}/s without subscribers`, ratio: ratio(withSubs / base), target: "slowed < 10%", pass: slowdown < 0.1 },
   ], machineNote());
 } finally {
