@@ -12,6 +12,8 @@
  *   report    prints one JSON line: {bytes, frames, paced, dropped, ended, latencies}
  *             (`ended`: streams the server closed, e.g. a dropped slow consumer)
  */
+export {};
+
 const [url, n] = [process.argv[2]!, Number(process.argv[3] ?? 200)];
 
 let frames = 0;
