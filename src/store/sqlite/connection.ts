@@ -110,6 +110,19 @@ function migrate(db: SqliteDb): void {
 }
 
 /**
+ * What the driver does around each write and each transaction (work it defers until
+ * commit, kept in step with savepoint rollbacks). `mark` is taken before each write.
+ */
+export interface TxHooks {
+  mark(): unknown;
+  rollbackTo(mark: unknown): void;
+  beforeCommit(): void;
+  end(): void;
+}
+
+const NO_HOOKS: TxHooks = { mark: () => undefined, rollbackTo() {}, beforeCommit() {}, end() {} };
+
+/**
  * Serialises in-process writers and takes SQLite's write lock with short jittered
  * retries instead of the busy handler (perf-baselines.md §5: the default handler gives
  * 240 ms p99 with 8 racing processes; a retry loop gives ~56 ms).
@@ -122,7 +135,7 @@ export class WriteLock {
    * `dedicated`: the connection is only used for writes (servers), so it keeps
    * busy_timeout at 0 for good instead of switching it around every BEGIN.
    */
-  constructor(private readonly db: SqliteDb, private readonly dedicated = false) {
+  constructor(private readonly db: SqliteDb, private readonly dedicated = false, private readonly hooks: TxHooks = NO_HOOKS) {
     if (dedicated) db.exec("PRAGMA busy_timeout = 0");
   }
 
@@ -153,6 +166,7 @@ export class WriteLock {
         const batch = this.queue.splice(0, GROUP_COMMIT_MAX);
         const outcomes: Array<{ ok: boolean; value: unknown }> = [];
         for (const job of batch) {
+          const mark = this.hooks.mark();
           this.db.exec("SAVEPOINT w");
           try {
             const value = await job.fn();
@@ -163,16 +177,20 @@ export class WriteLock {
               this.db.exec("ROLLBACK TO w");
               this.db.exec("RELEASE w");
             } catch { /* the transaction is gone; COMMIT below reports it */ }
+            this.hooks.rollbackTo(mark);
             outcomes.push({ ok: false, value: e });
           }
         }
         try {
+          this.hooks.beforeCommit();
           this.db.exec("COMMIT");
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
           const err = writeError(e);
           batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? err : outcomes[i]!.value));
           continue;
+        } finally {
+          this.hooks.end();
         }
         batch.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
       }

@@ -6,7 +6,7 @@ import { startCheckpointer, type Checkpointer, type SqliteDb } from "../../platf
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock } from "./connection.ts";
 import { byCodePoint } from "../../domain/card.ts";
-import { SqliteQueries, type QueryConfig } from "./queries.ts";
+import { SqliteQueries, type QueryConfig, type SearchMark } from "./queries.ts";
 
 export interface SqliteStoreOptions {
   path: string;
@@ -80,7 +80,12 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       Object.assign(config, o);
       // before the lock: that may turn the busy timeout off for a dedicated writer
       syncSearchConfig(writerDb, writer, o.search);
-      lockInstance = new WriteLock(writerDb, opts.connections === 2);
+      lockInstance = new WriteLock(writerDb, opts.connections === 2, {
+        mark: () => writer.searchMark(),
+        rollbackTo: (m) => writer.rollbackSearch(m as SearchMark),
+        beforeCommit: () => writer.flushSearch(),
+        end: () => writer.endSearch(),
+      });
     },
     readMeta: (key) => reader.getMeta(key) ?? undefined,
     writeMeta(key: string, value: string): void {
@@ -142,9 +147,16 @@ function syncSearchConfig(db: SqliteDb, q: SqliteQueries, search: SearchConfig, 
       q.reindexTypes(changed);
       q.setMeta("search_config", wanted);
     }
-    if (ownTx) db.exec("COMMIT");
+    if (ownTx) {
+      q.flushSearch();
+      db.exec("COMMIT");
+      q.endSearch();
+    }
   } catch (e) {
-    if (ownTx) db.exec("ROLLBACK");
+    if (ownTx) {
+      db.exec("ROLLBACK");
+      q.endSearch();
+    }
     throw e;
   }
 }

@@ -23,7 +23,15 @@ export interface QueryConfig {
   search: SearchConfig;
 }
 
+/** A position in the queue of full-text writes (see SqliteQueries.queueSearch). */
+export interface SearchMark { ops: number; applied: number }
+
+interface SearchOp { seq: number; existed: boolean; doc?: { title: string; body: string } }
+
 export class SqliteQueries implements StoreTx {
+  private readonly searchOps: SearchOp[] = [];
+  private searchApplied = 0;
+
   constructor(private readonly db: SqliteDb, readonly config: QueryConfig) {}
 
   // --- cards: reads ---
@@ -109,6 +117,7 @@ export class SqliteQueries implements StoreTx {
   private ftsHits(q: string, cap: number): number {
     const fts = toFtsQuery(q.trim());
     if (!fts) return 0;
+    this.flushSearch();
     return Number(this.db.query("SELECT count(*) AS n FROM (SELECT 1 FROM cards_fts WHERE cards_fts MATCH ? LIMIT ?)").get(fts, cap)?.n ?? 0);
   }
 
@@ -165,13 +174,13 @@ export class SqliteQueries implements StoreTx {
   // --- cards: writes ---
 
   insertCard(card: Card): void {
-    this.db
+    const res = this.db
       .query(
         `INSERT INTO cards (id, type_id, schema_version, title, status, fields, owner, tags, version, created_at, updated_at, status_since, created_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(...cardParams(card));
-    this.index(card, true);
+    this.queueSearch(Number(res.lastInsertRowid), false, card);
   }
 
   updateCard(card: Card, expectVersion: number, reindex = true): boolean {
@@ -202,7 +211,7 @@ export class SqliteQueries implements StoreTx {
   deleteCard(id: string): void {
     const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(id);
     if (!r) return;
-    this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(r.seq as number);
+    this.queueSearch(r.seq as number, true);
     this.db.query("DELETE FROM cards WHERE id = ?").run(id);
   }
 
@@ -377,23 +386,59 @@ export class SqliteQueries implements StoreTx {
 
   // --- search index ---
 
-  /** (re)writes the FTS row of a card (`fresh`: a new card, nothing to delete first) */
-  index(card: Card, fresh = false): void {
+  /** Queues the rewrite of a stored card's FTS row (applied by flushSearch). */
+  index(card: Card): void {
     const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(card.id);
-    if (!r) return;
-    const seq = r.seq as number;
-    if (!fresh) this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
-    const only = this.config.search.get(card.type_id);
-    this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(seq, card.title, searchBody(card.fields, only));
+    if (r) this.queueSearch(r.seq as number, true, card);
+  }
+
+  /**
+   * Full-text writes wait in `searchOps` until the transaction is about to commit (or a
+   * search reads the index): FTS5 writes its pending terms to disk as a new segment at
+   * every savepoint, and a server's group commit runs each write in a savepoint of its
+   * own, so indexing at once cost one segment (and its merges) per card.
+   */
+  private queueSearch(seq: number, existed: boolean, card?: Card): void {
+    const doc = card ? { title: card.title, body: searchBody(card.fields, this.config.search.get(card.type_id)) } : undefined;
+    this.searchOps.push({ seq, existed, doc });
+  }
+
+  /** Applies the queued full-text writes (inside the caller's transaction). */
+  flushSearch(): void {
+    for (; this.searchApplied < this.searchOps.length; this.searchApplied++) {
+      const op = this.searchOps[this.searchApplied]!;
+      if (op.existed) this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(op.seq);
+      if (op.doc) this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(op.seq, op.doc.title, op.doc.body);
+    }
+  }
+
+  /** Where the queue stands (taken when a savepoint starts). */
+  searchMark(): SearchMark {
+    return { ops: this.searchOps.length, applied: this.searchApplied };
+  }
+
+  /**
+   * After ROLLBACK TO: drops the writes queued since `mark` and re-queues those that were
+   * applied inside the rolled-back savepoint (SQLite undid them).
+   */
+  rollbackSearch(mark: SearchMark): void {
+    this.searchOps.length = mark.ops;
+    this.searchApplied = Math.min(this.searchApplied, mark.applied);
+  }
+
+  /** After COMMIT or ROLLBACK: nothing is queued any more. */
+  endSearch(): void {
+    this.searchOps.length = 0;
+    this.searchApplied = 0;
   }
 
   /** re-indexes every card of these types (their searchable_fields changed) */
   reindexTypes(typeIds: string[]): number {
     let n = 0;
     for (const t of typeIds) {
-      for (const r of this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.type_id = ?`).all(t)) {
-        this.index(rowToCard(r, this.config.workspaceId));
-        n++;
+      for (const r of this.db.query(`SELECT c.seq, ${CARD_COLS} FROM cards c WHERE c.type_id = ?`).iterate(t)) {
+        this.queueSearch(r.seq as number, true, rowToCard(r, this.config.workspaceId));
+        if (++n % 500 === 0) this.flushSearch();
       }
     }
     return n;
@@ -447,6 +492,7 @@ export class SqliteQueries implements StoreTx {
       params.push(q.linkTarget);
     }
     if (q.q !== undefined) {
+      this.flushSearch();
       const text = q.q.trim();
       const fts = toFtsQuery(text);
       const idMatch = /^card_[0-9a-f]{16}$/.test(text) ? "c.id = ?" : /^(card_)?[0-9a-f]{8}$/.test(text) ? "substr(c.id, 6, 8) = ?" : null;

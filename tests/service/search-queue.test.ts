@@ -1,0 +1,78 @@
+/**
+ * Full-text writes are queued until the transaction commits (one FTS5 segment per group
+ * commit instead of one per card). The queue must follow the transaction exactly: a
+ * write rolled back inside a shared transaction leaves nothing in the index, and a
+ * search inside a transaction sees what that transaction wrote before it.
+ */
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { createCard, listCards } from "../../src/service/index.ts";
+import { newCardId } from "../../src/domain/ids.ts";
+import type { Card } from "../../src/domain/types.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const ada = { actor: "ada" } as never;
+
+function ftsRowids(dir: string, term: string): number[] {
+  const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+  try {
+    return (db.query("SELECT rowid FROM cards_fts WHERE cards_fts MATCH ?").all(term) as Array<{ rowid: number }>).map((r) => r.rowid);
+  } finally {
+    db.close();
+  }
+}
+
+describe("queued full-text writes", () => {
+  test("writes sharing one group commit are all searchable; a rolled-back one (a dry run) leaves no trace", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      // issued together, these run in one transaction, each in its own savepoint
+      const [dry, bravo, charlie] = await Promise.all([
+        createCard(svc, { type_id: "task", title: "alpha zebrafoo", dry_run: true }, ada),
+        createCard(svc, { type_id: "task", title: "bravo quuxbar" }, ada),
+        createCard(svc, { type_id: "task", title: "charlie quuxbar" }, ada),
+      ]);
+      expect(dry.title).toBe("alpha zebrafoo");
+      const hits = await listCards(svc, { q: "quuxbar" }, "ada");
+      expect(hits.items.map((c) => c.id).sort()).toEqual([bravo.id, charlie.id].sort());
+      // the dry run's row was rolled back and its rowid reused: its words must not point at another card
+      expect((await listCards(svc, { q: "zebrafoo" }, "ada")).items).toEqual([]);
+      expect(ftsRowids(dir, "zebrafoo")).toEqual([]);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("a search inside a write transaction sees the cards that transaction wrote before it", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      const base = await createCard(svc, { type_id: "task", title: "template" }, ada);
+      const found = await svc.store.write((tx) => {
+        const card: Card = { ...base, id: newCardId(), title: "inside wombatish" };
+        tx.insertCard(card);
+        return tx.listCards({ q: "wombatish", limit: 10 }).items.map((c) => c.id);
+      });
+      expect(found).toHaveLength(1);
+      expect(ftsRowids(dir, "wombatish")).toHaveLength(1);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("a deleted card leaves the index in the same transaction as its row", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      const card = await createCard(svc, { type_id: "task", title: "ephemeral gnuish" }, ada);
+      expect(ftsRowids(dir, "gnuish")).toHaveLength(1);
+      await svc.store.write((tx) => tx.deleteCard(card.id));
+      expect(ftsRowids(dir, "gnuish")).toEqual([]);
+      expect((await listCards(svc, { q: "gnuish" }, "ada")).items).toEqual([]);
+    } finally {
+      svc.close();
+    }
+  });
+});
