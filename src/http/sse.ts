@@ -51,8 +51,6 @@ export function eventStream(svc: Service, req: Request): Response {
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       let closed = false;
-      let replaying = true;
-      const held: CardEvent[] = [];
       const write = (bytes: Uint8Array): boolean => {
         if (closed) return false;
         if ((controller.desiredSize ?? 1) <= 0) {
@@ -63,45 +61,28 @@ export function eventStream(svc: Service, req: Request): Response {
         controller.enqueue(bytes);
         return true;
       };
-      const send = (e: CardEvent) => write(frame(e));
-      // live events are coalesced for a few milliseconds: one socket write per subscriber
-      // per burst instead of one per event keeps writers fast with hundreds of subscribers
-      let pending: Uint8Array[] = [];
-      const flush = () => {
-        const chunks = pending;
-        pending = [];
-        if (chunks.length) write(chunks.length === 1 ? chunks[0]! : concat(chunks));
-      };
-      const unsubscribe = svc.subscribe((e) => {
-        if (!matches(e)) return;
-        if (replaying) held.push(e);
-        else {
-          if (pending.length === 0) schedule(flush);
-          pending.push(frame(e));
-        }
-      }, { types });
+      const member: Member = { write, from: 0 };
+      let group: StreamGroup | undefined;
       const keepalive = setInterval(() => write(KEEPALIVE), SSE_KEEPALIVE_MS);
       cleanup = () => {
         if (closed) return;
-        flushers.delete(flush);
         closed = true;
-        unsubscribe();
+        group?.leave(member);
         clearInterval(keepalive);
         open.delete(cleanup);
         try { controller.close(); } catch { /* already closed */ }
       };
       open.add(cleanup);
       write(CONNECTED);
-      let last = 0;
+      // replay and joining are synchronous: no event is published in between
       if (since !== undefined && since !== "") {
         for (const e of replay(svc, since, types, q, boardTypes)) {
           if (!matches(e)) continue;
-          last = Number(e.id);
-          if (!send(e)) return;
+          if (!write(frame(e))) return;
         }
       }
-      replaying = false;
-      for (const e of held) if (!e.id || Number(e.id) > last) if (!send(e)) return;
+      group = groupFor(svc, { types, q, boardTypes }, matches);
+      group.join(member);
     },
     cancel() {
       cleanup();
@@ -118,18 +99,84 @@ export function eventStream(svc: Service, req: Request): Response {
   });
 }
 
+/** One stream's side of a group: how to write to it, and where in the group's batch it joined. */
+interface Member {
+  write(bytes: Uint8Array): boolean;
+  /** frames of the current batch published before this member joined (not sent to it) */
+  from: number;
+}
+
+/**
+ * The streams with the same filter share one bus subscription, one match per event and
+ * one encoded batch per flush: with hundreds of watchers of one board, a write costs one
+ * match and each flush one buffer, whatever the number of streams (only the socket
+ * writes stay per stream).
+ */
+class StreamGroup {
+  readonly members = new Set<Member>();
+  private pending: Uint8Array[] = [];
+  private readonly unsubscribe: () => void;
+
+  constructor(svc: Service, private readonly key: string, private readonly groups: Map<string, StreamGroup>, matches: (e: CardEvent) => boolean, types?: string[]) {
+    this.unsubscribe = svc.subscribe((e) => {
+      if (!matches(e)) return;
+      if (this.pending.length === 0) schedule(this);
+      this.pending.push(frame(e));
+    }, { types });
+  }
+
+  join(m: Member): void {
+    m.from = this.pending.length;
+    this.members.add(m);
+  }
+
+  leave(m: Member): void {
+    this.members.delete(m);
+    if (this.members.size > 0) return;
+    this.unsubscribe();
+    flushers.delete(this);
+    this.groups.delete(this.key);
+  }
+
+  /** Writes the batch to every member (a member's write may make it leave). */
+  flush(): void {
+    const chunks = this.pending;
+    this.pending = [];
+    if (chunks.length === 0) return;
+    let all: Uint8Array | undefined;
+    for (const m of [...this.members]) {
+      const from = m.from;
+      m.from = 0;
+      if (from >= chunks.length) continue;
+      m.write(from === 0 ? (all ??= concat(chunks)) : concat(chunks.slice(from)));
+    }
+  }
+}
+
+const groupsByService = new WeakMap<Service, Map<string, StreamGroup>>();
+
+function groupFor(svc: Service, f: { types?: string[]; q: Record<string, string>; boardTypes?: string[] }, matches: (e: CardEvent) => boolean): StreamGroup {
+  let groups = groupsByService.get(svc.origin);
+  if (!groups) groupsByService.set(svc.origin, (groups = new Map()));
+  const { card_id, board_id, actor, owner } = f.q;
+  const key = JSON.stringify([f.types ? [...f.types].sort() : null, card_id, board_id, actor, owner, f.boardTypes ?? null]);
+  let g = groups.get(key);
+  if (!g) groups.set(key, (g = new StreamGroup(svc, key, groups, matches, f.types)));
+  return g;
+}
+
 /** How long live events wait to be written together (bounds the added delivery latency). */
 export const SSE_FLUSH_MS = 5;
-const flushers = new Set<() => void>();
+const flushers = new Set<StreamGroup>();
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-function schedule(flush: () => void): void {
-  flushers.add(flush);
+function schedule(group: StreamGroup): void {
+  flushers.add(group);
   flushTimer ??= setTimeout(() => {
     flushTimer = undefined;
     const due = [...flushers];
     flushers.clear();
-    for (const f of due) f();
+    for (const g of due) g.flush();
   }, SSE_FLUSH_MS);
 }
 

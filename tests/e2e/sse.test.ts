@@ -173,6 +173,41 @@ describe("slow consumers", () => {
   }, 30_000);
 });
 
+describe("streams with the same filter", () => {
+  test("share delivery, but a stalled one is dropped alone: its twin with the same filter keeps flowing", async () => {
+    const fresh = makeWorkspace();
+    const srv = await serve(fresh);
+    try {
+      const url = `${srv.url}/v1/events/stream?types=card_created`;
+      const stalled = await fetch(url);
+      const reader = stalled.body!.getReader();
+      await reader.read(); // ": connected"
+      const twin = listen(url);
+      const other = listen(url);
+      await Promise.all([twin.opened, other.opened]);
+      const big = "x".repeat(200 * 1024);
+      for (let i = 0; i < 60; i++) {
+        await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: `big ${i}`, fields: { description: big } }) });
+      }
+      await twin.waitFor((g) => g.length >= 60, 10_000);
+      await other.waitFor((g) => g.length >= 60, 10_000);
+      expect(twin.got.map((g) => g.data.diff.card.title)).toEqual(Array.from({ length: 60 }, (_, i) => `big ${i}`));
+      let text = "";
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text.trimEnd().endsWith(": dropped, reconnect")).toBe(true);
+      twin.close();
+      other.close();
+    } finally {
+      await srv.stop();
+    }
+  }, 30_000);
+});
+
 describe("conditions on the stream", () => {
   test("wip_exceeded / wip_cleared once per crossing; wip_exceeded is persisted (persist_conditions)", async () => {
     const s = listen(`${server.url}/v1/events/stream?types=wip_exceeded,wip_cleared`);

@@ -1,0 +1,68 @@
+/**
+ * Live streams with the same filter share one subscription and one encoded batch per
+ * flush (src/http/sse.ts). Each stream still gets exactly the events published after it
+ * connected, in order, and its own filter's events only.
+ */
+import { describe, expect, test } from "bun:test";
+import { eventStream } from "../../src/http/sse.ts";
+import { createCard } from "../../src/service/index.ts";
+import { openTestService } from "../helpers/workspace.ts";
+
+const ada = { actor: "ada" } as never;
+
+/** Reads a stream's text until `until` matches or the time is up. */
+async function readUntil(res: Response, until: (text: string) => boolean, ms = 2000): Promise<string> {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = "";
+  const end = Date.now() + ms;
+  while (!until(text) && Date.now() < end) {
+    const r = await Promise.race([reader.read(), Bun.sleep(50).then(() => null)]);
+    if (r && !r.done) text += dec.decode(r.value, { stream: true });
+    if (r?.done) break;
+  }
+  reader.releaseLock();
+  void res.body!.cancel().catch(() => {});
+  return text;
+}
+
+const titles = (text: string): string[] => [...text.matchAll(/"title":"([^"]+)"/g)].map((m) => m[1]!);
+
+describe("streams sharing a filter", () => {
+  test("a stream that joins while a batch is pending gets only what was published after it connected", async () => {
+    const svc = await openTestService();
+    try {
+      const url = "http://x/v1/events/stream?types=card_created";
+      const first = eventStream(svc, new Request(url));
+      await createCard(svc, { type_id: "task", title: "before" }, ada);
+      // same tick: the flush of "before" has not run yet
+      const second = eventStream(svc, new Request(url));
+      await createCard(svc, { type_id: "task", title: "after" }, ada);
+      const [a, b] = await Promise.all([
+        readUntil(first, (t) => t.includes('"after"')),
+        readUntil(second, (t) => t.includes('"after"')),
+      ]);
+      expect(titles(a)).toEqual(["before", "after"]);
+      expect(titles(b)).toEqual(["after"]);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("different filters do not share: each stream sees its own filter's events", async () => {
+    const svc = await openTestService();
+    try {
+      const all = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created"));
+      const bob = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created&actor=bob"));
+      const bob2 = eventStream(svc, new Request("http://x/v1/events/stream?actor=bob&types=card_created"));
+      await createCard(svc, { type_id: "task", title: "by ada" }, ada);
+      await createCard(svc, { type_id: "task", title: "by bob" }, { actor: "bob" } as never);
+      const [a, b, b2] = await Promise.all([all, bob, bob2].map((r) => readUntil(r, (t) => t.includes('"by bob"'))));
+      expect(titles(a!)).toEqual(["by ada", "by bob"]);
+      expect(titles(b!)).toEqual(["by bob"]);
+      expect(titles(b2!)).toEqual(["by bob"]);
+    } finally {
+      svc.close();
+    }
+  });
+});
