@@ -4,7 +4,7 @@
  * connected, in order, and its own filter's events only.
  */
 import { describe, expect, test } from "bun:test";
-import { eventStream } from "../../src/http/sse.ts";
+import { eventStream, flushDelayMs } from "../../src/http/sse.ts";
 import { createCard } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 
@@ -64,5 +64,14 @@ describe("streams sharing a filter", () => {
     } finally {
       svc.close();
     }
+  });
+});
+
+describe("flush delay", () => {
+  test("a few streams get events within ~5 ms; many streams are batched longer, never past 20 ms", () => {
+    expect(flushDelayMs(1)).toBeLessThan(5.1);
+    expect(flushDelayMs(16)).toBe(6);
+    expect(flushDelayMs(200)).toBe(17.5);
+    expect(flushDelayMs(10_000)).toBe(20);
   });
 });
