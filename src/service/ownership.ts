@@ -81,8 +81,8 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   const owner = body.assign_to ?? ctx.actor;
   const status = body.status;
   if (body.dry_run) {
-    const [card] = svc.store.takeNextCandidates({ ...query, limit: 1 });
-    return { card: card ? withParts(svc.store, card) : null };
+    const [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+    return { card: cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null };
   }
   return svc.mutate(ctx, (w) => {
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });

@@ -56,8 +56,8 @@ export interface StoreReads {
   getCard(id: string, opts?: { links?: boolean; comments?: boolean }): Card | null;
   /** one page; `keys[i]` is the updated_at that placed `items[i]` (as of `asOfEvent` when given) */
   listCards(q: ListQuery): { items: Card[]; keys: string[] };
-  /** oldest unowned candidates (updated_at, id ascending) */
-  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[];
+  /** oldest unowned candidates (updated_at, id ascending): their ids and statuses only */
+  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">>;
   countByStatus(filter?: FilterNode): Record<string, number>;
   /** targets of outgoing blocking links that are not done; empty when not blocked */
   openBlockers(cardId: string): string[];

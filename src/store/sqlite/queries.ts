@@ -121,12 +121,12 @@ export class SqliteQueries implements StoreTx {
     return Number(this.db.query("SELECT count(*) AS n FROM (SELECT 1 FROM cards_fts WHERE cards_fts MATCH ? LIMIT ?)").get(fts, cap)?.n ?? 0);
   }
 
-  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Card[] {
+  takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">> {
     const { where, params } = this.whereClause(q);
     where.push("c.owner IS NULL");
-    const sql = `SELECT ${CARD_COLS} FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+    const sql = `SELECT c.id AS id, c.status AS status FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
     params.push(q.limit);
-    return this.db.query(sql).all(...params).map((r) => rowToCard(r, this.config.workspaceId));
+    return this.db.query(sql).all(...params) as Array<Pick<Card, "id" | "status">>;
   }
 
   countByStatus(filter?: ListQuery["filter"]): Record<string, number> {
