@@ -89,13 +89,13 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
       const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]), (status ?? cand.status) !== cand.status);
-      const card = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
-      if (!card) continue; // lost the race for this one: try the next candidate
-      w.emit({ type: "owner_changed", card_id: card.id, diff: { before: null, after: owner } });
-      if (card.status !== cand.status) w.emit({ type: "status_changed", card_id: card.id, diff: { before: cand.status, after: card.status } });
+      const claimed = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
+      if (!claimed) continue; // lost the race for this one: try the next candidate
+      w.emit({ type: "owner_changed", card_id: claimed.id, diff: { before: null, after: owner } });
+      if (claimed.status !== cand.status) w.emit({ type: "status_changed", card_id: claimed.id, diff: { before: cand.status, after: claimed.status } });
       blocks?.flush(w);
       lanes.flush(w);
-      return { card: withParts(w.tx, card) };
+      return { card: w.tx.getCard(claimed.id, { links: true, comments: true }) };
     }
     return { card: null };
   });

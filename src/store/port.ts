@@ -97,8 +97,8 @@ export interface StoreWrites {
    * `reindex: false` skips the search index when neither title nor fields changed.
    */
   updateCard(card: Card, expectVersion: number, reindex?: boolean): boolean;
-  /** sets owner iff the card is still unowned; returns the updated card or null */
-  claimIfUnowned(id: string, owner: string, now: string, status?: string): Card | null;
+  /** sets owner iff the card is still unowned; returns its id and (new) status, or null */
+  claimIfUnowned(id: string, owner: string, now: string, status?: string): Pick<Card, "id" | "status"> | null;
   deleteCard(id: string): void;
   addLink(cardId: string, link: Link): boolean;
   removeLink(cardId: string, typeId: string, target: string): boolean;

@@ -195,17 +195,15 @@ export class SqliteQueries implements StoreTx {
     return res.changes === 1;
   }
 
-  claimIfUnowned(id: string, owner: string, now: string, status?: string): Card | null {
-    const r = this.db
+  claimIfUnowned(id: string, owner: string, now: string, status?: string): Pick<Card, "id" | "status"> | null {
+    return this.db
       .query(
         `UPDATE cards SET owner = ?1, version = version + 1, updated_at = ?2,
            status_since = CASE WHEN ?3 IS NOT NULL AND ?3 <> status THEN ?2 ELSE status_since END,
            status = coalesce(?3, status)
-         WHERE id = ?4 AND owner IS NULL RETURNING ${CARD_COLS.replaceAll("c.", "")}`,
+         WHERE id = ?4 AND owner IS NULL RETURNING id, status`,
       )
-      .get(owner, now, status ?? null, id);
-    if (!r) return null;
-    return rowToCard(r, this.config.workspaceId);
+      .get(owner, now, status ?? null, id) as Pick<Card, "id" | "status"> | null;
   }
 
   deleteCard(id: string): void {
