@@ -45,6 +45,30 @@ describe("queued full-text writes", () => {
     }
   });
 
+  test("a big write flushes the queue inside its savepoint; when it rolls back, the earlier write's queued words survive", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      const base = await createCard(svc, { type_id: "task", title: "template" }, ada);
+      const copy = (title: string): Card => ({ ...base, id: newCardId(), title });
+      // issued together: one transaction, the keeper's index write still queued when the big one starts
+      const [keeper, big] = await Promise.allSettled([
+        svc.store.write((tx) => { const c = copy("keeper yakish"); tx.insertCard(c); return c.id; }),
+        svc.store.write((tx) => {
+          for (let i = 0; i < 600; i++) tx.insertCard(copy(`doomed platypusy ${i}`)); // past the queue bound: applied inside the savepoint
+          throw new Error("roll this write back");
+        }),
+      ]);
+      expect(keeper.status).toBe("fulfilled");
+      expect(big.status).toBe("rejected");
+      expect(ftsRowids(dir, "yakish")).toHaveLength(1);
+      expect(ftsRowids(dir, "platypusy")).toEqual([]);
+      expect((await listCards(svc, { q: "yakish" }, "ada")).items.map((c) => c.id)).toEqual([(keeper as PromiseFulfilledResult<string>).value]);
+    } finally {
+      svc.close();
+    }
+  });
+
   test("a search inside a write transaction sees the cards that transaction wrote before it", async () => {
     const dir = makeWorkspace();
     const svc = await openTestService(dir, "serve");

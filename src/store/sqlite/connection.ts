@@ -111,16 +111,17 @@ function migrate(db: SqliteDb): void {
 
 /**
  * What the driver does around each write and each transaction (work it defers until
- * commit, kept in step with savepoint rollbacks). `mark` is taken before each write.
+ * commit, kept in step with savepoint rollbacks): `savepoint` before each write's
+ * SAVEPOINT, `rollback` after its ROLLBACK TO.
  */
 export interface TxHooks {
-  mark(): unknown;
-  rollbackTo(mark: unknown): void;
+  savepoint(): void;
+  rollback(): void;
   beforeCommit(): void;
   end(): void;
 }
 
-const NO_HOOKS: TxHooks = { mark: () => undefined, rollbackTo() {}, beforeCommit() {}, end() {} };
+const NO_HOOKS: TxHooks = { savepoint() {}, rollback() {}, beforeCommit() {}, end() {} };
 
 /**
  * Serialises in-process writers and takes SQLite's write lock with short jittered
@@ -166,7 +167,7 @@ export class WriteLock {
         const batch = this.queue.splice(0, GROUP_COMMIT_MAX);
         const outcomes: Array<{ ok: boolean; value: unknown }> = [];
         for (const job of batch) {
-          const mark = this.hooks.mark();
+          this.hooks.savepoint();
           this.db.exec("SAVEPOINT w");
           try {
             const value = await job.fn();
@@ -177,7 +178,7 @@ export class WriteLock {
               this.db.exec("ROLLBACK TO w");
               this.db.exec("RELEASE w");
             } catch { /* the transaction is gone; COMMIT below reports it */ }
-            this.hooks.rollbackTo(mark);
+            this.hooks.rollback();
             outcomes.push({ ok: false, value: e });
           }
         }

@@ -6,7 +6,7 @@ import { startCheckpointer, type Checkpointer, type SqliteDb } from "../../platf
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock } from "./connection.ts";
 import { byCodePoint } from "../../domain/card.ts";
-import { SqliteQueries, type QueryConfig, type SearchMark } from "./queries.ts";
+import { SqliteQueries, type QueryConfig } from "./queries.ts";
 
 export interface SqliteStoreOptions {
   path: string;
@@ -81,8 +81,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       // before the lock: that may turn the busy timeout off for a dedicated writer
       syncSearchConfig(writerDb, writer, o.search);
       lockInstance = new WriteLock(writerDb, opts.connections === 2, {
-        mark: () => writer.searchMark(),
-        rollbackTo: (m) => writer.rollbackSearch(m as SearchMark),
+        savepoint: () => writer.searchSavepoint(),
+        rollback: () => writer.rollbackSearch(),
         beforeCommit: () => writer.flushSearch(),
         end: () => writer.endSearch(),
       });

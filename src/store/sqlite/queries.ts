@@ -23,14 +23,15 @@ export interface QueryConfig {
   search: SearchConfig;
 }
 
-/** A position in the queue of full-text writes (see SqliteQueries.queueSearch). */
-export interface SearchMark { ops: number; applied: number }
+/** Queued full-text writes are applied once this many wait (bounds memory in big restores). */
+const SEARCH_QUEUE_MAX = 256;
 
 interface SearchOp { seq: number; existed: boolean; doc?: { title: string; body: string } }
 
 export class SqliteQueries implements StoreTx {
-  private readonly searchOps: SearchOp[] = [];
-  private searchApplied = 0;
+  private searchQueue: SearchOp[] = [];
+  private queuedBeforeSavepoint = 0;
+  private appliedInSavepoint: SearchOp[] = [];
 
   constructor(private readonly db: SqliteDb, readonly config: QueryConfig) {}
 
@@ -391,43 +392,49 @@ export class SqliteQueries implements StoreTx {
   }
 
   /**
-   * Full-text writes wait in `searchOps` until the transaction is about to commit (or a
-   * search reads the index): FTS5 writes its pending terms to disk as a new segment at
-   * every savepoint, and a server's group commit runs each write in a savepoint of its
-   * own, so indexing at once cost one segment (and its merges) per card.
+   * Full-text writes wait in `searchQueue` until the transaction is about to commit (or a
+   * search reads the index, or SEARCH_QUEUE_MAX wait): FTS5 writes its pending terms to
+   * disk as a new segment at every savepoint, and a server's group commit runs each write
+   * in a savepoint of its own, so indexing at once cost one segment (and its merges) per card.
    */
   private queueSearch(seq: number, existed: boolean, card?: Card): void {
     const doc = card ? { title: card.title, body: searchBody(card.fields, this.config.search.get(card.type_id)) } : undefined;
-    this.searchOps.push({ seq, existed, doc });
+    this.searchQueue.push({ seq, existed, doc });
+    if (this.searchQueue.length - this.queuedBeforeSavepoint >= SEARCH_QUEUE_MAX) this.flushSearch();
   }
 
   /** Applies the queued full-text writes (inside the caller's transaction). */
   flushSearch(): void {
-    for (; this.searchApplied < this.searchOps.length; this.searchApplied++) {
-      const op = this.searchOps[this.searchApplied]!;
+    const queue = this.searchQueue;
+    if (queue.length === 0) return;
+    this.searchQueue = [];
+    for (const op of queue) {
       if (op.existed) this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(op.seq);
       if (op.doc) this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(op.seq, op.doc.title, op.doc.body);
     }
+    // writes queued before the savepoint but applied inside it are undone if it rolls back
+    for (let i = 0; i < this.queuedBeforeSavepoint; i++) this.appliedInSavepoint.push(queue[i]!);
+    this.queuedBeforeSavepoint = 0;
   }
 
-  /** Where the queue stands (taken when a savepoint starts). */
-  searchMark(): SearchMark {
-    return { ops: this.searchOps.length, applied: this.searchApplied };
+  /** A write's savepoint starts (one at a time: the write lock runs them in turn). */
+  searchSavepoint(): void {
+    this.queuedBeforeSavepoint = this.searchQueue.length;
+    this.appliedInSavepoint = [];
   }
 
-  /**
-   * After ROLLBACK TO: drops the writes queued since `mark` and re-queues those that were
-   * applied inside the rolled-back savepoint (SQLite undid them).
-   */
-  rollbackSearch(mark: SearchMark): void {
-    this.searchOps.length = mark.ops;
-    this.searchApplied = Math.min(this.searchApplied, mark.applied);
+  /** After ROLLBACK TO: drops what the write queued and re-queues what SQLite undid. */
+  rollbackSearch(): void {
+    this.searchQueue = [...this.appliedInSavepoint, ...this.searchQueue.slice(0, this.queuedBeforeSavepoint)];
+    this.queuedBeforeSavepoint = this.searchQueue.length;
+    this.appliedInSavepoint = [];
   }
 
   /** After COMMIT or ROLLBACK: nothing is queued any more. */
   endSearch(): void {
-    this.searchOps.length = 0;
-    this.searchApplied = 0;
+    this.searchQueue = [];
+    this.appliedInSavepoint = [];
+    this.queuedBeforeSavepoint = 0;
   }
 
   /** re-indexes every card of these types (their searchable_fields changed) */
@@ -436,7 +443,7 @@ export class SqliteQueries implements StoreTx {
     for (const t of typeIds) {
       for (const r of this.db.query(`SELECT c.seq, ${CARD_COLS} FROM cards c WHERE c.type_id = ?`).iterate(t)) {
         this.queueSearch(r.seq as number, true, rowToCard(r, this.config.workspaceId));
-        if (++n % 500 === 0) this.flushSearch();
+        n++;
       }
     }
     return n;
