@@ -31,6 +31,25 @@ function listen(url: string, headers: Record<string, string> = {}) {
   };
 }
 
+/** Creates `n` cards of ~200 KiB each (fills a stalled stream's buffer quickly). */
+async function postBigCards(url: string, n: number): Promise<void> {
+  const big = "x".repeat(200 * 1024);
+  for (let i = 0; i < n; i++) {
+    await fetch(`${url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: `big ${i}`, fields: { description: big } }) });
+  }
+}
+
+/** Everything a stream sends until the server closes it. */
+async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 let server: Server;
 let dir: string;
 const post = (path: string, body: unknown, actor = "ada") =>
@@ -152,18 +171,9 @@ describe("slow consumers", () => {
       await reader.read(); // ": connected"
       const healthy = listen(`${srv.url}/v1/events/stream?types=card_created`);
       await healthy.opened;
-      const big = "x".repeat(200 * 1024);
-      for (let i = 0; i < 60; i++) {
-        await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: `big ${i}`, fields: { description: big } }) });
-      }
+      await postBigCards(srv.url, 60);
       await healthy.waitFor((g) => g.length >= 60, 10_000);
-      let text = "";
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-      }
+      const text = await readToEnd(reader);
       expect(text.trimEnd().endsWith(": dropped, reconnect")).toBe(true);
       expect((text.match(/^event: /gm) ?? []).length).toBeLessThan(60);
       healthy.close();
@@ -185,20 +195,11 @@ describe("streams with the same filter", () => {
       const twin = listen(url);
       const other = listen(url);
       await Promise.all([twin.opened, other.opened]);
-      const big = "x".repeat(200 * 1024);
-      for (let i = 0; i < 60; i++) {
-        await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: `big ${i}`, fields: { description: big } }) });
-      }
+      await postBigCards(srv.url, 60);
       await twin.waitFor((g) => g.length >= 60, 10_000);
       await other.waitFor((g) => g.length >= 60, 10_000);
       expect(twin.got.map((g) => g.data.diff.card.title)).toEqual(Array.from({ length: 60 }, (_, i) => `big ${i}`));
-      let text = "";
-      const decoder = new TextDecoder();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-      }
+      const text = await readToEnd(reader);
       expect(text.trimEnd().endsWith(": dropped, reconnect")).toBe(true);
       twin.close();
       other.close();
