@@ -5,10 +5,19 @@
  */
 import { describe, expect, test } from "bun:test";
 import { eventStream, flushDelayMs } from "../../src/http/sse.ts";
-import { createCard } from "../../src/service/index.ts";
+import { createCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 
 const ada = { actor: "ada" } as never;
+
+async function withService(fn: (svc: Service) => Promise<void>): Promise<void> {
+  const svc = await openTestService();
+  try {
+    await fn(svc);
+  } finally {
+    svc.close();
+  }
+}
 
 /** Reads a stream's text until `until` matches or the time is up. */
 async function readUntil(res: Response, until: (text: string) => boolean, ms = 2000): Promise<string> {
@@ -29,42 +38,32 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = 2
 const titles = (text: string): string[] => [...text.matchAll(/"title":"([^"]+)"/g)].map((m) => m[1]!);
 
 describe("streams sharing a filter", () => {
-  test("a stream that joins while a batch is pending gets only what was published after it connected", async () => {
-    const svc = await openTestService();
-    try {
-      const url = "http://x/v1/events/stream?types=card_created";
-      const first = eventStream(svc, new Request(url));
-      await createCard(svc, { type_id: "task", title: "before" }, ada);
-      // same tick: the flush of "before" has not run yet
-      const second = eventStream(svc, new Request(url));
-      await createCard(svc, { type_id: "task", title: "after" }, ada);
-      const [a, b] = await Promise.all([
-        readUntil(first, (t) => t.includes('"after"')),
-        readUntil(second, (t) => t.includes('"after"')),
-      ]);
-      expect(titles(a)).toEqual(["before", "after"]);
-      expect(titles(b)).toEqual(["after"]);
-    } finally {
-      svc.close();
-    }
-  });
+  test("a stream that joins while a batch is pending gets only what was published after it connected", () => withService(async (svc) => {
+    const url = "http://x/v1/events/stream?types=card_created";
+    const first = eventStream(svc, new Request(url));
+    await createCard(svc, { type_id: "task", title: "before" }, ada);
+    // same tick: the flush of "before" has not run yet
+    const second = eventStream(svc, new Request(url));
+    await createCard(svc, { type_id: "task", title: "after" }, ada);
+    const [a, b] = await Promise.all([
+      readUntil(first, (t) => t.includes('"after"')),
+      readUntil(second, (t) => t.includes('"after"')),
+    ]);
+    expect(titles(a)).toEqual(["before", "after"]);
+    expect(titles(b)).toEqual(["after"]);
+  }));
 
-  test("different filters do not share: each stream sees its own filter's events", async () => {
-    const svc = await openTestService();
-    try {
-      const all = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created"));
-      const bob = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created&actor=bob"));
-      const bob2 = eventStream(svc, new Request("http://x/v1/events/stream?actor=bob&types=card_created"));
-      await createCard(svc, { type_id: "task", title: "by ada" }, ada);
-      await createCard(svc, { type_id: "task", title: "by bob" }, { actor: "bob" } as never);
-      const [a, b, b2] = await Promise.all([all, bob, bob2].map((r) => readUntil(r, (t) => t.includes('"by bob"'))));
-      expect(titles(a!)).toEqual(["by ada", "by bob"]);
-      expect(titles(b!)).toEqual(["by bob"]);
-      expect(titles(b2!)).toEqual(["by bob"]);
-    } finally {
-      svc.close();
-    }
-  });
+  test("different filters do not share: each stream sees its own filter's events", () => withService(async (svc) => {
+    const all = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created"));
+    const bob = eventStream(svc, new Request("http://x/v1/events/stream?types=card_created&actor=bob"));
+    const bob2 = eventStream(svc, new Request("http://x/v1/events/stream?actor=bob&types=card_created"));
+    await createCard(svc, { type_id: "task", title: "by ada" }, ada);
+    await createCard(svc, { type_id: "task", title: "by bob" }, { actor: "bob" } as never);
+    const [a, b, b2] = await Promise.all([all, bob, bob2].map((r) => readUntil(r, (t) => t.includes('"by bob"'))));
+    expect(titles(a!)).toEqual(["by ada", "by bob"]);
+    expect(titles(b!)).toEqual(["by bob"]);
+    expect(titles(b2!)).toEqual(["by bob"]);
+  }));
 });
 
 describe("flush delay", () => {
