@@ -4,7 +4,7 @@
  * file). A digest already present is not written twice. Paths are built only from a
  * validated digest, so nothing outside the store can be named.
  */
-import { join } from "node:path";
+import { joinPath as join } from "../domain/paths.ts";
 import { CardsError } from "../domain/errors.ts";
 import { sha256 } from "../platform/hash.ts";
 import type { BlobStore, StoredBlob } from "./port.ts";

@@ -12,7 +12,7 @@
  * "racy" rule, stamps are stored only once every mtime is RACY_MS old; until then each
  * call compares contents instead, so an edit within the same clock tick is never missed.
  */
-import { join } from "node:path";
+import { joinPath as join } from "../domain/paths.ts";
 import type { Definitions } from "../domain/types.ts";
 import { DEFINITION_FOLDERS, DEFINITIONS_DIR } from "./paths.ts";
 

@@ -1,6 +1,6 @@
 /** Opening a workspace (root discovery, definitions, store) and describing it. */
-import { dirname, join, resolve } from "node:path";
 import { CardsError } from "../domain/errors.ts";
+import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
 import { DEFINITIONS_CACHE_KEY, loadDefinitionsCached } from "../definitions/cache.ts";

@@ -4,7 +4,7 @@
  * connection serves reads in long-lived processes (stack.md §4.2: a shared connection
  * lets a read see another request's uncommitted write).
  */
-import { dirname } from "node:path";
+import { parentPath as dirname } from "../../domain/paths.ts";
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { MIGRATIONS } from "./schema.ts";
