@@ -28,6 +28,16 @@ export const RACY_MS = 2000;
 /** The meta key the cached set is stored under. */
 export const DEFINITIONS_CACHE_KEY = "definitions_cache";
 
+/**
+ * The meta key recording which definitions the database was last brought in line with
+ * (declared users registered, search index following searchable_fields); its value is
+ * `syncStamp(defs)`.
+ */
+export const DEFINITIONS_SYNCED_KEY = "definitions_synced";
+
+/** Names one validated set under these rules: what DEFINITIONS_SYNCED_KEY holds. */
+export const syncStamp = (defs: Definitions): string => `${CACHE_KEY}:${defs.fingerprint}`;
+
 /** How the cache reaches the disk and its row; given by the caller (platform and store). */
 export interface DefinitionsCacheIo {
   /** `size:mtimeMs` of a path, or undefined when it does not exist */

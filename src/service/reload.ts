@@ -12,6 +12,7 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
+import { DEFINITIONS_SYNCED_KEY } from "../definitions/cache.ts";
 import type { OpContext, Service } from "./service.ts";
 import { searchConfig } from "./workspace.ts";
 
@@ -59,8 +60,12 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
   }
   if (next.fingerprint === old.fingerprint) return { fingerprint: next.fingerprint, changed: false, boards: [] };
   const boards = affectedBoards(old, next);
-  // swap while no write is in flight: a write sees all old or all new definitions
-  await root.store.write(() => { root.defs = next; });
+  // swap while no write is in flight: a write sees all old or all new definitions; the
+  // database no longer follows a known set until its next open checks it again
+  await root.store.write((tx) => {
+    root.defs = next;
+    tx.setMeta(DEFINITIONS_SYNCED_KEY, "");
+  });
   await root.store.reconfigure({ doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
   await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {

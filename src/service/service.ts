@@ -93,6 +93,7 @@ export class Service {
    * either the old or the new definitions across a reload, never a mix.
    */
   pin(): Service {
+    if (this.mode === "embedded") return this; // a one-shot embedded service never reloads
     return Object.create(this, { defs: { value: this.defs, writable: false, enumerable: true } }) as Service;
   }
 

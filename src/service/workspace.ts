@@ -3,7 +3,7 @@ import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
-import { DEFINITIONS_CACHE_KEY, loadDefinitionsCached } from "../definitions/cache.ts";
+import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
@@ -75,9 +75,16 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       read: () => store.readMeta(DEFINITIONS_CACHE_KEY),
       write: (text) => store.writeMeta(DEFINITIONS_CACHE_KEY, text),
     });
-    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: searchConfig(defs) });
+    // the database already follows these definitions (users, search index): a one-shot
+    // call skips both checks (docs/decisions.md, "definitions cache")
+    const stamp = syncStamp(defs);
+    const synced = store.readMeta(DEFINITIONS_SYNCED_KEY) === stamp;
+    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: searchConfig(defs), searchSynced: synced });
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
-    await registerDeclaredUsers(svc);
+    if (!synced) {
+      await registerDeclaredUsers(svc);
+      await markSynced(svc, stamp);
+    }
     return svc;
   } catch (e) {
     store.close();
@@ -105,6 +112,15 @@ export function describeWorkspace(svc: Service): WorkspaceView {
 
 export function health(svc: Service, version: string): { version: string; workspace_id: string } {
   return { version, workspace_id: svc.defs.workspace.id };
+}
+
+/** Records that the database follows these definitions; a read-only database simply checks again next time. */
+async function markSynced(svc: Service, stamp: string): Promise<void> {
+  try {
+    await svc.store.write((tx) => tx.setMeta(DEFINITIONS_SYNCED_KEY, stamp));
+  } catch {
+    // not recorded: the next open compares users and the search config again
+  }
 }
 
 /** Registers the users declared in workspace.json that the database does not know yet. */

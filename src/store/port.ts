@@ -116,6 +116,8 @@ export interface StoreWrites {
   /** records `key`; false when it was already recorded (once-only effects across processes) */
   claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;
+  /** sets a meta value (see Store.readMeta) inside this transaction */
+  setMeta(key: string, value: string): void;
   putIdempotency(r: IdempotencyRecord): void;
   /** restore: an event with its original id (ids must ascend) */
   insertEventWithId(e: StoredEvent): void;
@@ -127,6 +129,8 @@ export interface StoreConfig {
   workspaceId: string;
   doneStatus: string;
   search: SearchConfig;
+  /** the caller knows the search index already follows `search`: skip comparing it (cold path) */
+  searchSynced?: boolean;
 }
 
 export interface Store extends StoreReads {

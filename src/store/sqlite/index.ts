@@ -79,7 +79,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     configure(o: StoreConfig): void {
       Object.assign(config, o);
       // before the lock: that may turn the busy timeout off for a dedicated writer
-      syncSearchConfig(writerDb, writer, o.search);
+      if (!o.searchSynced) syncSearchConfig(writerDb, writer, o.search);
       lockInstance = new WriteLock(writerDb, opts.connections === 2, {
         savepoint: () => writer.searchSavepoint(),
         rollback: () => writer.rollbackSearch(),

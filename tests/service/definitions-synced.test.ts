@@ -1,0 +1,71 @@
+/**
+ * The "definitions synced" marker: an open whose definitions the database already follows
+ * skips registering declared users and comparing the search config; any change of the
+ * definitions (a new file set, or a server reload) makes the next open check again.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEFINITIONS_SYNCED_KEY, syncStamp } from "../../src/definitions/cache.ts";
+import { dispatch } from "../../src/api/dispatch.ts";
+import type { Service } from "../../src/service/index.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const editJson = (dir: string, rel: string, fn: (x: any) => void): void => {
+  const p = join(dir, rel);
+  const x = JSON.parse(readFileSync(p, "utf8"));
+  fn(x);
+  writeFileSync(p, JSON.stringify(x, null, 2));
+};
+
+async function withService<T>(dir: string, mode: "serve" | "embedded", fn: (svc: Service) => Promise<T>): Promise<T> {
+  const svc = await openTestService(dir, mode);
+  try {
+    return await fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+const call = (svc: Service, method: string, path: string, body?: unknown, query: Record<string, string> = {}) =>
+  dispatch(svc, { method, path, query, headers: { "x-service-actor": "ada" }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+describe("definitions synced marker", () => {
+  test("an open records the set it brought the database in line with", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "embedded", async (svc) => {
+      expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBe(syncStamp(svc.defs));
+    });
+  });
+
+  test("a user declared in workspace.json after the first open is registered by the next one", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "embedded", async () => {});
+    editJson(dir, "definitions/workspace.json", (w) => { w.users.push({ id: "zoe", kind: "agent" }); });
+    await withService(dir, "embedded", async (svc) => {
+      expect(svc.store.getUser("zoe")?.kind).toBe("agent");
+      expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBe(syncStamp(svc.defs));
+    });
+  });
+
+  test("after a server reload to other searchable_fields and a revert of the files, the next open re-indexes", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => {
+      const r = await call(svc, "POST", "/cards", { type_id: "task", title: "plain", fields: { branch: "zanzibar" } });
+      expect(r.status).toBe(201);
+      expect((await call(svc, "GET", "/cards", undefined, { q: "zanzibar" })).body).toMatchObject({ items: [{ type_id: "task" }] });
+      return (r.body as { id: string }).id;
+    });
+    const original = readFileSync(join(dir, "definitions/card-types/task.json"), "utf8");
+    await withService(dir, "serve", async (svc) => {
+      editJson(dir, "definitions/card-types/task.json", (t) => { t.searchable_fields = ["description"]; });
+      expect((await call(svc, "POST", "/workspace/reload")).status).toBe(200);
+      expect((await call(svc, "GET", "/cards", undefined, { q: "zanzibar" })).body).toMatchObject({ items: [] });
+    });
+    writeFileSync(join(dir, "definitions/card-types/task.json"), original);
+    await withService(dir, "embedded", async (svc) => {
+      const items = ((await call(svc, "GET", "/cards", undefined, { q: "zanzibar" })).body as { items: { id: string }[] }).items;
+      expect(items.map((c) => c.id)).toEqual([id]);
+    });
+  });
+});
