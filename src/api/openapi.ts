@@ -16,7 +16,7 @@ const json = (schema: JsonSchema) => ({ "application/json": { schema } });
 export function openApiDocument(svc: Service, serverUrl?: string): Record<string, unknown> {
   const defs = svc.defs;
   const schemas: Record<string, JsonSchema> = { ...COMPONENTS };
-  for (const [name, shape] of Object.entries(REQUEST_SHAPES)) schemas[name] = valibotSchema(shape);
+  for (const [name, shape] of Object.entries(REQUEST_SHAPES)) schemas[name] = valibotSchema(shape());
   const creates: JsonSchema[] = [];
   const updates: JsonSchema[] = [];
   for (const type of defs.cardTypes.values()) {

@@ -2,50 +2,62 @@
  * Request shapes shared by every surface (HTTP bodies, CLI input, tool arguments).
  * strictObject everywhere: an unknown key is an error, never silently dropped.
  * `parseShape` maps the first valibot issue to `validation_failed` with its path.
+ *
+ * Each shape is built on first use: building all of them when the module loads cost
+ * 0.4-1 ms of every one-shot CLI write (docs/decisions.md, "CLI cold path").
  */
 import * as v from "valibot";
 import { CardsError } from "../domain/errors.ts";
 
-const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-const Version = v.pipe(v.number(), v.integer(), v.minValue(1));
-const Fields = v.pipe(
+/** A schema built on its first use, then kept. */
+export type Shape<S extends v.GenericSchema = v.GenericSchema> = () => S;
+
+function shape<S extends v.GenericSchema>(build: () => S): Shape<S> {
+  let built: S | undefined;
+  return () => (built ??= build());
+}
+
+const Id = shape(() => v.pipe(v.string(), v.minLength(1), v.maxLength(200)));
+const Version = shape(() => v.pipe(v.number(), v.integer(), v.minValue(1)));
+const Fields = shape(() => v.pipe(
   v.custom<Record<string, unknown>>((x) => typeof x === "object" && x !== null && !Array.isArray(x), "expected a JSON object"),
   v.record(v.string(), v.unknown()),
-);
+));
 
-export const CreateCardBody = v.strictObject({
-  type_id: Id,
+export const CreateCardBody = shape(() => v.strictObject({
+  type_id: Id(),
   title: v.unknown(),
   status: v.optional(v.string()),
-  fields: v.optional(Fields),
+  fields: v.optional(Fields()),
   tags: v.optional(v.unknown()),
   schema_version: v.optional(v.pipe(v.number(), v.integer())),
   dry_run: v.optional(v.boolean()),
-});
-export type CreateCardInput = v.InferOutput<typeof CreateCardBody>;
+}));
+export type CreateCardInput = v.InferOutput<ReturnType<typeof CreateCardBody>>;
 
-export const PatchCardBody = v.strictObject({
-  version: Version,
+export const PatchCardBody = shape(() => v.strictObject({
+  version: Version(),
   title: v.optional(v.unknown()),
   status: v.optional(v.string()),
   owner: v.optional(v.nullable(v.string())),
   tags: v.optional(v.unknown()),
-  fields: v.optional(Fields),
+  fields: v.optional(Fields()),
   force: v.optional(v.boolean()),
   dry_run: v.optional(v.boolean()),
-});
-export type PatchCardInput = v.InferOutput<typeof PatchCardBody>;
+}));
+export type PatchCardInput = v.InferOutput<ReturnType<typeof PatchCardBody>>;
 
-export const RegisterUserBody = v.strictObject({
+export const RegisterUserBody = shape(() => v.strictObject({
   id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "user ids are 1-64 letters, digits, . _ @ or -, starting with a letter or digit")),
   kind: v.picklist(["human", "agent"], 'kind must be "human" or "agent"'),
   display_name: v.optional(v.pipe(v.string(), v.maxLength(200))),
-});
-export type RegisterUserInput = v.InferOutput<typeof RegisterUserBody>;
+}));
+export type RegisterUserInput = v.InferOutput<ReturnType<typeof RegisterUserBody>>;
 
 /** Validates `input` against a shape; the error names the offending key path. */
-export function parseShape<S extends v.GenericSchema>(schema: S, input: unknown, what: string): v.InferOutput<S> {
+export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: unknown, what: string): v.InferOutput<S> {
   if (input === undefined || input === null) input = {};
+  const schema = shapeOf();
   const r = v.safeParse(schema, input);
   if (r.success) return r.output;
   const issue = r.issues[0];
@@ -70,47 +82,47 @@ function allowedKeys(schema: v.GenericSchema): string[] | undefined {
   return entries ? Object.keys(entries) : undefined;
 }
 
-export const ClaimBody = v.strictObject({
-  version: Version,
+export const ClaimBody = shape(() => v.strictObject({
+  version: Version(),
   status: v.optional(v.string()),
-});
+}));
 
-export const ReleaseBody = v.strictObject({
-  version: v.optional(Version),
+export const ReleaseBody = shape(() => v.strictObject({
+  version: v.optional(Version()),
   status: v.optional(v.string()),
   force: v.optional(v.boolean()),
-});
+}));
 
-export const TakeNextBody = v.strictObject({
+export const TakeNextBody = shape(() => v.strictObject({
   filter: v.optional(v.record(v.string(), v.unknown())),
   assign_to: v.optional(v.pipe(v.string(), v.minLength(1))),
   status: v.optional(v.string()),
-  type_id: v.optional(Id),
-  board_id: v.optional(Id),
+  type_id: v.optional(Id()),
+  board_id: v.optional(Id()),
   dry_run: v.optional(v.boolean()),
-});
+}));
 
-export const LinkBody = v.strictObject({
-  type_id: Id,
-  target: Id,
+export const LinkBody = shape(() => v.strictObject({
+  type_id: Id(),
+  target: Id(),
   note: v.optional(v.pipe(v.string(), v.maxLength(4096))),
-});
+}));
 
-export const CommentBody = v.strictObject({
+export const CommentBody = shape(() => v.strictObject({
   body: v.string(),
-});
+}));
 
-export const EntryBody = v.strictObject({
-  version: v.optional(Version),
+export const EntryBody = shape(() => v.strictObject({
+  version: v.optional(Version()),
   entry: v.record(v.string(), v.unknown()),
-});
+}));
 
-export const UpgradeBody = v.strictObject({
+export const UpgradeBody = shape(() => v.strictObject({
   target_version: v.optional(v.pipe(v.number(), v.integer())),
   dry_run: v.optional(v.boolean()),
-});
+}));
 
 /** The static request shapes by OpenAPI component name (per-type card bodies are built from the definitions). */
-export const REQUEST_SHAPES: Record<string, v.GenericSchema> = {
+export const REQUEST_SHAPES: Record<string, Shape> = {
   RegisterUserBody, ClaimBody, ReleaseBody, TakeNextBody, LinkBody, CommentBody, EntryBody, UpgradeBody,
 };
