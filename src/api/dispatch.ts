@@ -21,7 +21,8 @@ export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiRespon
         hint: "start `cards serve` and call it with CARDS_URL or --url",
       });
     }
-    const params = Object.fromEntries(Object.entries(match.params ?? {}).map(([k, v]) => [k, safeDecode(v)]));
+    const params: Record<string, string> = {};
+    for (const k in match.params) params[k] = safeDecode(match.params[k]!);
     return await route.handle(new RouteCall(svc.pin(), req, params));
   } catch (e) {
     return errorResponse(e);

@@ -23,32 +23,43 @@ export interface RouteMatch<T> {
 }
 
 export class RouteTable<T extends { method: string; path: string }> {
-  private readonly patterns: Pattern<T>[];
+  /** patterns per method, split on first use (a one-shot CLI call uses one method) */
+  private readonly byMethod = new Map<string, Pattern<T>[]>();
 
-  constructor(routes: readonly T[]) {
-    this.patterns = routes.map((r) => {
-      const segs = r.path.split("/").slice(1);
-      const last = segs[segs.length - 1];
-      if (last?.startsWith("**")) return { method: r.method, segs: segs.slice(0, -1), rest: last.slice(3) || "_", data: r };
-      return { method: r.method, segs, data: r };
-    });
-  }
+  constructor(private readonly routes: readonly T[]) {}
 
   find(method: string, path: string): RouteMatch<T> | undefined {
     const parts = path.split("/").slice(1);
     if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
     let best: { p: Pattern<T>; rank: string } | undefined;
-    for (const p of this.patterns) {
-      if (p.method !== method) continue;
+    for (const p of this.patternsOf(method)) {
       const rank = rankOf(p, parts);
       if (rank !== undefined && (!best || rank < best.rank)) best = { p, rank };
     }
     if (!best) return undefined;
     const params: Record<string, string> = {};
-    best.p.segs.forEach((s, i) => { if (s.startsWith(":")) params[s.slice(1)] = parts[i]!; });
-    if (best.p.rest) params[best.p.rest] = parts.slice(best.p.segs.length).join("/");
+    const segs = best.p.segs;
+    for (let i = 0; i < segs.length; i++) if (segs[i]!.startsWith(":")) params[segs[i]!.slice(1)] = parts[i]!;
+    if (best.p.rest) params[best.p.rest] = parts.slice(segs.length).join("/");
     return { data: best.p.data, params };
   }
+
+  private patternsOf(method: string): Pattern<T>[] {
+    let patterns = this.byMethod.get(method);
+    if (!patterns) {
+      patterns = [];
+      for (const r of this.routes) if (r.method === method) patterns.push(compile(r));
+      this.byMethod.set(method, patterns);
+    }
+    return patterns;
+  }
+}
+
+function compile<T extends { method: string; path: string }>(r: T): Pattern<T> {
+  const segs = r.path.split("/").slice(1);
+  const last = segs[segs.length - 1];
+  if (last?.startsWith("**")) return { method: r.method, segs: segs.slice(0, -1), rest: last.slice(3) || "_", data: r };
+  return { method: r.method, segs, data: r };
 }
 
 /** Per segment 0 (literal), 1 (param), 2 (rest): smaller is more specific; undefined when no match. */

@@ -98,6 +98,7 @@ async function unknownCommand(cmd: CommandDef, path: string[], word: string | un
 }
 
 function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void {
+  if (!args.some(isFlag)) return; // the common agent call: positionals only
   const known = new Set<string>();
   for (const [name, d] of Object.entries(def)) {
     if (d.type === "positional") continue;
@@ -109,7 +110,7 @@ function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void 
   }
   for (const a of args) {
     if (a === "--") break;
-    if (a === "-" || !a.startsWith("-") || /^-\d/.test(a)) continue;
+    if (!isFlag(a)) continue;
     const name = a.replace(/^--?/, "").split("=")[0]!;
     if (!known.has(name)) {
       throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {
@@ -133,4 +134,6 @@ async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | unde
 }
 
 const toArray = (x: string | string[] | undefined): string[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
-const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/_/g, "-");
+const kebab = (s: string): string => (/[A-Z_]/.test(s) ? s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/_/g, "-") : s);
+/** `-x`, `--x` and `--x=v`, not `-`, `-5` or a positional */
+const isFlag = (a: string): boolean => a.length > 1 && a.charCodeAt(0) === 45 && !(a.charCodeAt(1) >= 48 && a.charCodeAt(1) <= 57);

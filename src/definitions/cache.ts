@@ -105,8 +105,9 @@ function writeRow(io: DefinitionsCacheIo, row: CacheRow): void {
 }
 
 function stampsMatch(root: string, stamps: Record<string, string>, io: DefinitionsCacheIo): boolean {
-  if (!FOLDERS.every((f) => f in stamps)) return false;
-  for (const [p, s] of Object.entries(stamps)) if ((io.stamp(join(root, p)) ?? "-") !== s) return false;
+  // plain loops: this runs on every CLI call (docs/decisions.md, "CLI cold path")
+  for (let i = 0; i < FOLDERS.length; i++) if (!(FOLDERS[i]! in stamps)) return false;
+  for (const p in stamps) if ((io.stamp(`${root}/${p}`) ?? "-") !== stamps[p]) return false;
   return true;
 }
 

@@ -5,10 +5,12 @@
  */
 const EVENT_ID_WIDTH = 12;
 
+const HEX = "0123456789abcdef";
+
 function randomHex(bytes: number): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));
   let s = "";
-  for (const x of b) s += x.toString(16).padStart(2, "0");
+  for (let i = 0; i < b.length; i++) s += HEX[b[i]! >> 4]! + HEX[b[i]! & 15]!;
   return s;
 }
 

@@ -48,12 +48,11 @@ export function openDatabase(path: string): SqliteDb {
         db = openSqlite(path);
       }
       // NOTE perf-baselines.md traps 1 and 3: busy_timeout via exec, before journal_mode.
-      db.exec("PRAGMA busy_timeout = 5000");
+      db.exec("PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+      const version = schemaVersion(db);
       // WAL is a property of the file: set it once, when the schema is first created
-      if (schemaVersion(db) === 0) db.exec("PRAGMA journal_mode = WAL");
-      db.exec("PRAGMA synchronous = NORMAL");
-      db.exec("PRAGMA foreign_keys = ON");
-      migrate(db);
+      if (version === 0) db.exec("PRAGMA journal_mode = WAL");
+      if (version < MIGRATIONS.length) migrate(db);
       return db;
     } catch (e) {
       try { db?.close(); } catch { /* closing a half-open handle */ }
