@@ -7,9 +7,18 @@
  * base64 body). The compiler receives that module through a plugin, so the checked-in
  * fallback page is never rewritten and concurrent builds cannot see a half-written file.
  * `--write-ui` also writes the real module over the fallback page (to serve the UI from source).
+ *
+ * The executable never reads bunfig.toml or .env files from the directory it runs in
+ * (Bun's defaults would: a stray `.env` holding CARDS_ACTOR would change who writes).
+ *
+ * Profile-guided bytecode layout (docs/decisions.md, "CLI cold path"): the first build
+ * runs the commands agents call most (get, list, take-next, create, patch) on a scratch
+ * workspace with BUN_BYTECODE_ORDER_OUT, and the second build puts the bytecode those
+ * runs used first in the file. Skipped for cross-compiles and with CARDS_PGO=0.
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import pkg from "./package.json" with { type: "json" };
 
 const outfile = process.env.CARDS_OUTFILE ?? "dist/cards";
@@ -58,23 +67,76 @@ if (process.argv.includes("--write-ui")) {
   console.error(`wrote ${UI_MODULE}`);
 }
 
-const result = await Bun.build({
-  entrypoints: ["src/main.ts"],
-  compile: { outfile, ...(process.env.CARDS_TARGET ? { target: process.env.CARDS_TARGET as never } : {}) },
-  minify: true,
-  bytecode: true,
-  format: "esm",
-  splitting: true,
-  sourcemap: "none",
-  define: { CARDS_VERSION: JSON.stringify(pkg.version) },
-  plugins: [{
-    name: "ui-assets",
-    setup(build) {
-      build.onLoad({ filter: /ui-assets\.gen\.ts$/ }, (args) =>
-        resolve(args.path) === UI_MODULE ? { contents: uiModule, loader: "ts" } : (undefined as never));
+async function compile(bytecodeOrder?: string[]): Promise<void> {
+  const result = await Bun.build({
+    entrypoints: ["src/main.ts"],
+    compile: {
+      outfile,
+      ...(process.env.CARDS_TARGET ? { target: process.env.CARDS_TARGET as never } : {}),
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+      autoloadTsconfig: false,
+      autoloadPackageJson: false,
+      ...(bytecodeOrder ? { bytecodeOrder } : {}),
     },
-  }],
-});
+    minify: true,
+    bytecode: true,
+    format: "esm",
+    splitting: true,
+    sourcemap: "none",
+    define: { CARDS_VERSION: JSON.stringify(pkg.version) },
+    plugins: [{
+      name: "ui-assets",
+      setup(build) {
+        build.onLoad({ filter: /ui-assets\.gen\.ts$/ }, (args) =>
+          resolve(args.path) === UI_MODULE ? { contents: uiModule, loader: "ts" } : (undefined as never));
+      },
+    }],
+  });
+  if (!result.success) fail(result.logs);
+}
 
-if (!result.success) fail(result.logs);
+/** Runs the hot commands on a scratch workspace, each recording the bytecode it used; returns the order files. */
+function profileRuns(): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "cards-pgo-"));
+  try {
+    const ws = join(dir, "ws");
+    const cards = (args: string[], orderFile?: string): string => {
+      const env: Record<string, string> = { PATH: process.env.PATH ?? "", CARDS_ACTOR: "ada" };
+      if (orderFile) env.BUN_BYTECODE_ORDER_OUT = orderFile;
+      const r = Bun.spawnSync([resolve(outfile), "--dir", ws, ...args], { env, cwd: dir });
+      if (r.exitCode !== 0) fail([`profile run \`cards ${args.join(" ")}\` failed: ${r.stderr.toString()}`]);
+      return r.stdout.toString();
+    };
+    cards(["init", ws]);
+    // settled definitions, as agents meet them: the racy re-read (docs/decisions.md) is not the hot path
+    const past = new Date(Date.now() - 3_600_000);
+    const settle = (p: string): void => {
+      for (const e of new Bun.Glob("**").scanSync({ cwd: p, onlyFiles: false })) utimesSync(join(p, e), past, past);
+      utimesSync(p, past, past);
+    };
+    settle(join(ws, "definitions"));
+    const id = (JSON.parse(cards(["cards", "create", "--type", "task", "--title", "warm-up"])) as { id: string }).id;
+    for (let i = 0; i < 3; i++) cards(["cards", "create", "--type", "task", "--title", `pool ${i}`]);
+    const file = (name: string): string => join(dir, `${name}.order`);
+    cards(["cards", "get", id], file("get"));
+    cards(["cards", "list"], file("list"));
+    cards(["cards", "take-next"], file("take-next"));
+    const created = (JSON.parse(cards(["cards", "create", "--type", "task", "--title", "profiled"], file("create"))) as { id: string }).id;
+    cards(["cards", "patch", created, "--version", "1", "--title", "patched"], file("patch"));
+    cards(["--version"], file("version"));
+    return ["get", "list", "take-next", "create", "patch", "version"].map(file);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+await compile();
+if (!process.env.CARDS_TARGET && process.env.CARDS_PGO !== "0") {
+  const files = profileRuns();
+  await compile(files);
+  rmSync(join(files[0]!, ".."), { recursive: true, force: true });
+  console.error(`laid out the bytecode by ${files.length} profiled runs`);
+}
 console.error(`built ${outfile} (cards ${pkg.version})`);

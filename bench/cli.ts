@@ -4,7 +4,9 @@
  *
  *   bun bench/cli.ts
  *
- * Env: RUNS (30), WARMUP (3); BACKLOG=0 skips the peer; PEER_RUNS (10); BACKLOG_VERSION
+ * Env: RUNS (40), WARMUP (3), ROUNDS (20: the runs are spread over that many hyperfine calls,
+ * command order rotating, so floors and commands sample the same stretch of this noisy
+ * machine); BACKLOG=0 skips the peer; PEER_RUNS (10); BACKLOG_VERSION
  * (1.52.0); CARDS_BIN (default: build the current source into $WORK/bin/cards); WORK.
  * Writes only under $WORK/cli (npm install of the peer is cached in $WORK/cache).
  */
@@ -17,7 +19,8 @@ import { commitAll, initBacklogRepo, installBacklog, writeBacklogTasks, BACKLOG_
 
 requireTools("hyperfine");
 const DIR = workDir("cli");
-const RUNS = envNum("RUNS", 30);
+const RUNS = envNum("RUNS", 40);
+const ROUNDS = envNum("ROUNDS", 20);
 const WARMUP = envNum("WARMUP", 3);
 const bin = await cardsBinary();
 
@@ -52,7 +55,7 @@ const cmds = [
   { name: "cards list", cmd: `${cards} cards list` },
   { name: "cards create", cmd: `${cards} cards create --type task --title x` },
 ];
-const t = await hyperfine(cmds, { runs: RUNS, warmup: WARMUP, dir: DIR, tag: "figure1" });
+const t = await hyperfine(cmds, { runs: RUNS, warmup: WARMUP, dir: DIR, tag: "figure1", rounds: ROUNDS });
 const get = (n: string): Timing => t.get(n)!;
 const show = (x: Timing) => `${ms(x.median)} ms (${ms(x.min)}–${ms(x.max)})`;
 const vs = (figure: string, name: string, floorName: string, max: number, note?: string): Row => {
@@ -68,7 +71,7 @@ const rows: Row[] = [
   vs("`cards cards list`", "cards list", "read floor", 1.5, "50 cards, ~60 KB of JSON"),
   vs("`cards cards create --type task --title x`", "cards create", "write floor", 1.5, "validation, FTS, event"),
 ];
-report("cli", `Figure 1: CLI cold start, embedded, 1,000 cards (hyperfine -N, ${RUNS} runs, ${WARMUP} warm-ups, one call; median (min–max))`, rows);
+report("cli", `Figure 1: CLI cold start, embedded, 1,000 cards (hyperfine -N, ${RUNS} runs in ${ROUNDS} rounds of rotating order, ${WARMUP} warm-ups; median (min–max))`, rows);
 
 // ------------------------------------------------------------------ part 2: Backlog.md peer
 if (!envFlag("BACKLOG", true)) {

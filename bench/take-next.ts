@@ -11,12 +11,12 @@
  * Env: HTTP_P (1,4,8,16), CLI_P (1,4,8), HTTP_POOL (3000), CLI_POOL (200), RAW_POOL (20000),
  * FLOORS=0 skips the racing floors, CARDS_BIN, WORK. Writes only under $WORK/take-next.
  */
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { openFloor, createFloor, makeClaim } from "./lib/floor-db.ts";
 import { initWorkspace, seedCards } from "./lib/seed.ts";
 import { cliTake, httpTake, race, checkDb, type RaceResult, type Take } from "./lib/race.ts";
-import { cardsBinary, cleanEnv, compile, envFlag, envNum, int, machineNote, ms, quantile, ratio, report, startServer, workDir, type Row } from "./lib/util.ts";
+import { cardsBinary, cleanEnv, compile, envFlag, envNum, int, machineNote, ms, quantile, ratio, report, run, startServer, workDir, type Row } from "./lib/util.ts";
 
 const DIR = workDir("take-next");
 const list = (name: string, def: string) => (process.env[name] ?? def).split(",").map(Number).filter((n) => n > 0);
@@ -37,10 +37,21 @@ async function template(name: string, n: number): Promise<string> {
   await seedCards(d, { n, kind: "pool", how: "batch", seed: 31 });
   return d;
 }
+/**
+ * A copy of a pool workspace. Its definition files and folders keep the template's
+ * times: a copy stamped "just now" looks like freshly edited definitions, which every
+ * call re-reads for 2 s (the racy rule of docs/decisions.md) - not what agents meet.
+ */
 const fresh = (tpl: string, name: string): string => {
   const d = join(DIR, name);
   rmSync(d, { recursive: true, force: true });
-  cpSync(tpl, d, { recursive: true });
+  cpSync(tpl, d, { recursive: true, preserveTimestamps: true });
+  const keepTimes = (rel: string): void => {
+    const s = statSync(join(tpl, rel));
+    if (s.isDirectory()) for (const n of readdirSync(join(tpl, rel))) keepTimes(join(rel, n));
+    utimesSync(join(d, rel), s.atime, s.mtime);
+  };
+  keepTimes("definitions");
   return d;
 };
 const httpTpl = await template("tpl-http", HTTP_POOL);
@@ -92,8 +103,15 @@ for (const P of HTTP_P) {
     await runRace(`floor http ${P}`, P, httpTake(fs.url), db, HTTP_POOL, () => fs.stop());
   }
 }
+/** Stores the definition stamps of a copy (an untimed call), as in a workspace agents have used before. */
+async function settle(ws: string): Promise<void> {
+  const newest = Math.max(...["", "card-types", "boards", "views"].map((f) => statSync(join(ws, "definitions", f), { throwIfNoEntry: false })?.mtimeMs ?? 0));
+  await Bun.sleep(Math.max(0, newest + 2100 - Date.now()));
+  await run([bin, "--dir", ws, "workspace"], { env: cleanEnv() });
+}
 for (const P of CLI_P) {
   const ws = fresh(cliTpl, `cli-${P}`);
+  await settle(ws);
   await runRace(`cli ${P}`, P, cliTake((a) => [bin, "--dir", ws, "cards", "take-next", "--actor", a], cleanEnv()), dbOf(ws), CLI_POOL);
   if (FLOORS) {
     const db = join(DIR, `floor-cli-${P}.db`);

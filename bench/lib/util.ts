@@ -91,13 +91,26 @@ export const ratio = (x: number): string => (x >= 10 ? x.toFixed(0) : x.toFixed(
 export interface Timing { median: number; min: number; max: number; runs: number }
 
 /** One hyperfine call (-N, so no shell) over named commands; times in ms. */
-export async function hyperfine(cmds: Array<{ name: string; cmd: string }>, o: { runs: number; warmup: number; dir: string; tag: string; timeoutMs?: number; cwd?: string }): Promise<Map<string, Timing>> {
-  const json = join(o.dir, `hf-${o.tag}.json`);
-  const args = ["hyperfine", "-N", "-w", String(o.warmup), "-r", String(o.runs), "--export-json", json];
-  for (const c of cmds) args.push("-n", c.name, c.cmd);
-  await run(args, { timeoutMs: o.timeoutMs ?? 600_000, cwd: o.cwd, env: cleanEnv() });
-  const data = (await Bun.file(json).json()) as { results: Array<{ command: string; median: number; min: number; max: number; times: number[] }> };
-  return new Map(data.results.map((r) => [r.command, { median: r.median * 1000, min: r.min * 1000, max: r.max * 1000, runs: r.times.length }]));
+/**
+ * Times commands with hyperfine (-N). With `rounds` > 1 the runs are split into that many
+ * hyperfine calls, the command order rotating each round, and the figures are taken over
+ * all runs: every command then samples the whole period, so a noisy stretch of this
+ * shared machine lands on all of them alike instead of on whichever ran during it.
+ */
+export async function hyperfine(cmds: Array<{ name: string; cmd: string }>, o: { runs: number; warmup: number; dir: string; tag: string; timeoutMs?: number; cwd?: string; rounds?: number }): Promise<Map<string, Timing>> {
+  const rounds = Math.max(1, Math.min(o.rounds ?? 1, o.runs));
+  const times = new Map<string, number[]>(cmds.map((c) => [c.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const json = join(o.dir, `hf-${o.tag}${rounds > 1 ? `-${round + 1}` : ""}.json`);
+    const runs = Math.floor(o.runs / rounds) + (round < o.runs % rounds ? 1 : 0);
+    const args = ["hyperfine", "-N", "-w", String(round === 0 ? o.warmup : 1), "-r", String(Math.max(2, runs)), "--export-json", json];
+    const order = cmds.map((_, i) => cmds[(i + round) % cmds.length]!);
+    for (const c of order) args.push("-n", c.name, c.cmd);
+    await run(args, { timeoutMs: o.timeoutMs ?? 600_000, cwd: o.cwd, env: cleanEnv() });
+    const data = (await Bun.file(json).json()) as { results: Array<{ command: string; times: number[] }> };
+    for (const r of data.results) times.get(r.command)!.push(...r.times.map((t) => t * 1000));
+  }
+  return new Map([...times].map(([name, t]) => [name, { median: median(t), min: Math.min(...t), max: Math.max(...t), runs: t.length }]));
 }
 
 // ---------------------------------------------------------------- servers and wrk

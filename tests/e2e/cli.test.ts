@@ -26,6 +26,19 @@ describe("process interface", () => {
     expect(r.stdout).not.toContain("\u001b[");
   });
 
+  test("a .env or bunfig.toml in the working directory changes nothing (the runtime's autoload is off)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-dotenv-"));
+    try {
+      writeFileSync(join(dir, ".env"), "CARDS_ACTOR=mallory\nCARDS_URL=http://127.0.0.1:1\n");
+      writeFileSync(join(dir, "bunfig.toml"), 'preload = ["./nope.ts"]\n');
+      const r = run(["--dir", ws, "cards", "create", "--type", "task", "--title", "who wrote me"], { cwd: dir });
+      expect(r.code).toBe(0);
+      expect(r.json.created_by).toBe("ada"); // settings.default_user, not the .env actor; embedded, not the .env URL
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("each command has --help with its full path", () => {
     const r = run(["cards", "take-next", "--help"]);
     expect(r.code).toBe(0);

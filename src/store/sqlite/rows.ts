@@ -1,12 +1,12 @@
 /** Row <-> resource mapping for the SQLite driver. Key order here is the wire order. */
 import type { Card, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
 import { formatEventId } from "../../domain/ids.ts";
-import { canonicalCard } from "../../domain/card.ts";
 
 type Row = Record<string, unknown>;
 
+/** A stored card, built in canonicalCard's key order (one object per row: lists map 50 at a time). */
 export function rowToCard(r: Row, workspaceId: string): Card {
-  return canonicalCard({
+  const card = {
     id: r.id as string,
     workspace_id: workspaceId,
     type_id: r.type_id as string,
@@ -14,14 +14,15 @@ export function rowToCard(r: Row, workspaceId: string): Card {
     title: r.title as string,
     status: r.status as string,
     fields: JSON.parse(r.fields as string),
-    owner: (r.owner as string | null) ?? undefined,
-    tags: JSON.parse(r.tags as string),
-    version: r.version as number,
-    created_at: r.created_at as string,
-    updated_at: r.updated_at as string,
-    status_since: r.status_since as string,
-    created_by: r.created_by as string,
-  });
+  } as Card;
+  if (r.owner) card.owner = r.owner as string;
+  card.tags = JSON.parse(r.tags as string);
+  card.version = r.version as number;
+  card.created_at = r.created_at as string;
+  card.updated_at = r.updated_at as string;
+  card.status_since = r.status_since as string;
+  card.created_by = r.created_by as string;
+  return card;
 }
 
 export function cardParams(c: Card): (string | number | null)[] {
