@@ -1,7 +1,8 @@
 /**
  * Parses argv against a citty ArgsDef (string, boolean, enum and positional args,
  * aliases, defaults, `--no-flag`, `--flag=value`, `--` ending the flags). Unknown flags
- * are rejected by the runner before this runs.
+ * are rejected by the runner before this runs. Plain loops: this runs on every call, and
+ * the first call of an array builtin costs more than the parse (docs/decisions.md).
  */
 import type { ArgsDef } from "citty";
 import { CardsError } from "../domain/errors.ts";
@@ -12,7 +13,8 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
   const out: ParsedArgs = { _: [] };
   const byFlag = new Map<string, string>();
   const positionals: string[] = [];
-  for (const [name, d] of Object.entries(def)) {
+  for (const name in def) {
+    const d = def[name]!;
     if (d.type === "positional") { positionals.push(name); continue; }
     byFlag.set(name, name);
     const alias = (d as { alias?: string | string[] }).alias;
@@ -44,14 +46,16 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     out[name] = value;
   }
   out._ = free;
-  positionals.forEach((name, i) => {
+  for (let i = 0; i < positionals.length; i++) {
+    const name = positionals[i]!;
     const v = free[i] ?? (def[name]!.default as string | undefined);
     if (v === undefined && def[name]!.required) {
       throw new CardsError("usage", `missing ${name.toUpperCase()}: \`${path} ${positionals.map((p) => `<${p}>`).join(" ")}\``, { field: name, hint: `see \`${path} --help\`` });
     }
     out[name] = v;
-  });
-  for (const [name, d] of Object.entries(def)) {
+  }
+  for (const name in def) {
+    const d = def[name]!;
     if (d.type !== "positional" && d.required && out[name] === undefined) {
       throw new CardsError("usage", `--${name} is required`, { field: `--${name}`, hint: `see \`${path} --help\`` });
     }

@@ -98,7 +98,7 @@ async function unknownCommand(cmd: CommandDef, path: string[], word: string | un
 }
 
 function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void {
-  if (!args.some(isFlag)) return; // the common agent call: positionals only
+  if (!hasFlag(args)) return; // the common agent call: positionals only
   const known = new Set<string>();
   for (const [name, d] of Object.entries(def)) {
     if (d.type === "positional") continue;
@@ -135,5 +135,10 @@ async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | unde
 
 const toArray = (x: string | string[] | undefined): string[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 const kebab = (s: string): string => (/[A-Z_]/.test(s) ? s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/_/g, "-") : s);
+function hasFlag(args: string[]): boolean {
+  for (let i = 0; i < args.length; i++) if (isFlag(args[i]!)) return true;
+  return false;
+}
+
 /** `-x`, `--x` and `--x=v`, not `-`, `-5` or a positional */
 const isFlag = (a: string): boolean => a.length > 1 && a.charCodeAt(0) === 45 && !(a.charCodeAt(1) >= 48 && a.charCodeAt(1) <= 57);

@@ -8,14 +8,17 @@ import type { CardEvent } from "../domain/types.ts";
 export type EventListener = (event: CardEvent) => void;
 
 export class EventBus {
-  private readonly listeners = new Set<EventListener>();
+  /** made on the first subscription: a one-shot CLI call never has one */
+  private listeners?: Set<EventListener>;
 
   subscribe(fn: EventListener): () => void {
-    this.listeners.add(fn);
-    return () => { this.listeners.delete(fn); };
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(fn);
+    return () => { listeners.delete(fn); };
   }
 
   publish(event: CardEvent): void {
+    if (!this.listeners) return;
     for (const fn of this.listeners) {
       try {
         fn(event);
@@ -26,6 +29,6 @@ export class EventBus {
   }
 
   get size(): number {
-    return this.listeners.size;
+    return this.listeners?.size ?? 0;
   }
 }

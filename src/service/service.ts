@@ -53,8 +53,9 @@ export class Service {
   readonly origin: Service = this;
   private feed?: Feed;
   private writes = 0;
-  private readonly consumers = new Map<EventListener, Subscription>();
-  private readonly consumerWatchers = new Set<() => void>();
+  // made on first use: a one-shot CLI call subscribes to nothing
+  private consumers?: Map<EventListener, Subscription>;
+  private consumerWatchers?: Set<() => void>;
 
   constructor(
     public defs: Definitions,
@@ -196,19 +197,21 @@ export class Service {
       this.feed = new Feed(this.store, this.bus);
       this.feed.start();
     }
-    this.consumers.set(fn, sub);
+    const consumers = (this.consumers ??= new Map());
+    consumers.set(fn, sub);
     const off = this.bus.subscribe(fn);
-    if (sub.types?.length) for (const w of this.consumerWatchers) w();
+    if (sub.types?.length && this.consumerWatchers) for (const w of this.consumerWatchers) w();
     return () => {
       off();
-      this.consumers.delete(fn);
+      consumers.delete(fn);
     };
   }
 
   /** Calls `fn` whenever a subscriber asking for specific types arrives. */
   onConsumersChanged(fn: () => void): () => void {
-    this.consumerWatchers.add(fn);
-    return () => { this.consumerWatchers.delete(fn); };
+    const watchers = (this.consumerWatchers ??= new Set());
+    watchers.add(fn);
+    return () => { watchers.delete(fn); };
   }
 
   /** The id of the last durable event published live (SSE replay hands off after it). */
@@ -224,7 +227,7 @@ export class Service {
   /** True when someone consumes this event type live: a subscriber that asked for it, or persistence. */
   hasConsumer(type: string): boolean {
     if ((this.defs.workspace.settings.persist_conditions ?? []).includes(type)) return true;
-    for (const sub of this.consumers.values()) if (sub.types?.includes(type)) return true;
+    if (this.consumers) for (const sub of this.consumers.values()) if (sub.types?.includes(type)) return true;
     return false;
   }
 

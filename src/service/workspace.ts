@@ -79,7 +79,7 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
     // call skips both checks (docs/decisions.md, "definitions cache")
     const stamp = syncStamp(defs);
     const synced = store.readMeta(DEFINITIONS_SYNCED_KEY) === stamp;
-    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: searchConfig(defs), searchSynced: synced });
+    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: () => searchConfig(defs), searchSynced: synced });
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
     if (!synced) {
       await registerDeclaredUsers(svc);

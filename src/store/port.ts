@@ -128,7 +128,8 @@ export type StoreTx = StoreReads & StoreWrites;
 export interface StoreConfig {
   workspaceId: string;
   doneStatus: string;
-  search: SearchConfig;
+  /** given as a function, it is called when first needed (a write, or the check below) */
+  search: SearchConfig | (() => SearchConfig);
   /** the caller knows the search index already follows `search`: skip comparing it (cold path) */
   searchSynced?: boolean;
 }

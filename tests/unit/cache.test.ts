@@ -43,6 +43,24 @@ describe("definitions cache", () => {
     expect(io.writes).toBe(1);
   });
 
+  test("a cached set parses its card types, boards, views and extensions only when first used", async () => {
+    const dir = makeWorkspace();
+    const io = memoryIo();
+    const a = await loadDefinitionsCached(dir, io);
+    const row = JSON.parse(io.row!);
+    row.rest = "{not json"; // a load that parsed it now would throw
+    io.row = JSON.stringify(row);
+    const b = await loadDefinitionsCached(dir, io);
+    expect(b.workspace.id).toBe(a.workspace.id);
+    expect(b.fingerprint).toBe(a.fingerprint);
+    expect(() => b.cardTypes).toThrow();
+    row.rest = JSON.stringify({ cardTypes: [...a.cardTypes], boards: [], views: [], extensions: [] });
+    io.row = JSON.stringify(row);
+    const c = await loadDefinitionsCached(dir, io);
+    expect(c.cardTypes.get("task")).toEqual(a.cardTypes.get("task")!);
+    expect(c.boards.size).toBe(0); // from the row, not the files
+  });
+
   test("a changed definition file is validated again, and its problems are reported", async () => {
     const dir = makeWorkspace();
     const io = memoryIo();

@@ -1,4 +1,7 @@
-/** `cards cards ...`: mirrors /v1/cards. */
+/**
+ * `cards cards ...`: mirrors /v1/cards. Each command is built when the runner resolves it:
+ * building every definition at load cost ~0.4M instructions of each call (docs/decisions.md).
+ */
 import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
@@ -6,7 +9,7 @@ import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
 
-const list = defineCommand({
+const list = () => defineCommand({
   meta: { name: "list", description: "List cards (GET /cards)" },
   args: {
     board: { type: "string", description: "board id: scope to the board (its default filter applies)" },
@@ -33,13 +36,13 @@ const list = defineCommand({
   }),
 });
 
-const get = defineCommand({
+const get = () => defineCommand({
   meta: { name: "get", description: "One card with links and comments (GET /cards/{id})" },
   args: { id: { type: "positional", description: "card id", required: true } },
   run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}` }),
 });
 
-const create = defineCommand({
+const create = () => defineCommand({
   meta: { name: "create", description: "Create a card (POST /cards); flags are merged over --data" },
   args: {
     type: { type: "string", description: "card type id" },
@@ -62,7 +65,7 @@ const create = defineCommand({
   },
 });
 
-const patch = defineCommand({
+const patch = () => defineCommand({
   meta: { name: "patch", description: "Update a card (PATCH /cards/{id}); flags are merged over --data" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -90,7 +93,7 @@ const patch = defineCommand({
   },
 });
 
-const del = defineCommand({
+const del = () => defineCommand({
   meta: { name: "delete", description: "Delete a card (DELETE /cards/{id})" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -99,7 +102,7 @@ const del = defineCommand({
   run: ({ args, data }) => callApi(g(data), { method: "DELETE", path: `/cards/${enc(args.id)}`, query: { version: args.version } }),
 });
 
-const events = defineCommand({
+const events = () => defineCommand({
   meta: { name: "events", description: "The card's events in id order (GET /cards/{id}/events)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -109,7 +112,7 @@ const events = defineCommand({
   run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/events`, query: { since: args.since, limit: args.limit } }),
 });
 
-const history = defineCommand({
+const history = () => defineCommand({
   meta: { name: "history", description: "The card's history as readable lines (GET /cards/{id}/history)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -118,7 +121,7 @@ const history = defineCommand({
   run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/history`, query: { limit: args.limit } }),
 });
 
-const takeNext = defineCommand({
+const takeNext = () => defineCommand({
   meta: { name: "take-next", description: "Claim the oldest unowned card in scope (POST /cards/take-next)" },
   args: {
     board: { type: "string", description: "board id (default: the workspace default board)" },
@@ -141,7 +144,7 @@ const takeNext = defineCommand({
   },
 });
 
-const claim = defineCommand({
+const claim = () => defineCommand({
   meta: { name: "claim", description: "Claim a card: compare-and-set on version (POST /cards/{id}/claim)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -154,7 +157,7 @@ const claim = defineCommand({
   }),
 });
 
-const release = defineCommand({
+const release = () => defineCommand({
   meta: { name: "release", description: "Release a card (POST /cards/{id}/release)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -172,10 +175,10 @@ const release = defineCommand({
   }),
 });
 
-const links = defineCommand({
+const links = () => defineCommand({
   meta: { name: "links", description: "Links from a card" },
   subCommands: {
-    add: defineCommand({
+    add: () => defineCommand({
       meta: { name: "add", description: "Add a link (POST /cards/{id}/links)" },
       args: {
         id: { type: "positional", description: "source card id", required: true },
@@ -188,7 +191,7 @@ const links = defineCommand({
         body: { type_id: args.type, target: args.target, ...(args.note !== undefined ? { note: args.note } : {}) },
       }),
     }),
-    remove: defineCommand({
+    remove: () => defineCommand({
       meta: { name: "remove", description: "Remove a link (DELETE /cards/{id}/links/{type_id}/{target})" },
       args: {
         id: { type: "positional", description: "source card id", required: true },
@@ -200,10 +203,10 @@ const links = defineCommand({
   },
 });
 
-const comments = defineCommand({
+const comments = () => defineCommand({
   meta: { name: "comments", description: "Comments on a card" },
   subCommands: {
-    add: defineCommand({
+    add: () => defineCommand({
       meta: { name: "add", description: "Add a comment (POST /cards/{id}/comments); BODY '-' reads stdin" },
       args: {
         id: { type: "positional", description: "card id", required: true },
@@ -211,7 +214,7 @@ const comments = defineCommand({
       },
       run: ({ args, data }) => callApi(g(data), { method: "POST", path: `/cards/${enc(args.id)}/comments`, body: { body: textArg(args.body) } }),
     }),
-    edit: defineCommand({
+    edit: () => defineCommand({
       meta: { name: "edit", description: "Edit a comment (PATCH /cards/{id}/comments/{comment_id})" },
       args: {
         id: { type: "positional", description: "card id", required: true },
@@ -223,10 +226,10 @@ const comments = defineCommand({
   },
 });
 
-const entries = defineCommand({
+const entries = () => defineCommand({
   meta: { name: "entries", description: "Entries of a repeating field" },
   subCommands: {
-    append: defineCommand({
+    append: () => defineCommand({
       meta: { name: "append", description: "Append an entry (POST /cards/{id}/fields/{field}/append)" },
       args: {
         id: { type: "positional", description: "card id", required: true },
@@ -239,7 +242,7 @@ const entries = defineCommand({
         body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
       }),
     }),
-    update: defineCommand({
+    update: () => defineCommand({
       meta: { name: "update", description: "Update an entry, keys merged (PATCH /cards/{id}/fields/{field}/{entry_id})" },
       args: {
         id: { type: "positional", description: "card id", required: true },
@@ -253,7 +256,7 @@ const entries = defineCommand({
         body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
       }),
     }),
-    remove: defineCommand({
+    remove: () => defineCommand({
       meta: { name: "remove", description: "Remove an entry (DELETE /cards/{id}/fields/{field}/{entry_id})" },
       args: {
         id: { type: "positional", description: "card id", required: true },
@@ -268,7 +271,7 @@ const entries = defineCommand({
   },
 });
 
-const upgrade = defineCommand({
+const upgrade = () => defineCommand({
   meta: { name: "upgrade-schema", description: "Upgrade a card to its type's loaded schema version (POST /cards/{id}/upgrade-schema)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
@@ -284,10 +287,10 @@ const upgrade = defineCommand({
   }),
 });
 
-const artifacts = defineCommand({
+const artifacts = () => defineCommand({
   meta: { name: "artifacts", description: "Artifacts of a card" },
   subCommands: {
-    put: defineCommand({
+    put: () => defineCommand({
       meta: { name: "put", description: "Upload a file into an artifact field (POST /cards/{id}/artifacts/{field}); FILE '-' reads stdin" },
       args: {
         id: { type: "positional", description: "card id", required: true },

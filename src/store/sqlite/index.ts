@@ -77,9 +77,16 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     ...reads,
     write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lockOf().run(() => fn(writer)),
     configure(o: StoreConfig): void {
-      Object.assign(config, o);
+      config.workspaceId = o.workspaceId;
+      config.doneStatus = o.doneStatus;
+      let search = o.search;
+      Object.defineProperty(config, "search", {
+        get: () => (typeof search === "function" ? (search = search()) : search),
+        set: (v: SearchConfig) => { search = v; },
+        enumerable: true,
+      });
       // before the lock: that may turn the busy timeout off for a dedicated writer
-      if (!o.searchSynced) syncSearchConfig(writerDb, writer, o.search);
+      if (!o.searchSynced) syncSearchConfig(writerDb, writer, config.search);
       lockInstance = new WriteLock(writerDb, opts.connections === 2, {
         savepoint: () => writer.searchSavepoint(),
         rollback: () => writer.rollbackSearch(),
