@@ -4,17 +4,42 @@
  * `parseShape` maps the first valibot issue to `validation_failed` with its path.
  *
  * Each shape is built on first use: building all of them when the module loads cost
- * 0.4-1 ms of every one-shot CLI write (docs/decisions.md, "CLI cold path").
+ * 0.4-1 ms of every one-shot CLI write (docs/decisions.md, "CLI cold path"). The shapes
+ * the agent loop sends on every call also carry a plain check of the common case: a body
+ * it accepts is one valibot accepts as it is (tests/unit/shapes.test.ts holds them to
+ * that); anything else, and every error, goes through valibot. Building and running a
+ * schema cost ~0.5M instructions of a one-shot write.
  */
 import * as v from "valibot";
 import { CardsError } from "../domain/errors.ts";
 
-/** A schema built on its first use, then kept. */
-export type Shape<S extends v.GenericSchema = v.GenericSchema> = () => S;
+/** A schema built on its first use, then kept; `quick` accepts a subset of its valid inputs without it. */
+export type Shape<S extends v.GenericSchema = v.GenericSchema> = (() => S) & { quick?: (x: object) => boolean };
 
-function shape<S extends v.GenericSchema>(build: () => S): Shape<S> {
+function shape<S extends v.GenericSchema>(build: () => S, quick?: Record<string, Check>): Shape<S> {
   let built: S | undefined;
-  return () => (built ??= build());
+  const get = (() => (built ??= build())) as Shape<S>;
+  if (quick) get.quick = (x) => fitsChecks(x as Record<string, unknown>, quick);
+  return get;
+}
+
+// --- plain checks (a subset of what the schemas accept) ---
+type Check = (x: unknown) => boolean;
+const str: Check = (x) => typeof x === "string";
+const bool: Check = (x) => typeof x === "boolean";
+const any: Check = () => true;
+/** a required key of `v.unknown()`: valibot refuses it when missing */
+const present: Check = (x) => x !== undefined;
+const id: Check = (x) => typeof x === "string" && x.length >= 1 && x.length <= 200;
+const int: Check = (x) => Number.isInteger(x);
+const version: Check = (x) => Number.isInteger(x) && (x as number) >= 1;
+const plainObject: Check = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
+const opt = (c: Check): Check => (x) => x === undefined || c(x);
+
+function fitsChecks(x: Record<string, unknown>, checks: Record<string, Check>): boolean {
+  for (const k in x) if (!Object.hasOwn(checks, k)) return false;
+  for (const k in checks) if (!checks[k]!(x[k])) return false;
+  return true;
 }
 
 const Id = shape(() => v.pipe(v.string(), v.minLength(1), v.maxLength(200)));
@@ -32,7 +57,7 @@ export const CreateCardBody = shape(() => v.strictObject({
   tags: v.optional(v.unknown()),
   schema_version: v.optional(v.pipe(v.number(), v.integer())),
   dry_run: v.optional(v.boolean()),
-}));
+}), { type_id: id, title: present, status: opt(str), fields: opt(plainObject), tags: any, schema_version: opt(int), dry_run: opt(bool) });
 export type CreateCardInput = v.InferOutput<ReturnType<typeof CreateCardBody>>;
 
 export const PatchCardBody = shape(() => v.strictObject({
@@ -44,7 +69,10 @@ export const PatchCardBody = shape(() => v.strictObject({
   fields: v.optional(Fields()),
   force: v.optional(v.boolean()),
   dry_run: v.optional(v.boolean()),
-}));
+}), {
+  version, title: any, status: opt(str), owner: opt((x) => x === null || typeof x === "string"), tags: any,
+  fields: opt(plainObject), force: opt(bool), dry_run: opt(bool),
+});
 export type PatchCardInput = v.InferOutput<ReturnType<typeof PatchCardBody>>;
 
 export const RegisterUserBody = shape(() => v.strictObject({
@@ -57,6 +85,7 @@ export type RegisterUserInput = v.InferOutput<ReturnType<typeof RegisterUserBody
 /** Validates `input` against a shape; the error names the offending key path. */
 export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: unknown, what: string): v.InferOutput<S> {
   if (input === undefined || input === null) input = {};
+  if (shapeOf.quick && plainObject(input) && shapeOf.quick(input as object)) return input as v.InferOutput<S>;
   const schema = shapeOf();
   const r = v.safeParse(schema, input);
   if (r.success) return r.output;
@@ -85,13 +114,13 @@ function allowedKeys(schema: v.GenericSchema): string[] | undefined {
 export const ClaimBody = shape(() => v.strictObject({
   version: Version(),
   status: v.optional(v.string()),
-}));
+}), { version, status: opt(str) });
 
 export const ReleaseBody = shape(() => v.strictObject({
   version: v.optional(Version()),
   status: v.optional(v.string()),
   force: v.optional(v.boolean()),
-}));
+}), { version: opt(version), status: opt(str), force: opt(bool) });
 
 export const TakeNextBody = shape(() => v.strictObject({
   filter: v.optional(v.record(v.string(), v.unknown())),
@@ -100,7 +129,10 @@ export const TakeNextBody = shape(() => v.strictObject({
   type_id: v.optional(Id()),
   board_id: v.optional(Id()),
   dry_run: v.optional(v.boolean()),
-}));
+}), {
+  filter: opt(plainObject), assign_to: opt((x) => typeof x === "string" && x.length >= 1), status: opt(str),
+  type_id: opt(id), board_id: opt(id), dry_run: opt(bool),
+});
 
 export const LinkBody = shape(() => v.strictObject({
   type_id: Id(),
