@@ -84,6 +84,13 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     const [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
     return { card: cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null };
   }
+  if (svc.mode === "embedded") {
+    // A one-shot process reads its likely card before it takes the write lock: the lock
+    // is then held without compiling those statements or reading those pages, which is
+    // what racing CLI processes wait for (docs/decisions.md, "take-next")
+    const [likely] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+    if (likely) svc.store.getCard(likely.id, { links: true, comments: true });
+  }
   return svc.mutate(ctx, (w) => {
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
