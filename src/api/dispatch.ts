@@ -11,7 +11,8 @@ import type { ApiRequest, ApiResponse } from "./types.ts";
 
 const table = new RouteTable(ROUTES);
 
-export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiResponse> {
+/** Answers a request; synchronously when its route does (a server's reads, once loaded). */
+export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<ApiResponse> {
   try {
     const match = table.find(req.method, req.path);
     if (!match) throw routeMiss(req);
@@ -23,7 +24,8 @@ export async function dispatch(svc: Service, req: ApiRequest): Promise<ApiRespon
     }
     const params: Record<string, string> = {};
     for (const k in match.params) params[k] = safeDecode(match.params[k]!);
-    return await route.handle(new RouteCall(svc.pin(), req, params));
+    const res = route.handle(new RouteCall(svc.pin(), req, params));
+    return res instanceof Promise ? res.catch(errorResponse) : res;
   } catch (e) {
     return errorResponse(e);
   }

@@ -7,7 +7,7 @@ export interface ApiRequest {
   /** path relative to /v1, e.g. `/cards/card_0123…`, without the query string */
   path: string;
   query: Record<string, string>;
-  /** request headers, names lower-case */
+  /** request headers, names lower-case; the API reads only API_HEADERS */
   headers: Record<string, string>;
   /** raw request body text (JSON routes) */
   body?: string;
@@ -22,6 +22,9 @@ export interface ApiResponse {
   /** `body` is a byte stream to send as is (artifact downloads), not JSON */
   raw?: ReadableStream<Uint8Array>;
 }
+
+/** The request headers the route table reads: a server hands over only these. */
+export const API_HEADERS = ["x-service-actor", "idempotency-key", "content-type"] as const;
 
 /** Request size limits (DECISIONS "Size limits"); docs/limits.md. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@
 import { H3, type H3Event } from "h3";
 import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
-import { MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
+import { API_HEADERS, MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
 import { eventStream } from "./sse.ts";
@@ -35,18 +35,27 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
 
   app.get("/v1/events/stream", (event: H3Event) => eventStream(svc, event.req));
 
-  app.all("/v1/**", async (event: H3Event) => {
-    const url = new URL(event.req.url);
-    const headers: Record<string, string> = {};
-    event.req.headers.forEach((v, k) => { headers[k] = v; });
+  // not async: a read whose route answers at once is answered without a promise
+  app.all("/v1/**", (event: H3Event) => {
+    const url = event.url;
+    const method = event.req.method;
+    const headers = new ApiHeaders(event.req.headers) as unknown as Record<string, string>;
     const path = url.pathname.slice(3) || "/";
     const query: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) query[k] = v;
-    if (isRawRoute(event.req.method, path)) {
+    if (url.search) for (const [k, v] of url.searchParams) query[k] = v;
+    if (method === "GET" || method === "HEAD") {
+      const res = dispatch(svc, { method, path, query, headers });
+      return res instanceof Promise ? res.then(toResponse) : toResponse(res);
+    }
+    return withBody(event, method, path, query, headers);
+  });
+
+  async function withBody(event: H3Event, method: string, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<Response> {
+    if (isRawRoute(method, path)) {
       const declared = Number(event.req.headers.get("content-length") ?? NaN);
       if (declared > MAX_ARTIFACT_BYTES) return toResponse(errorResponse(new CardsError("payload_too_large", `artifact over ${MAX_ARTIFACT_BYTES} bytes`, { hint: "see docs/limits.md" })));
       const stream = event.req.body ?? new Uint8Array(0);
-      return toResponse(await dispatch(svc, { method: event.req.method, path, query, headers, stream: stream as AsyncIterable<Uint8Array> }));
+      return toResponse(await dispatch(svc, { method, path, query, headers, stream: stream as AsyncIterable<Uint8Array> }));
     }
     let body: string | undefined;
     try {
@@ -54,8 +63,8 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     } catch (e) {
       return toResponse(errorResponse(e));
     }
-    return toResponse(await dispatch(svc, { method: event.req.method, path, query, headers, body }));
-  });
+    return toResponse(await dispatch(svc, { method, path, query, headers, body }));
+  }
 
   registerUi(app);
 
@@ -66,6 +75,16 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
 
   return app;
 }
+
+/** The request headers the route table reads (API_HEADERS), each read from the request when asked for. */
+class ApiHeaders {
+  constructor(private readonly h: Headers) {}
+  get "x-service-actor"(): string | undefined { return this.h.get("x-service-actor") ?? undefined; }
+  get "idempotency-key"(): string | undefined { return this.h.get("idempotency-key") ?? undefined; }
+  get "content-type"(): string | undefined { return this.h.get("content-type") ?? undefined; }
+}
+// a header added to API_HEADERS needs a getter above (checked here at compile time)
+void (ApiHeaders.prototype satisfies Record<(typeof API_HEADERS)[number], unknown>);
 
 export function toResponse(res: ApiResponse): Response {
   if (res.raw) return new Response(res.raw, { status: res.status, headers: res.headers });

@@ -1,4 +1,8 @@
-/** Serving an h3 app (srvx picks Bun.serve on Bun, Deno.serve on Deno). */
+/**
+ * Serving an h3 app. On Bun the app's fetch goes straight to Bun.serve: srvx's request
+ * wrapper cost ~10% of a point read (perf-baselines.md §4, docs/decisions.md); on other
+ * runtimes h3's serve() (srvx) picks Deno.serve or node:http.
+ */
 import { serve, type H3 } from "h3";
 
 export interface RunningServer {
@@ -7,16 +11,24 @@ export interface RunningServer {
   close(force?: boolean): Promise<void>;
 }
 
-/** Starts listening; srvx stays silent and installs no signal handlers (stack.md §1.4). */
+/** Starts listening; nothing is printed and no signal handler is installed (stack.md §1.4). */
 export async function startServer(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
+  if (typeof Bun !== "undefined") {
+    const server = Bun.serve({
+      hostname: opts.host, port: opts.port, idleTimeout: 0,
+      fetch: (req) => app.fetch(req),
+    });
+    return { url: formatUrl(server.url), close: async (force = false) => { await server.stop(force); } };
+  }
   const server = serve(app, {
     hostname: opts.host, port: opts.port, silent: true, gracefulShutdown: false,
-    bun: { idleTimeout: 0 },
   } as Parameters<typeof serve>[1]);
   await server.ready();
-  const url = new URL(server.url!);
-  return {
-    url: `http://${url.hostname.includes(":") ? `[${url.hostname}]` : url.hostname}:${url.port}`,
-    close: (force = false) => server.close(force),
-  };
+  return { url: formatUrl(new URL(server.url!)), close: (force = false) => server.close(force) };
+}
+
+/** `http://host:port` without a trailing slash; IPv6 hosts in brackets. */
+function formatUrl(url: URL): string {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return `http://${host.includes(":") ? `[${host}]` : host}:${url.port}`;
 }

@@ -16,6 +16,14 @@ export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 const MANY_HITS = 1000;
 
 const CARD_COLS = "c.id, c.type_id, c.schema_version, c.title, c.status, c.fields, c.owner, c.tags, c.version, c.created_at, c.updated_at, c.status_since, c.created_by";
+// hot statements as constants: the statement cache hashes its key, and a string built per call is hashed anew
+const GET_CARD_SQL = `SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`;
+const GET_FULL_CARD_SQL = `SELECT ${CARD_COLS},
+      (SELECT json_group_array(json_object('type_id', type_id, 'target', target, 'note', note, 'created_by', created_by, 'created_at', created_at))
+         FROM (SELECT * FROM links WHERE card_id = c.id ORDER BY created_at, type_id, target)) AS links_json,
+      (SELECT json_group_array(json_object('id', id, 'author', author, 'body', body, 'created_at', created_at, 'edited_at', edited_at))
+         FROM (SELECT * FROM comments WHERE card_id = c.id ORDER BY created_at, id)) AS comments_json
+      FROM cards c WHERE c.id = ?`;
 
 export interface QueryConfig {
   workspaceId: string;
@@ -39,7 +47,7 @@ export class SqliteQueries implements StoreTx {
 
   getCard(id: string, opts: { links?: boolean; comments?: boolean } = {}): Card | null {
     if (opts.links && opts.comments) return this.getFullCard(id);
-    const r = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`).get(id);
+    const r = this.db.query(GET_CARD_SQL).get(id);
     if (!r) return null;
     const card = rowToCard(r, this.config.workspaceId);
     if (opts.links) card.links = this.listLinks(id);
@@ -49,16 +57,11 @@ export class SqliteQueries implements StoreTx {
 
   /** The card with its links and comments in one statement (a third of the cost of three). */
   private getFullCard(id: string): Card | null {
-    const r = this.db.query(`SELECT ${CARD_COLS},
-      (SELECT json_group_array(json_object('type_id', type_id, 'target', target, 'note', note, 'created_by', created_by, 'created_at', created_at))
-         FROM (SELECT * FROM links WHERE card_id = c.id ORDER BY created_at, type_id, target)) AS links_json,
-      (SELECT json_group_array(json_object('id', id, 'author', author, 'body', body, 'created_at', created_at, 'edited_at', edited_at))
-         FROM (SELECT * FROM comments WHERE card_id = c.id ORDER BY created_at, id)) AS comments_json
-      FROM cards c WHERE c.id = ?`).get(id);
+    const r = this.db.query(GET_FULL_CARD_SQL).get(id);
     if (!r) return null;
     const card = rowToCard(r, this.config.workspaceId);
-    card.links = (JSON.parse(r.links_json as string) as Record<string, unknown>[]).map(rowToLink);
-    card.comments = (JSON.parse(r.comments_json as string) as Record<string, unknown>[]).map(rowToComment);
+    card.links = r.links_json === "[]" ? [] : (JSON.parse(r.links_json as string) as Record<string, unknown>[]).map(rowToLink);
+    card.comments = r.comments_json === "[]" ? [] : (JSON.parse(r.comments_json as string) as Record<string, unknown>[]).map(rowToComment);
     return canonicalCard(card);
   }
 
