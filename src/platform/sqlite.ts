@@ -75,10 +75,9 @@ self.onmessage = (e) => {
     }
     try {
       let r = db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
-      if (r && r.log > restartPages) {
-        db.exec("PRAGMA busy_timeout = 200");
-        try { r = db.query("PRAGMA wal_checkpoint(RESTART)").get(); } finally { db.exec("PRAGMA busy_timeout = 0"); }
-      }
+      // busy_timeout stays 0: a RESTART that meets a writer or a reader gives up at once
+      // (the next tick tries again) instead of holding writers off while it waits
+      if (r && r.log > restartPages) r = db.query("PRAGMA wal_checkpoint(RESTART)").get();
       if (r && r.checkpointed > 0) { Atomics.add(c, 2, 1); Atomics.add(c, 3, r.checkpointed); }
     } catch {}
     setTimeout(tick, intervalMs);
@@ -88,9 +87,10 @@ self.onmessage = (e) => {
 
 /**
  * Starts checkpointing `path`'s WAL every `intervalMs` on a worker thread (PASSIVE: never
- * blocks writers or readers; then RESTART, waiting at most 200 ms, when the WAL holds more
- * than `restartPages`: it copies only what was written since the PASSIVE pass and rewinds
- * the WAL, holding writers off for about that long). The writer connection then runs with wal_autocheckpoint off, so
+ * blocks writers or readers; then RESTART, without waiting, when the WAL holds more than
+ * `restartPages`: when no transaction is running it copies only what was written since
+ * the PASSIVE pass and rewinds the WAL, holding writers off for about that long; else it
+ * gives up until the next tick. Waiting up to 200 ms there gave writes stalls of 10-230 ms). The writer connection then runs with wal_autocheckpoint off, so
  * no request ever waits for a checkpoint (perf-baselines.md §4: the write tail is the
  * checkpoint).
  */
