@@ -52,7 +52,9 @@ export class Service {
   /** the service itself; a pinned view (pin()) inherits it, so reloads reach the live one */
   readonly origin: Service = this;
   private feed?: Feed;
+  /** writes through this service (kept on the origin: pinned views count there too) */
   private writes = 0;
+  private pinned?: Service;
   // made on first use: a one-shot CLI call subscribes to nothing
   private consumers?: Map<EventListener, Subscription>;
   private consumerWatchers?: Set<() => void>;
@@ -95,7 +97,10 @@ export class Service {
    */
   pin(): Service {
     if (this.mode === "embedded") return this; // a one-shot embedded service never reloads
-    return Object.create(this, { defs: { value: this.defs, writable: false, enumerable: true } }) as Service;
+    const root = this.origin;
+    // one view per definitions set, shared by the requests that start while it is live
+    if (root.pinned?.defs !== root.defs) root.pinned = Object.create(root, { defs: { value: root.defs, writable: false, enumerable: true } }) as Service;
+    return root.pinned;
   }
 
   cardType(id: string, field = "type_id"): CardType {
@@ -155,7 +160,7 @@ export class Service {
             else signals.push({ seq: tx.appendSignal(event), event });
           },
         };
-        if (++this.writes % 200 === 0) {
+        if (++this.origin.writes % 200 === 0) {
           tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
           tx.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
           tx.pruneOnceKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
@@ -193,6 +198,7 @@ export class Service {
    * this process and, within a second, from other processes on the workspace.
    */
   subscribe(fn: EventListener, sub: Subscription = {}): () => void {
+    if (this !== this.origin) return this.origin.subscribe(fn, sub);
     if (!this.feed) {
       this.feed = new Feed(this.store, this.bus);
       this.feed.start();
@@ -209,6 +215,7 @@ export class Service {
 
   /** Calls `fn` whenever a subscriber asking for specific types arrives. */
   onConsumersChanged(fn: () => void): () => void {
+    if (this !== this.origin) return this.origin.onConsumersChanged(fn);
     const watchers = (this.consumerWatchers ??= new Set());
     watchers.add(fn);
     return () => { watchers.delete(fn); };
