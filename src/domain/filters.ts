@@ -231,7 +231,8 @@ function _parseObject(raw: unknown, at: string, depth: number, st: _State): Filt
 }
 
 function _pathKind(key: string, at: string, ctx: FilterContext): _Kind {
-  const k = _KIND[key];
+  // own keys only: "constructor" or "__proto__" must read as unknown, not as Object.prototype's
+  const k = Object.hasOwn(_KIND, key) ? _KIND[key] : undefined;
   if (k) return k;
   if (key.startsWith("fields.")) {
     const id = key.slice(7);

@@ -27,7 +27,10 @@ const shapes: Record<string, { shape: Shape; keys: string[]; typical: object[] }
 const value = fc.oneof(
   fc.string({ maxLength: 3 }), fc.string({ minLength: 195, maxLength: 205 }), fc.constant(""),
   fc.integer({ min: -3, max: 5 }), fc.double({ noNaN: false }), fc.boolean(), fc.constant(null),
-  fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  // nested objects, with the keys valibot's record() leaves out
+  fc.dictionary(fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom("__proto__", "constructor", "prototype")), fc.integer(), { maxKeys: 2 }),
+  fc.constantFrom(JSON.parse('{"__proto__":{"a":1}}'), JSON.parse('{"constructor":"x"}'), JSON.parse('{"prototype":1,"b":2}')),
 );
 
 describe("request shape fast path", () => {
