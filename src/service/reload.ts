@@ -61,10 +61,11 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
   if (next.fingerprint === old.fingerprint) return { fingerprint: next.fingerprint, changed: false, boards: [] };
   const boards = affectedBoards(old, next);
   // swap while no write is in flight: a write sees all old or all new definitions; the
-  // database no longer follows a known set until its next open checks it again
+  // database no longer follows a known set until an open checks it again (a new token, so
+  // an open that checked before this reload cannot record its set over it)
   await root.store.write((tx) => {
     root.defs = next;
-    tx.setMeta(DEFINITIONS_SYNCED_KEY, "");
+    tx.setMeta(DEFINITIONS_SYNCED_KEY, `reloaded:${crypto.randomUUID()}`);
   });
   await root.store.reconfigure({ doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
   await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));

@@ -78,12 +78,15 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
     // the database already follows these definitions (users, search index): a one-shot
     // call skips both checks (docs/decisions.md, "definitions cache")
     const stamp = syncStamp(defs);
-    const synced = store.readMeta(DEFINITIONS_SYNCED_KEY) === stamp;
+    const marker = store.readMeta(DEFINITIONS_SYNCED_KEY);
+    const synced = marker === stamp;
     store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: () => searchConfig(defs), searchSynced: synced });
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
     if (!synced) {
       await registerDeclaredUsers(svc);
-      await markSynced(svc, stamp);
+      // best effort, and only over the value read above: a reload meanwhile (which writes a
+      // new token) keeps the next open checking; a busy database is not waited for
+      store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, stamp, marker);
     }
     return svc;
   } catch (e) {
@@ -112,15 +115,6 @@ export function describeWorkspace(svc: Service): WorkspaceView {
 
 export function health(svc: Service, version: string): { version: string; workspace_id: string } {
   return { version, workspace_id: svc.defs.workspace.id };
-}
-
-/** Records that the database follows these definitions; a read-only database simply checks again next time. */
-async function markSynced(svc: Service, stamp: string): Promise<void> {
-  try {
-    await svc.store.write((tx) => tx.setMeta(DEFINITIONS_SYNCED_KEY, stamp));
-  } catch {
-    // not recorded: the next open compares users and the search config again
-  }
 }
 
 /** Registers the users declared in workspace.json that the database does not know yet. */

@@ -153,6 +153,11 @@ export interface Store extends StoreReads {
   readMeta(key: string): string | undefined;
   /** stores it in a transaction of its own; throws when the database cannot be written */
   writeMeta(key: string, value: string): void;
+  /**
+   * Stores `value` in a transaction of its own if the database is free right now and `key`
+   * still holds `expected`; false otherwise (nothing waits: for best-effort records).
+   */
+  tryWriteMeta(key: string, value: string, expected: string | undefined): boolean;
   close(): void;
 }
 

@@ -69,3 +69,34 @@ describe("definitions synced marker", () => {
     });
   });
 });
+
+describe("the marker is written best effort, over the value the open read", () => {
+  test("tryWriteMeta writes only over the expected value", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "embedded", async (svc) => {
+      expect(svc.store.tryWriteMeta("probe", "a", undefined)).toBe(true);
+      expect(svc.store.tryWriteMeta("probe", "b", "not a")).toBe(false);
+      expect(svc.store.readMeta("probe")).toBe("a");
+      expect(svc.store.tryWriteMeta("probe", "b", "a")).toBe(true);
+      expect(svc.store.readMeta("probe")).toBe("b");
+    });
+  });
+
+  test("a database another process is writing is not waited for", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "embedded", async () => {});
+    const { Database } = await import("bun:sqlite");
+    const other = new Database(join(dir, ".cards", "cards.db"));
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      await withService(dir, "embedded", async (svc) => {
+        const t0 = performance.now();
+        expect(svc.store.tryWriteMeta("probe", "a", undefined)).toBe(false);
+        expect(performance.now() - t0).toBeLessThan(1000); // the busy timeout is 5 s: it did not wait for it
+      });
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+  });
+});

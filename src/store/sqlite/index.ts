@@ -106,6 +106,25 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         throw e;
       }
     },
+    tryWriteMeta(key: string, value: string, expected: string | undefined): boolean {
+      writerDb.exec("PRAGMA busy_timeout = 0");
+      try {
+        writerDb.exec("BEGIN IMMEDIATE");
+      } catch {
+        return false; // another writer holds the database (or this connection is in a transaction)
+      } finally {
+        if (opts.connections !== 2) writerDb.exec("PRAGMA busy_timeout = 5000");
+      }
+      try {
+        const same = (writer.getMeta(key) ?? undefined) === expected;
+        if (same) writer.setMeta(key, value);
+        writerDb.exec(same ? "COMMIT" : "ROLLBACK");
+        return same;
+      } catch {
+        try { writerDb.exec("ROLLBACK"); } catch { /* already rolled back */ }
+        return false;
+      }
+    },
     snapshot<T>(fn: (r: StoreReads) => T): T {
       const db = readerDb ?? writerDb;
       db.exec("BEGIN");
