@@ -18,7 +18,10 @@ export async function startServer(app: H3, opts: { host: string; port: number })
       hostname: opts.host, port: opts.port, idleTimeout: 0,
       fetch: (req) => app.fetch(req),
     });
-    return { url: formatUrl(server.url), close: async (force = false) => { await server.stop(force); } };
+    // the bound address, as srvx reports it (`--host localhost` binds 127.0.0.1 here)
+    const bound = (server as unknown as { address?: { address: string; port: number } }).address;
+    const url = bound ? new URL(`http://${bound.address.includes(":") ? `[${bound.address}]` : bound.address}:${bound.port}`) : server.url;
+    return { url: formatUrl(url), close: async (force = false) => { await server.stop(force); } };
   }
   const server = serve(app, {
     hostname: opts.host, port: opts.port, silent: true, gracefulShutdown: false,

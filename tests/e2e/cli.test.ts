@@ -179,6 +179,18 @@ describe("card commands and exit codes", () => {
   });
 });
 
+describe("serve", () => {
+  test("`--host localhost` advertises the address it bound, and answers there", async () => {
+    const s = await serve(ws, {}, ["--host", "localhost"]);
+    try {
+      expect(s.url).toMatch(/^http:\/\/(127\.0\.0\.1|\[::1\]):\d+$/);
+      expect((await fetch(`${s.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe("embedded and remote modes print the same bytes", () => {
   let server: Server;
   let dir: string;
