@@ -105,7 +105,7 @@ function profileRuns(): string[] {
       const env: Record<string, string> = { PATH: process.env.PATH ?? "", CARDS_ACTOR: "ada" };
       if (orderFile) env.BUN_BYTECODE_ORDER_OUT = orderFile;
       const r = Bun.spawnSync([resolve(outfile), "--dir", ws, ...args], { env, cwd: dir });
-      if (r.exitCode !== 0) fail([`profile run \`cards ${args.join(" ")}\` failed: ${r.stderr.toString()}`]);
+      if (r.exitCode !== 0) throw new Error(`profile run \`cards ${args.join(" ")}\` failed: ${r.stderr.toString()}`);
       return r.stdout.toString();
     };
     cards(["init", ws]);
@@ -128,7 +128,7 @@ function profileRuns(): string[] {
     return ["get", "list", "take-next", "create", "patch", "version"].map(file);
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
-    throw e;
+    fail([e]);
   }
 }
 

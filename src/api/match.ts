@@ -10,7 +10,6 @@
  */
 
 interface Pattern<T> {
-  method: string;
   segs: string[];
   /** name of a trailing `**:name`, if any */
   rest?: string;
@@ -58,8 +57,8 @@ export class RouteTable<T extends { method: string; path: string }> {
 function compile<T extends { method: string; path: string }>(r: T): Pattern<T> {
   const segs = r.path.split("/").slice(1);
   const last = segs[segs.length - 1];
-  if (last?.startsWith("**")) return { method: r.method, segs: segs.slice(0, -1), rest: last.slice(3) || "_", data: r };
-  return { method: r.method, segs, data: r };
+  if (last?.startsWith("**")) return { segs: segs.slice(0, -1), rest: last.slice(3) || "_", data: r };
+  return { segs, data: r };
 }
 
 /** Per segment 0 (literal), 1 (param), 2 (rest): smaller is more specific; undefined when no match. */

@@ -19,10 +19,6 @@ export interface Route {
 
 export const VERSION = "0.1.0";
 
-/**
- * Service modules load on first use, so a one-shot CLI call evaluates only the code of
- * the route it runs (perf-baselines.md §1: module loading dominates a CLI call).
- */
 /** Loads a module once; `loaded` holds it afterwards (an import() per request cost ~5 us in a server). */
 interface Loader<T> { (): Promise<T>; loaded?: T }
 
@@ -41,6 +37,10 @@ function withModule<T, R>(loader: Loader<T>, fn: (m: T) => R): R | Promise<R> {
   return loader.loaded ? fn(loader.loaded) : loader().then(fn);
 }
 
+/**
+ * Service modules load on first use, so a one-shot CLI call evaluates only the code of
+ * the route it runs (perf-baselines.md §1: module loading dominates a CLI call).
+ */
 const load = {
   artifacts: lazy(() => import("../service/artifacts.ts")),
   breaches: lazy(() => import("../service/breaches.ts")),

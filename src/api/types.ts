@@ -7,8 +7,8 @@ export interface ApiRequest {
   /** path relative to /v1, e.g. `/cards/card_0123…`, without the query string */
   path: string;
   query: Record<string, string>;
-  /** request headers, names lower-case; the API reads only API_HEADERS */
-  headers: Record<string, string>;
+  /** the request headers the API reads (API_HEADERS), names lower-case */
+  headers: ApiHeaderValues;
   /** raw request body text (JSON routes) */
   body?: string;
   /** the request body as bytes, for routes that take raw uploads (artifacts) */
@@ -25,6 +25,7 @@ export interface ApiResponse {
 
 /** The request headers the route table reads: a server hands over only these. */
 export const API_HEADERS = ["x-service-actor", "idempotency-key", "content-type"] as const;
+export type ApiHeaderValues = { readonly [K in (typeof API_HEADERS)[number]]?: string };
 
 /** Request size limits (DECISIONS "Size limits"); docs/limits.md. */
 export const MAX_BODY_BYTES = 1024 * 1024;

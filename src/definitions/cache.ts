@@ -12,6 +12,7 @@
  * "racy" rule, stamps are stored only once every mtime is RACY_MS old; until then each
  * call compares contents instead, so an edit within the same clock tick is never missed.
  */
+import { CardsError } from "../domain/errors.ts";
 import { joinPath as join } from "../domain/paths.ts";
 import type { Board, CardType, Definitions, View } from "../domain/types.ts";
 import { DEFINITION_FOLDERS, DEFINITIONS_DIR } from "./paths.ts";
@@ -90,7 +91,10 @@ export async function loadDefinitionsCached(root: string, io: DefinitionsCacheIo
   const stamps = takeStamps(root, [...files.keys()], io);
   const settled = sameFolders(stampsBefore, stamps) && isSettled(stamps, io.now?.() ?? Date.now());
   // while the files are racy and the row already holds this content, leave it: a write per call would cost more
-  if (settled || row?.fingerprint !== fingerprint) writeRow(io, { key: CACHE_KEY, fingerprint, ...(settled ? { stamps } : {}), ...pack(defs) });
+  if (settled || row?.fingerprint !== fingerprint) {
+    const content = row?.fingerprint === fingerprint ? { defs: row.defs, rest: row.rest } : pack(defs);
+    writeRow(io, { key: CACHE_KEY, fingerprint, ...(settled ? { stamps } : {}), ...content });
+  }
   return defs;
 }
 
@@ -99,7 +103,9 @@ function readRow(io: DefinitionsCacheIo): CacheRow | undefined {
     const text = io.read();
     if (!text) return undefined;
     const row = JSON.parse(text) as CacheRow;
-    return row.key === CACHE_KEY && typeof row.fingerprint === "string" && row.defs && typeof row.rest === "string" ? row : undefined;
+    // `rest` is parsed only when used: a row whose text is cut short is refused here
+    const restIntact = typeof row.rest === "string" && row.rest.startsWith("{") && row.rest.endsWith("}");
+    return row.key === CACHE_KEY && typeof row.fingerprint === "string" && row.defs && restIntact ? row : undefined;
   } catch {
     return undefined;
   }
@@ -149,7 +155,14 @@ function revive(c: CacheRow): Definitions {
   let rest: Pick<Definitions, "cardTypes" | "boards" | "views" | "extensions"> | undefined;
   const more = () => {
     if (!rest) {
-      const r = JSON.parse(c.rest) as Rest;
+      let r: Rest;
+      try {
+        r = JSON.parse(c.rest) as Rest;
+      } catch {
+        throw new CardsError("unavailable", "the definitions cached in the workspace database are unreadable", {
+          hint: "touch any file under definitions/ (the next call reads and validates them again)",
+        });
+      }
       rest = { cardTypes: new Map(r.cardTypes), boards: new Map(r.boards), views: new Map(r.views), extensions: r.extensions };
     }
     return rest;

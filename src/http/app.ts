@@ -6,7 +6,7 @@
 import { H3, type H3Event } from "h3";
 import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
-import { API_HEADERS, MAX_BODY_BYTES, type ApiResponse } from "../api/types.ts";
+import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
 import { eventStream } from "./sse.ts";
@@ -39,18 +39,18 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   app.all("/v1/**", (event: H3Event) => {
     const url = event.url;
     const method = event.req.method;
-    const headers = new ApiHeaders(event.req.headers) as unknown as Record<string, string>;
+    const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);
     const path = url.pathname.slice(3) || "/";
     const query: Record<string, string> = {};
     if (url.search) for (const [k, v] of url.searchParams) query[k] = v;
-    if (method === "GET" || method === "HEAD") {
+    if (method === "GET") {
       const res = dispatch(svc, { method, path, query, headers });
       return res instanceof Promise ? res.then(toResponse) : toResponse(res);
     }
     return withBody(event, method, path, query, headers);
   });
 
-  async function withBody(event: H3Event, method: string, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<Response> {
+  async function withBody(event: H3Event, method: string, path: string, query: Record<string, string>, headers: ApiHeaderValues): Promise<Response> {
     if (isRawRoute(method, path)) {
       const declared = Number(event.req.headers.get("content-length") ?? NaN);
       if (declared > MAX_ARTIFACT_BYTES) return toResponse(errorResponse(new CardsError("payload_too_large", `artifact over ${MAX_ARTIFACT_BYTES} bytes`, { hint: "see docs/limits.md" })));
@@ -76,15 +76,13 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   return app;
 }
 
-/** The request headers the route table reads (API_HEADERS), each read from the request when asked for. */
-class ApiHeaders {
+/** The request headers the route table reads, each read from the request when asked for. */
+class ApiHeaders implements ApiHeaderValues {
   constructor(private readonly h: Headers) {}
   get "x-service-actor"(): string | undefined { return this.h.get("x-service-actor") ?? undefined; }
   get "idempotency-key"(): string | undefined { return this.h.get("idempotency-key") ?? undefined; }
   get "content-type"(): string | undefined { return this.h.get("content-type") ?? undefined; }
 }
-// a header added to API_HEADERS needs a getter above (checked here at compile time)
-void (ApiHeaders.prototype satisfies Record<(typeof API_HEADERS)[number], unknown>);
 
 export function toResponse(res: ApiResponse): Response {
   if (res.raw) return new Response(res.raw, { status: res.status, headers: res.headers });

@@ -80,17 +80,11 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   const query = takeNextScope(svc, body, ctx.actor);
   const owner = body.assign_to ?? ctx.actor;
   const status = body.status;
-  if (body.dry_run) {
-    const [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
-    return { card: cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null };
-  }
-  if (svc.mode === "embedded") {
-    // A one-shot process reads its likely card before it takes the write lock: the lock
-    // is then held without compiling those statements or reading those pages, which is
-    // what racing CLI processes wait for (docs/decisions.md, "take-next")
-    const [likely] = svc.store.takeNextCandidates({ ...query, limit: 1 });
-    if (likely) svc.store.getCard(likely.id, { links: true, comments: true });
-  }
+  // A dry run answers with the card it would claim. A one-shot process reads it too before
+  // it takes the write lock: the lock is then held without compiling those statements or
+  // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
+  if (body.dry_run) return { card: firstCandidate(svc, query) };
+  if (svc.mode === "embedded") firstCandidate(svc, query);
   return svc.mutate(ctx, (w) => {
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
@@ -106,6 +100,12 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     }
     return { card: null };
   });
+}
+
+/** The oldest unowned card in scope with its links and comments, read outside any transaction. */
+function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "after">): Card | null {
+  const [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+  return cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null;
 }
 
 function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string): Omit<ListQuery, "sort" | "after"> {

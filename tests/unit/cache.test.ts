@@ -48,12 +48,15 @@ describe("definitions cache", () => {
     const io = memoryIo();
     const a = await loadDefinitionsCached(dir, io);
     const row = JSON.parse(io.row!);
-    row.rest = "{not json"; // a load that parsed it now would throw
+    row.rest = "{not json}"; // a load that parsed it now would throw
     io.row = JSON.stringify(row);
     const b = await loadDefinitionsCached(dir, io);
     expect(b.workspace.id).toBe(a.workspace.id);
     expect(b.fingerprint).toBe(a.fingerprint);
-    expect(() => b.cardTypes).toThrow();
+    expect(() => b.cardTypes).toThrow(expect.objectContaining({ code: "unavailable" }));
+    row.rest = '{"cardTypes":[["task"'; // cut short: refused, the files are read again
+    io.row = JSON.stringify(row);
+    expect((await loadDefinitionsCached(dir, io)).cardTypes.get("task")).toEqual(a.cardTypes.get("task")!);
     row.rest = JSON.stringify({ cardTypes: [...a.cardTypes], boards: [], views: [], extensions: [] });
     io.row = JSON.stringify(row);
     const c = await loadDefinitionsCached(dir, io);
