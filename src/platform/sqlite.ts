@@ -3,7 +3,7 @@
  * NOTE stack.md §4 and perf-baselines.md traps: busy_timeout is set with exec (a prepared
  * pragma does nothing), and before journal_mode=WAL.
  */
-import { Database } from "bun:sqlite";
+import { Database, constants } from "bun:sqlite";
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 
@@ -31,6 +31,10 @@ export function openSqlite(path: string, opts: OpenSqliteOptions = {}): SqliteDb
   const db = opts.readonly
     ? new Database(path, { readonly: true, strict: true })
     : new Database(path, { create: opts.create ?? true, readwrite: true, strict: true });
+  // keep the WAL and its index file when the last connection closes (emptied: the close
+  // still checkpoints, fsyncs and truncates the WAL): a one-shot CLI call then neither
+  // deletes nor re-creates two files, and a read-only workspace stays readable
+  if (!opts.readonly) db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   return {
     exec: (sql) => { db.exec(sql); },
     query: (sql) => db.query(sql) as unknown as SqliteStatement,

@@ -103,6 +103,17 @@ describe("bad workspace states give a clear error naming the path", () => {
     expect(readFileSync(db, "utf8")).toBe(junk);
   });
 
+  test("a one-shot write leaves its commit in the database file and an empty WAL kept for the next call", () => {
+    const dir = makeWorkspace();
+    const card = run(["cards", "create", "--type", "task", "--title", "checkpointed"], { cwd: dir }).json;
+    const db = join(dir, ".cards", "cards.db");
+    // kept (not deleted and re-created by every call) and empty: the commit was copied
+    // into the database file when the call closed it
+    expect(existsSync(`${db}-wal`)).toBe(true);
+    expect(statSync(`${db}-wal`).size).toBe(0);
+    expect(readFileSync(db).includes(Buffer.from(card.id))).toBe(true);
+  });
+
   test("a missing definitions directory names the path and suggests init", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-nodefs-"));
     const r = run(["--dir", dir, "cards", "list"]);
@@ -122,6 +133,8 @@ describe("bad workspace states give a clear error naming the path", () => {
       expect(w.code).toBe(7);
       expect(w.error.error).toBe("unavailable");
       expect(w.error.message).toContain(dir);
+      // reads still work: the WAL and its index stay beside the database between calls
+      expect(run(["cards", "list"], { cwd: dir }).json.items.map((c: any) => c.title)).toEqual(["kept"]);
     } finally {
       spawnSync("mount", ["-o", "remount,rw", dir]);
     }

@@ -15,6 +15,9 @@ export const GROUP_COMMIT_MAX = 64;
 /** How long a writer keeps retrying for the lock before answering `unavailable`. */
 export const WRITE_LOCK_DEADLINE_MS = 10_000;
 
+/** A WAL that grew past this (64 MiB) is cut back to it when a checkpoint rewinds it. */
+export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+
 /** Creates the database's folder (node:fs loads only here: ~1.3 ms on every call otherwise). */
 function makeStateDir(path: string): void {
   try {
@@ -48,7 +51,8 @@ export function openDatabase(path: string): SqliteDb {
         db = openSqlite(path);
       }
       // NOTE perf-baselines.md traps 1 and 3: busy_timeout via exec, before journal_mode.
-      db.exec("PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+      // A journal_size_limit (any) makes the last close truncate the kept WAL to 0 bytes.
+      db.exec(`PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
       const version = schemaVersion(db);
       // WAL is a property of the file: set it once, when the schema is first created
       if (version === 0) db.exec("PRAGMA journal_mode = WAL");
@@ -135,7 +139,7 @@ export class WriteLock {
    * `dedicated`: the connection is only used for writes (servers), so it keeps
    * busy_timeout at 0 for good instead of switching it around every BEGIN.
    */
-  constructor(private readonly db: SqliteDb, private readonly dedicated = false, private readonly hooks: TxHooks = NO_HOOKS) {
+  constructor(private readonly db: SqliteDb, private readonly path: string, private readonly dedicated = false, private readonly hooks: TxHooks = NO_HOOKS) {
     if (dedicated) db.exec("PRAGMA busy_timeout = 0");
   }
 
@@ -178,7 +182,8 @@ export class WriteLock {
               this.db.exec("RELEASE w");
             } catch { /* the transaction is gone; COMMIT below reports it */ }
             this.hooks.rollback();
-            outcomes.push({ ok: false, value: e });
+            // a statement can meet a read-only file or a full disk before COMMIT does
+            outcomes.push({ ok: false, value: writeError(e, this.path) });
           }
         }
         try {
@@ -186,7 +191,7 @@ export class WriteLock {
           this.db.exec("COMMIT");
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
-          const err = writeError(e);
+          const err = writeError(e, this.path);
           batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? err : outcomes[i]!.value));
           continue;
         } finally {
@@ -208,7 +213,7 @@ export class WriteLock {
           this.db.exec("BEGIN IMMEDIATE");
           return;
         } catch (e) {
-          if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeError(e);
+          if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeError(e, this.path);
           if (Date.now() > deadline) {
             throw new CardsError("unavailable", "the workspace database stayed locked by another writer", {
               hint: "retry; many agents on one workspace are better served through `cards serve`",
@@ -223,10 +228,10 @@ export class WriteLock {
   }
 }
 
-function writeError(e: unknown): unknown {
+function writeError(e: unknown, path: string): unknown {
   const code = sqliteErrorCode(e);
-  if (code === "SQLITE_FULL") return new CardsError("unavailable", "the disk is full; nothing was written", { hint: "free disk space and retry" });
-  if (code === "SQLITE_READONLY") return new CardsError("unavailable", "the workspace database is read-only; nothing was written", { hint: "check file permissions" });
-  if (code?.startsWith("SQLITE_IOERR")) return new CardsError("unavailable", "an I/O error stopped the write; nothing was written", { hint: "check the disk and retry" });
+  if (code === "SQLITE_FULL") return new CardsError("unavailable", `the disk is full; nothing was written to ${path}`, { hint: "free disk space and retry" });
+  if (code?.startsWith("SQLITE_READONLY")) return new CardsError("unavailable", `${path} is read-only; nothing was written`, { hint: "check the permissions of the workspace's .cards directory and its file system" });
+  if (code?.startsWith("SQLITE_IOERR")) return new CardsError("unavailable", `an I/O error stopped the write to ${path}; nothing was written`, { hint: "check the disk and retry" });
   return e;
 }

@@ -87,7 +87,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       });
       // before the lock: that may turn the busy timeout off for a dedicated writer
       if (!o.searchSynced) syncSearchConfig(writerDb, writer, config.search);
-      lockInstance = new WriteLock(writerDb, opts.connections === 2, {
+      lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         savepoint: () => writer.searchSavepoint(),
         rollback: () => writer.rollbackSearch(),
         beforeCommit: () => writer.flushSearch(),
