@@ -37,6 +37,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   if (opts.connections === 2) {
     // a long-lived process checkpoints on a thread of its own, so no request waits for one
     writerDb.exec("PRAGMA wal_autocheckpoint = 0");
+    // Group commit runs each write in a SAVEPOINT, whose undo images go to a sub-journal.
+    // On file it spills to a temp file opened per transaction and written page by page
+    // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
+    // This connection only writes, so no large sort lands in memory.
+    writerDb.exec("PRAGMA temp_store = MEMORY");
     checkpointer = startCheckpointer(opts.path, { intervalMs: CHECKPOINT_INTERVAL_MS, restartPages: CHECKPOINT_RESTART_PAGES });
   }
   let lockInstance: WriteLock | undefined;

@@ -200,14 +200,19 @@ export class SqliteQueries implements StoreTx {
   }
 
   claimIfUnowned(id: string, owner: string, now: string, status?: string): Pick<Card, "id" | "status"> | null {
-    return this.db
+    // run() + a point read, not RETURNING: an UPDATE ... RETURNING measured ~4x the cost
+    // of the UPDATE here (35-43 us against 9 us), and a claim is mostly this statement
+    const res = this.db
       .query(
         `UPDATE cards SET owner = ?1, version = version + 1, updated_at = ?2,
            status_since = CASE WHEN ?3 IS NOT NULL AND ?3 <> status THEN ?2 ELSE status_since END,
            status = coalesce(?3, status)
-         WHERE id = ?4 AND owner IS NULL RETURNING id, status`,
+         WHERE id = ?4 AND owner IS NULL`,
       )
-      .get(owner, now, status ?? null, id) as Pick<Card, "id" | "status"> | null;
+      .run(owner, now, status ?? null, id);
+    if (res.changes !== 1) return null;
+    if (status !== undefined) return { id, status };
+    return this.db.query("SELECT id, status FROM cards WHERE id = ?").get(id) as Pick<Card, "id" | "status">;
   }
 
   deleteCard(id: string): void {
@@ -241,10 +246,15 @@ export class SqliteQueries implements StoreTx {
   // --- events ---
 
   appendEvent(e: CardEvent): StoredEvent {
-    const r = this.db
-      .query("INSERT INTO events (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *")
-      .get(e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
-    return rowToEvent(r!);
+    // the stored row is what was bound: rebuilt here rather than read back with RETURNING *
+    // (~5x the cost of the INSERT); the diff is parsed from its stored text, as on a read
+    const row = {
+      type: e.type, actor: e.actor, at: e.at, card_id: e.card_id ?? null, scope: e.scope, board_id: e.board_id ?? null, diff: JSON.stringify(e.diff),
+    };
+    const res = this.db
+      .query("INSERT INTO events (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(row.type, row.actor, row.at, row.card_id, row.scope, row.board_id, row.diff);
+    return rowToEvent({ seq: Number(res.lastInsertRowid), ...row });
   }
 
   listEvents(q: EventQuery): StoredEvent[] {

@@ -1,0 +1,60 @@
+/**
+ * The SQLite driver builds a written event from what it bound (no RETURNING) and learns
+ * a claim's outcome from the UPDATE's change count plus a point read. What a write
+ * publishes must still be byte for byte what the durable feed later reads, and racing
+ * claims that share one group commit must each get their own card with its real status.
+ */
+import { describe, expect, test } from "bun:test";
+import { createCard, listEvents, takeNext, type Service } from "../../src/service/index.ts";
+import type { CardEvent } from "../../src/domain/types.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const as = (actor: string) => ({ actor }) as never;
+
+async function withServer(fn: (svc: Service) => Promise<void>): Promise<void> {
+  const svc = await openTestService(makeWorkspace(), "serve");
+  try {
+    await fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+describe("claims and events written without RETURNING", () => {
+  test("eight take-next calls in one group commit claim eight different cards, each with its status", () => withServer(async (svc) => {
+    const made = [];
+    for (let i = 0; i < 8; i++) made.push(await createCard(svc, { type_id: "task", title: `pool ${i}`, status: "todo" }, as("ada")));
+    // issued together: they share one transaction, each in its own savepoint
+    const got = await Promise.all(Array.from({ length: 8 }, (_, i) => takeNext(svc, { type_id: "task" }, as(`w${i}`))));
+    const ids = got.map((g) => g.card!.id);
+    expect(new Set(ids).size).toBe(8);
+    expect(ids.sort()).toEqual(made.map((c) => c.id).sort());
+    for (const [i, g] of got.entries()) {
+      expect(g.card!.owner).toBe(`w${i}`);
+      expect(g.card!.status).toBe("todo");
+      expect(g.card!.version).toBe(2);
+    }
+    expect((await takeNext(svc, { type_id: "task" }, as("late"))).card).toBeNull();
+  }));
+
+  test("a claim that moves the card answers the new status", () => withServer(async (svc) => {
+    await createCard(svc, { type_id: "task", title: "to move", status: "todo" }, as("ada"));
+    const { card } = await takeNext(svc, { type_id: "task", status: "doing" }, as("w1"));
+    expect(card!.status).toBe("doing");
+    expect(card!.owner).toBe("w1");
+  }));
+
+  test("what a write publishes live is exactly what the feed reads back", () => withServer(async (svc) => {
+    const live: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.id) live.push(e); });
+    try {
+      await createCard(svc, { type_id: "task", title: "evented", status: "todo", fields: { priority: "high" }, tags: [] }, as("ada"));
+      await takeNext(svc, { type_id: "task", status: "doing" }, as("w1"));
+    } finally {
+      off();
+    }
+    const feed = listEvents(svc, {}).items.filter((e) => live.some((l) => l.id === e.id));
+    expect(live.map((e) => e.type)).toEqual(["card_created", "owner_changed", "status_changed"]);
+    expect(JSON.stringify(live)).toBe(JSON.stringify(feed));
+  }));
+});
