@@ -61,6 +61,12 @@ export interface Checkpointer {
 // [2] checkpoints run, [3] pages copied.
 const CHECKPOINTER_SOURCE = `
 import { Database } from "bun:sqlite";
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
+// Lowest CPU priority for this thread only (Linux: a thread id names one thread): copying
+// pages competes for the CPU with the request thread, which otherwise loses whole 4 ms
+// scheduler ticks mid-request. Elsewhere the thread keeps the default priority.
+try { setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), 19); } catch {}
 self.onmessage = (e) => {
   const { path, intervalMs, restartPages, control } = e.data;
   const c = new Int32Array(control);

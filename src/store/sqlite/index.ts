@@ -14,6 +14,9 @@ export interface SqliteStoreOptions {
 }
 
 /** Opens (creating and migrating) the database; configure() before anything else. */
+/** SQLite page cache per connection of a server, in KiB (32 MiB). */
+export const SERVER_CACHE_KIB = 32 * 1024;
+
 /** How often a server's background thread checkpoints the WAL. */
 export const CHECKPOINT_INTERVAL_MS = 100;
 /**
@@ -32,6 +35,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   if (opts.connections === 2) {
     readerDb = openDatabase(opts.path);
     reader = new SqliteQueries(readerDb, config);
+    // A long-lived process keeps more of the file in SQLite's own page cache (default
+    // 2 MiB): a point read that misses it pays a pread and a copy (GET /cards/{id} SQL
+    // 10.4 -> 6.3 us at 10,000 cards). Filled only as pages are read.
+    readerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
+    writerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
   }
   let checkpointer: Checkpointer | undefined;
   if (opts.connections === 2) {
