@@ -16,6 +16,8 @@ export interface SqliteStatement {
 
 export interface SqliteDb {
   exec(sql: string): void;
+  /** false once SQLite has rolled the transaction back on its own (an I/O error, a full disk) */
+  inTransaction(): boolean;
   /** cached prepared statement */
   query(sql: string): SqliteStatement;
   close(): void;
@@ -37,6 +39,7 @@ export function openSqlite(path: string, opts: OpenSqliteOptions = {}): SqliteDb
   if (!opts.readonly) db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   return {
     exec: (sql) => { db.exec(sql); },
+    inTransaction: () => db.inTransaction,
     query: (sql) => db.query(sql) as unknown as SqliteStatement,
     close: () => db.close(),
   };
@@ -61,12 +64,6 @@ export interface Checkpointer {
 // [2] checkpoints run, [3] pages copied.
 const CHECKPOINTER_SOURCE = `
 import { Database } from "bun:sqlite";
-import { readlinkSync } from "node:fs";
-import { setPriority } from "node:os";
-// Lowest CPU priority for this thread only (Linux: a thread id names one thread): copying
-// pages competes for the CPU with the request thread, which otherwise loses whole 4 ms
-// scheduler ticks mid-request. Elsewhere the thread keeps the default priority.
-try { setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), 19); } catch {}
 self.onmessage = (e) => {
   const { path, intervalMs, restartPages, control } = e.data;
   const c = new Int32Array(control);

@@ -6,7 +6,7 @@
  */
 import { parentPath as dirname } from "../../domain/paths.ts";
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
-import { CardsError } from "../../domain/errors.ts";
+import { CardsError, isCardsError } from "../../domain/errors.ts";
 import { MIGRATIONS } from "./schema.ts";
 
 /** At most this many queued writes share one transaction. */
@@ -169,7 +169,14 @@ export class WriteLock {
         }
         const batch = this.queue.splice(0, GROUP_COMMIT_MAX);
         const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+        // set when SQLite rolled the whole transaction back on its own (an I/O error, a
+        // full disk, no memory): nothing of this batch is written, and nothing more runs
+        let lost: unknown;
         for (const job of batch) {
+          if (lost !== undefined) {
+            outcomes.push({ ok: false, value: lost });
+            continue;
+          }
           this.hooks.savepoint();
           this.db.exec("SAVEPOINT w");
           try {
@@ -177,14 +184,23 @@ export class WriteLock {
             this.db.exec("RELEASE w");
             outcomes.push({ ok: true, value });
           } catch (e) {
-            try {
-              this.db.exec("ROLLBACK TO w");
-              this.db.exec("RELEASE w");
-            } catch { /* the transaction is gone; COMMIT below reports it */ }
-            this.hooks.rollback();
             // a statement can meet a read-only file or a full disk before COMMIT does
-            outcomes.push({ ok: false, value: writeError(e, this.path) });
+            const err = writeError(e, this.path);
+            if (!this.db.inTransaction()) {
+              lost = isCardsError(err) ? err : new CardsError("unavailable", `the write to ${this.path} was rolled back; nothing was written`, { hint: "retry" });
+              outcomes.push({ ok: false, value: lost });
+              continue;
+            }
+            this.db.exec("ROLLBACK TO w");
+            this.db.exec("RELEASE w");
+            this.hooks.rollback();
+            outcomes.push({ ok: false, value: err });
           }
+        }
+        if (lost !== undefined) {
+          this.hooks.end(); // the queued full-text writes went with the transaction
+          batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? lost : outcomes[i]!.value));
+          continue;
         }
         try {
           this.hooks.beforeCommit();
@@ -228,7 +244,8 @@ export class WriteLock {
   }
 }
 
-function writeError(e: unknown, path: string): unknown {
+/** A write's SQLite error as `unavailable` naming the file, when the cause is the file or the disk. */
+export function writeError(e: unknown, path: string): unknown {
   const code = sqliteErrorCode(e);
   if (code === "SQLITE_FULL") return new CardsError("unavailable", `the disk is full; nothing was written to ${path}`, { hint: "free disk space and retry" });
   if (code?.startsWith("SQLITE_READONLY")) return new CardsError("unavailable", `${path} is read-only; nothing was written`, { hint: "check the permissions of the workspace's .cards directory and its file system" });

@@ -4,7 +4,7 @@
  */
 import { startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
-import { openDatabase, WriteLock } from "./connection.ts";
+import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 
@@ -13,7 +13,6 @@ export interface SqliteStoreOptions {
   connections?: 1 | 2;
 }
 
-/** Opens (creating and migrating) the database; configure() before anything else. */
 /** SQLite page cache per connection of a server, in KiB (32 MiB). */
 export const SERVER_CACHE_KIB = 32 * 1024;
 
@@ -26,6 +25,7 @@ export const CHECKPOINT_INTERVAL_MS = 100;
  */
 export const CHECKPOINT_RESTART_PAGES = 2_000;
 
+/** Opens (creating and migrating) the database; configure() before anything else. */
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const config: QueryConfig = { workspaceId: "", doneStatus: "", search: new Map() };
   const writerDb = openDatabase(opts.path);
@@ -99,7 +99,13 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         enumerable: true,
       });
       // before the lock: that may turn the busy timeout off for a dedicated writer
-      if (!o.searchSynced) syncSearchConfig(writerDb, writer, config.search);
+      if (!o.searchSynced) {
+        try {
+          syncSearchConfig(writerDb, writer, config.search);
+        } catch (e) {
+          throw writeError(e, opts.path);
+        }
+      }
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         savepoint: () => writer.searchSavepoint(),
         rollback: () => writer.rollbackSearch(),
@@ -110,13 +116,17 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readMeta: (key) => reader.getMeta(key) ?? undefined,
     writeMeta(key: string, value: string): void {
       if (lockInstance) throw new Error("writeMeta is for opening, before configure()");
-      writerDb.exec("BEGIN IMMEDIATE");
       try {
-        writer.setMeta(key, value);
-        writerDb.exec("COMMIT");
+        writerDb.exec("BEGIN IMMEDIATE");
+        try {
+          writer.setMeta(key, value);
+          writerDb.exec("COMMIT");
+        } catch (e) {
+          if (writerDb.inTransaction()) writerDb.exec("ROLLBACK");
+          throw e;
+        }
       } catch (e) {
-        writerDb.exec("ROLLBACK");
-        throw e;
+        throw writeError(e, opts.path);
       }
     },
     tryWriteMeta(key: string, value: string, expected: string | undefined): boolean {
@@ -193,7 +203,7 @@ function syncSearchConfig(db: SqliteDb, q: SqliteQueries, search: SearchConfig, 
     }
   } catch (e) {
     if (ownTx) {
-      db.exec("ROLLBACK");
+      if (db.inTransaction()) db.exec("ROLLBACK");
       q.endSearch();
     }
     throw e;

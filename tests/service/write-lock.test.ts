@@ -1,0 +1,64 @@
+/**
+ * Group commit when SQLite itself ends the transaction mid-batch: it rolls the whole
+ * transaction back on an I/O error, a full disk or no memory. Then nothing of the batch
+ * is written, so no write of it may be answered as done, and the ones after it must not
+ * run outside a transaction.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase, WriteLock } from "../../src/store/sqlite/connection.ts";
+import { isCardsError } from "../../src/domain/errors.ts";
+
+function freshDb() {
+  const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+  const db = openDatabase(path);
+  db.exec("CREATE TABLE t (v TEXT)");
+  return { db, path, rows: () => db.query("SELECT v FROM t ORDER BY v").all().map((r) => r.v) };
+}
+
+describe("the write lock when SQLite rolls the transaction back", () => {
+  test("every write of the batch is refused as unavailable, none is written, and the lock goes on", async () => {
+    const { db, path, rows } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    let ranAfter = false;
+    // queued in one tick: one transaction, each in its own savepoint
+    const results = await Promise.allSettled([
+      lock.run(() => { db.query("INSERT INTO t VALUES ('first')").run(); return 1; }),
+      lock.run(() => {
+        db.query("INSERT INTO t VALUES ('second')").run();
+        db.exec("ROLLBACK"); // what SQLite does on SQLITE_IOERR / SQLITE_FULL / SQLITE_NOMEM
+        throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE" });
+      }),
+      lock.run(() => { ranAfter = true; db.query("INSERT INTO t VALUES ('third')").run(); return 3; }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const r of results) {
+      const reason = (r as PromiseRejectedResult).reason;
+      expect(isCardsError(reason)).toBe(true);
+      expect(reason.code).toBe("unavailable");
+      expect(reason.message).toContain(path);
+    }
+    expect(ranAfter).toBe(false);
+    expect(rows()).toEqual([]);
+    expect(db.inTransaction()).toBe(false);
+    // the next batch commits normally
+    expect(await lock.run(() => { db.query("INSERT INTO t VALUES ('later')").run(); return "ok"; })).toBe("ok");
+    expect(rows()).toEqual(["later"]);
+    db.close();
+  });
+
+  test("a write that fails on its own is rolled back alone; the rest of the batch commits", async () => {
+    const { db, path, rows } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    const results = await Promise.allSettled([
+      lock.run(() => { db.query("INSERT INTO t VALUES ('a')").run(); }),
+      lock.run(() => { db.query("INSERT INTO t VALUES ('b')").run(); throw new Error("refused"); }),
+      lock.run(() => { db.query("INSERT INTO t VALUES ('c')").run(); }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(rows()).toEqual(["a", "c"]);
+    db.close();
+  });
+});
