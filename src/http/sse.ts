@@ -138,17 +138,20 @@ class StreamGroup {
     this.groups.delete(this.key);
   }
 
-  /** Writes the batch to every member (a member's write may make it leave). */
-  flush(): void {
+  /**
+   * Takes the pending batch and adds one socket write per member to `writes` (run later,
+   * a slice per event-loop turn; a member that left by then writes nothing).
+   */
+  takeBatch(writes: Array<() => void>): void {
     const chunks = this.pending;
     this.pending = [];
     if (chunks.length === 0) return;
     let all: Uint8Array | undefined;
-    for (const m of [...this.members]) {
+    for (const m of this.members) {
       const from = m.from;
       m.from = 0;
       if (from >= chunks.length) continue;
-      m.write(from === 0 ? (all ??= concat(chunks)) : concat(chunks.slice(from)));
+      writes.push(() => { m.write(from === 0 ? (all ??= concat(chunks)) : concat(chunks.slice(from))); });
     }
   }
 }
@@ -177,17 +180,40 @@ export const SSE_FLUSH_MAX_MS = 20;
 export function flushDelayMs(openStreams: number): number {
   return Math.min(SSE_FLUSH_MAX_MS, SSE_FLUSH_MS + openStreams / 16);
 }
+/**
+ * Socket writes per event-loop turn during a flush. Writing to hundreds of streams at
+ * once held the loop ~3-4 ms, and every request that arrived meanwhile waited for it;
+ * between slices requests get the loop (bench/sse: paced writers' latency).
+ */
+export const SSE_FLUSH_SLICE = 32;
+
 const flushers = new Set<StreamGroup>();
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
+/** a flush is writing its slices: the next one starts after it, so each stream keeps its order */
+let flushing = false;
 
 function schedule(group: StreamGroup): void {
   flushers.add(group);
-  flushTimer ??= setTimeout(() => {
-    flushTimer = undefined;
-    const due = [...flushers];
-    flushers.clear();
-    for (const g of due) g.flush();
-  }, flushDelayMs(open.size));
+  if (!flushing) flushTimer ??= setTimeout(flush, flushDelayMs(open.size));
+}
+
+function flush(): void {
+  flushTimer = undefined;
+  const writes: Array<() => void> = [];
+  for (const g of flushers) g.takeBatch(writes);
+  flushers.clear();
+  flushing = true;
+  let i = 0;
+  const slice = (): void => {
+    for (const end = Math.min(writes.length, i + SSE_FLUSH_SLICE); i < end; i++) writes[i]!();
+    if (i < writes.length) {
+      setImmediate(slice);
+      return;
+    }
+    flushing = false;
+    if (flushers.size > 0) flushTimer ??= setTimeout(flush, flushDelayMs(open.size));
+  };
+  slice();
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

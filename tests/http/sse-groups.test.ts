@@ -4,7 +4,7 @@
  * connected, in order, and its own filter's events only.
  */
 import { describe, expect, test } from "bun:test";
-import { eventStream, flushDelayMs } from "../../src/http/sse.ts";
+import { eventStream, flushDelayMs, SSE_FLUSH_SLICE } from "../../src/http/sse.ts";
 import { createCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 
@@ -63,6 +63,26 @@ describe("streams sharing a filter", () => {
     expect(titles(a!)).toEqual(["by ada", "by bob"]);
     expect(titles(b!)).toEqual(["by bob"]);
     expect(titles(b2!)).toEqual(["by bob"]);
+  }));
+});
+
+describe("flushes written in slices", () => {
+  test("more streams than one slice, several bursts: each stream gets every event, in order", () => withService(async (svc) => {
+    const n = SSE_FLUSH_SLICE * 3 + 5;
+    const streams = Array.from({ length: n }, (_, i) =>
+      eventStream(svc, new Request(`http://x/v1/events/stream?types=card_created${i % 2 ? "&actor=ada" : ""}`)));
+    const want: string[] = [];
+    for (let burst = 0; burst < 4; burst++) {
+      for (let k = 0; k < 3; k++) {
+        const title = `b${burst}-${k}`;
+        want.push(title);
+        await createCard(svc, { type_id: "task", title }, ada);
+      }
+      await Bun.sleep(burst % 2 ? 1 : 25); // bursts in one flush and in separate ones
+    }
+    const last = want.at(-1)!;
+    const texts = await Promise.all(streams.map((r) => readUntil(r, (t) => t.includes(`"${last}"`), 4000)));
+    for (const t of texts) expect(titles(t)).toEqual(want);
   }));
 });
 
