@@ -186,15 +186,19 @@ export class WriteLock {
           } catch (e) {
             // a statement can meet a read-only file or a full disk before COMMIT does
             const err = writeError(e, this.path);
-            if (!this.db.inTransaction()) {
-              lost = isCardsError(err) ? err : new CardsError("unavailable", `the write to ${this.path} was rolled back; nothing was written`, { hint: "retry" });
-              outcomes.push({ ok: false, value: lost });
-              continue;
+            if (this.db.inTransaction()) {
+              try {
+                this.db.exec("ROLLBACK TO w");
+                this.db.exec("RELEASE w");
+                this.hooks.rollback();
+                outcomes.push({ ok: false, value: err });
+                continue;
+              } catch {
+                try { this.db.exec("ROLLBACK"); } catch { /* already gone */ }
+              }
             }
-            this.db.exec("ROLLBACK TO w");
-            this.db.exec("RELEASE w");
-            this.hooks.rollback();
-            outcomes.push({ ok: false, value: err });
+            lost = isCardsError(err) ? err : new CardsError("unavailable", `the write to ${this.path} was rolled back; nothing was written`, { hint: "retry" });
+            outcomes.push({ ok: false, value: lost });
           }
         }
         if (lost !== undefined) {

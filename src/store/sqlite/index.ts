@@ -48,7 +48,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     // Group commit runs each write in a SAVEPOINT, whose undo images go to a sub-journal.
     // On file it spills to a temp file opened per transaction and written page by page
     // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
-    // This connection only writes, so no large sort lands in memory.
+    // Reads (and their sorts) run on the other connection; the largest undo set here is a
+    // reload's full-text re-index (docs/decisions.md).
     writerDb.exec("PRAGMA temp_store = MEMORY");
     checkpointer = startCheckpointer(opts.path, { intervalMs: CHECKPOINT_INTERVAL_MS, restartPages: CHECKPOINT_RESTART_PAGES });
   }
