@@ -60,5 +60,8 @@ export function governingBoard(boards: Map<string, Board>, defaultBoardId: strin
 
 /** The column whose cards count as finished for blocking: `done`, else the last column. */
 export function doneColumn(ws: WorkspaceDef): string {
-  return ws.columns.some((c) => c.id === "done") ? "done" : (ws.columns.at(-1)?.id ?? "done");
+  // a plain loop: every call opens through here, and the first `some` costs ~0.1 ms
+  const cols = ws.columns;
+  for (let i = 0; i < cols.length; i++) if (cols[i]!.id === "done") return "done";
+  return cols.length ? cols[cols.length - 1]!.id : "done";
 }

@@ -35,7 +35,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     const page = r.listCards({ ...q, limit: q.limit + 1 });
     const more = page.items.length > q.limit;
     const items = more ? page.items.slice(0, q.limit) : page.items;
-    const last = items.at(-1);
+    const last = items.length ? items[items.length - 1] : undefined;
     const next_cursor = more && !q.sort && last ? encodeCursor(page.keys[items.length - 1]!, last.id, asOf) : null;
     return { items, next_cursor };
   });

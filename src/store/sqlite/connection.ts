@@ -203,7 +203,7 @@ export class WriteLock {
         }
         if (lost !== undefined) {
           this.hooks.end(); // the queued full-text writes went with the transaction
-          batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? lost : outcomes[i]!.value));
+          for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? lost : outcomes[i]!.value);
           continue;
         }
         try {
@@ -212,12 +212,17 @@ export class WriteLock {
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
           const err = writeError(e, this.path);
-          batch.forEach((job, i) => job.reject(outcomes[i]!.ok ? err : outcomes[i]!.value));
+          for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? err : outcomes[i]!.value);
           continue;
         } finally {
           this.hooks.end();
         }
-        batch.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
+        // plain loops here and above: a one-shot CLI write pays ~0.15 ms for a first forEach
+        for (let i = 0; i < batch.length; i++) {
+          const o = outcomes[i]!;
+          if (o.ok) batch[i]!.resolve(o.value);
+          else batch[i]!.reject(o.value);
+        }
       }
     } finally {
       this.draining = false;

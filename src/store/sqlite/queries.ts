@@ -78,8 +78,16 @@ export class SqliteQueries implements StoreTx {
     const from = !q.sort && q.q !== undefined && this.ftsHits(q.q, MANY_HITS) >= MANY_HITS ? "cards c INDEXED BY cards_by_updated" : "cards c";
     const sql = `SELECT ${CARD_COLS} FROM ${from} ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
     params.push(q.limit);
-    const items = this.db.query(sql).all(...params).map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q));
-    return { items, keys: items.map((c) => c.updated_at) };
+    // plain loops: a one-shot CLI call runs Array.prototype.map in the interpreter (~0.4 ms a page)
+    const rows = this.db.query(sql).all(...params);
+    const items: Card[] = [];
+    const keys: string[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      const card = this.withParts(rowToCard(rows[i]!, this.config.workspaceId), q);
+      items.push(card);
+      keys.push(card.updated_at);
+    }
+    return { items, keys };
   }
 
   /**
@@ -111,10 +119,13 @@ export class SqliteQueries implements StoreTx {
     const rows = [...unchanged, ...changed]
       .sort((x, y) => byCodePoint(y.k as string, x.k as string) || byCodePoint(y.id as string, x.id as string))
       .slice(0, q.limit);
-    return {
-      items: rows.map((r) => this.withParts(rowToCard(r, this.config.workspaceId), q)),
-      keys: rows.map((r) => r.k as string),
-    };
+    const items: Card[] = [];
+    const keys: string[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      items.push(this.withParts(rowToCard(rows[i]!, this.config.workspaceId), q));
+      keys.push(rows[i]!.k as string);
+    }
+    return { items, keys };
   }
 
   /** Full-text hits for `q`, counted up to `cap`. */
