@@ -94,15 +94,17 @@ export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: 
   const issue = r.issues[0];
   const path = v.getDotPath(issue) ?? undefined;
   const allowed = allowedKeys(schema);
-  if (issue.kind === "schema" && issue.type === "strict_object" && path) {
+  // valibot reports an unknown key and a missing required key both as a strict_object
+  // issue at that key; only the unknown one expects "never"
+  if (issue.kind === "schema" && issue.type === "strict_object" && path && issue.expected === "never") {
     throw new CardsError("validation_failed", `${what}: unknown key ${JSON.stringify(path)}`, {
       field: path, valid_options: allowed,
     });
   }
-  if (issue.type === "object" || issue.type === "strict_object") {
+  const missing = issue.input === undefined && path;
+  if (!missing && (issue.type === "object" || issue.type === "strict_object")) {
     throw new CardsError("validation_failed", `${what}: ${path ? path + ": " : ""}expected a JSON object`, { field: path });
   }
-  const missing = issue.input === undefined && path;
   throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : `${path ? path + ": " : ""}${issue.message}`}`, {
     field: path, value: missing ? undefined : issue.input,
   });

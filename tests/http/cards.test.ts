@@ -22,6 +22,21 @@ describe("POST /cards", () => {
     expect(c.fields).toEqual({ priority: "normal" }); // default applied
   });
 
+  test("a missing required key is named as missing; an unknown key as unknown, with the allowed keys", async () => {
+    const noType = await api.post("/cards", { title: "no type" });
+    expect(noType.status).toBe(422);
+    expect(noType.body).toEqual({ error: "validation_failed", message: "create card: type_id is required", field: "type_id" });
+    const bogus = await api.post("/cards", { type_id: "task", title: "x", bogus: 1 });
+    expect(bogus.status).toBe(422);
+    expect(bogus.body.message).toBe('create card: unknown key "bogus"');
+    expect(bogus.body.field).toBe("bogus");
+    expect(bogus.body.valid_options).toContain("type_id");
+    const made = await api.post("/cards", { type_id: "task", title: "to patch" });
+    const noVersion = await api.patch(`/cards/${made.body.id}`, { title: "renamed" });
+    expect(noVersion.status).toBe(422);
+    expect(noVersion.body).toEqual({ error: "validation_failed", message: "patch card: version is required", field: "version" });
+  });
+
   test("status defaults to the first workspace column, or the first allowed column", async () => {
     expect((await api.post("/cards", { type_id: "task", title: "t" })).body.status).toBe("backlog");
     expect((await api.post("/cards", { type_id: "review", title: "r" })).body.status).toBe("todo");
