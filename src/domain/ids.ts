@@ -3,7 +3,7 @@
  * and event ids (zero-padded decimal, so they sort the same as strings and as numbers).
  * Randomness comes from WebCrypto, available on every runtime.
  */
-const EVENT_ID_WIDTH = 12;
+export const EVENT_ID_WIDTH = 12;
 
 const HEX = "0123456789abcdef";
 

@@ -37,7 +37,7 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   const items = svc.store.listEvents({ ...q, limit: q.limit + 1 });
   const more = items.length > q.limit;
   const page = more ? items.slice(0, q.limit) : items;
-  return { items: page, next_cursor: more ? page.at(-1)!.id : null };
+  return { items: page, next_cursor: more ? page[page.length - 1]!.id : null };
 }
 
 /** GET /cards/{id}/events: the card's events in id order (also after deletion). */

@@ -1,29 +1,41 @@
 /** Row <-> resource mapping for the SQLite driver. Key order here is the wire order. */
 import type { Card, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
-import { formatEventId } from "../../domain/ids.ts";
+import { EVENT_ID_WIDTH } from "../../domain/ids.ts";
 
 type Row = Record<string, unknown>;
 
-/** A stored card, built in canonicalCard's key order (one object per row: lists map 50 at a time). */
-export function rowToCard(r: Row, workspaceId: string): Card {
-  const card = {
-    id: r.id as string,
-    workspace_id: workspaceId,
-    type_id: r.type_id as string,
-    schema_version: r.schema_version as number,
-    title: r.title as string,
-    status: r.status as string,
-    fields: JSON.parse(r.fields as string),
-  } as Card;
-  if (r.owner) card.owner = r.owner as string;
-  card.tags = JSON.parse(r.tags as string);
-  card.version = r.version as number;
-  card.created_at = r.created_at as string;
-  card.updated_at = r.updated_at as string;
-  card.status_since = r.status_since as string;
-  card.created_by = r.created_by as string;
-  return card;
+/**
+ * Stored cards, built in canonicalCard's key order (one object per row). One function
+ * maps the whole page: a one-shot CLI call that called a mapper once per row of a
+ * 50-card page had JSC compile that mapper (~0.45 ms of a ~7 ms `cards list`).
+ */
+export function rowsToCards(rows: Row[], workspaceId: string): Card[] {
+  const out: Card[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const card = {
+      id: r.id as string,
+      workspace_id: workspaceId,
+      type_id: r.type_id as string,
+      schema_version: r.schema_version as number,
+      title: r.title as string,
+      status: r.status as string,
+      fields: JSON.parse(r.fields as string),
+    } as Card;
+    if (r.owner) card.owner = r.owner as string;
+    card.tags = JSON.parse(r.tags as string);
+    card.version = r.version as number;
+    card.created_at = r.created_at as string;
+    card.updated_at = r.updated_at as string;
+    card.status_since = r.status_since as string;
+    card.created_by = r.created_by as string;
+    out.push(card);
+  }
+  return out;
 }
+
+/** One stored card (see rowsToCards). */
+export const rowToCard = (r: Row, workspaceId: string): Card => rowsToCards([r], workspaceId)[0]!;
 
 export function cardParams(c: Card): (string | number | null)[] {
   return [
@@ -48,23 +60,25 @@ export function rowToComment(r: Row): Comment {
   return c;
 }
 
-export function rowToEvent(r: Row): StoredEvent {
-  const e: StoredEvent = {
-    id: formatEventId(r.seq as number),
-    type: r.type as StoredEvent["type"],
-    actor: r.actor as string,
-    at: r.at as string,
-    scope: r.scope as "card" | "board",
-    diff: JSON.parse(r.diff as string),
-  };
-  // wire order: id, type, actor, at, card_id, scope, board_id, diff
-  const out: Record<string, unknown> = { id: e.id, type: e.type, actor: e.actor, at: e.at };
-  if (r.card_id != null) out.card_id = r.card_id;
-  out.scope = e.scope;
-  if (r.board_id != null) out.board_id = r.board_id;
-  out.diff = e.diff;
-  return out as unknown as StoredEvent;
+/** Stored events in wire order; one function per page, like rowsToCards. */
+export function rowsToEvents(rows: Row[]): StoredEvent[] {
+  const out: StoredEvent[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    // wire order: id, type, actor, at, card_id, scope, board_id, diff
+    // formatEventId, inlined: a small function called per row gets JIT-compiled in a one-shot call
+    const e: Record<string, unknown> = { id: String(r.seq).padStart(EVENT_ID_WIDTH, "0"), type: r.type, actor: r.actor, at: r.at };
+    if (r.card_id != null) e.card_id = r.card_id;
+    e.scope = r.scope;
+    if (r.board_id != null) e.board_id = r.board_id;
+    e.diff = JSON.parse(r.diff as string);
+    out.push(e as unknown as StoredEvent);
+  }
+  return out;
 }
+
+/** One stored event (see rowsToEvents). */
+export const rowToEvent = (r: Row): StoredEvent => rowsToEvents([r])[0]!;
 
 export function rowToUser(r: Row): User {
   const u: User = { id: r.id as string } as User;
