@@ -1,0 +1,78 @@
+/**
+ * Schema migrations on a database that already holds cards. Migration 5 rebuilds the list
+ * indexes ascending: a new card then appends on the rightmost leaf instead of splitting the
+ * leftmost one. A database left at version 4 (descending indexes) must open, migrate and
+ * list exactly as before.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { createCard, listCards, patchCard } from "../../src/service/index.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const as = (actor: string) => ({ actor }) as never;
+const LIST_INDEXES = ["cards_by_updated", "cards_by_status", "cards_by_type", "cards_by_owner"];
+
+/** Each key column of an index with its direction, e.g. "updated_at asc". */
+function indexColumns(db: Database, name: string): string[] {
+  return (db.query(`PRAGMA index_xinfo(${name})`).all() as Array<{ name: string | null; desc: number; key: number }>)
+    .filter((c) => c.key === 1)
+    .map((c) => `${c.name} ${c.desc ? "desc" : "asc"}`);
+}
+
+describe("schema migrations", () => {
+  test("the list indexes are ascending, so new cards append", async () => {
+    const dir = makeWorkspace();
+    (await openTestService(dir, "embedded")).close();
+    const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      expect(Number((db.query("PRAGMA user_version").get() as { user_version: number }).user_version)).toBe(MIGRATIONS.length);
+      expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at asc", "id asc"]);
+      expect(indexColumns(db, "cards_by_status")).toEqual(["status asc", "updated_at asc", "id asc"]);
+      expect(indexColumns(db, "cards_by_type")).toEqual(["type_id asc", "updated_at asc", "id asc"]);
+      expect(indexColumns(db, "cards_by_owner")).toEqual(["owner asc", "updated_at asc", "id asc"]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("a version-4 database with cards migrates and lists in the same order", async () => {
+    const dir = makeWorkspace();
+    let svc = await openTestService(dir, "embedded");
+    for (let i = 0; i < 12; i++) {
+      const c = await createCard(svc, { type_id: "task", title: `card ${i}`, status: i % 2 ? "todo" : "doing" }, as("ada"));
+      if (i % 3 === 0) await patchCard(svc, c.id, { version: 1, owner: "ada" }, as("ada"));
+    }
+    const views = [{}, { status: "todo" }, { owner: "ada" }, { type_id: "task", limit: "5" }];
+    const before = views.map((p) => listCards(svc, p).items.map((c) => c.id));
+    svc.close();
+
+    // put the database back to version 4: the descending indexes it had then
+    const db = new Database(join(dir, ".cards", "cards.db"));
+    db.exec(`
+      ${LIST_INDEXES.map((n) => `DROP INDEX ${n};`).join("\n")}
+      CREATE INDEX cards_by_updated ON cards(updated_at DESC, id DESC);
+      CREATE INDEX cards_by_status ON cards(status, updated_at DESC, id DESC);
+      CREATE INDEX cards_by_type ON cards(type_id, updated_at DESC, id DESC);
+      CREATE INDEX cards_by_owner ON cards(owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL;
+      PRAGMA user_version = 4;`);
+    expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at desc", "id desc"]);
+    db.close();
+
+    svc = await openTestService(dir, "embedded");
+    try {
+      expect(views.map((p) => listCards(svc, p).items.map((c) => c.id))).toEqual(before);
+      expect(before[0]).toHaveLength(12);
+    } finally {
+      svc.close();
+    }
+    const after = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      expect(Number((after.query("PRAGMA user_version").get() as { user_version: number }).user_version)).toBe(MIGRATIONS.length);
+      for (const n of LIST_INDEXES) expect(indexColumns(after, n).every((c) => c.endsWith(" asc"))).toBe(true);
+    } finally {
+      after.close();
+    }
+  });
+});
