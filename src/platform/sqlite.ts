@@ -53,19 +53,29 @@ export function sqliteErrorCode(e: unknown): string | undefined {
 
 /** A background WAL checkpointer: its own connection on a worker thread. */
 export interface Checkpointer {
+  /**
+   * Called by the writer before each transaction: a promise when the checkpointer wants
+   * the writer to hold still while it rewinds the WAL (resolves when done, at most
+   * PAUSE_MAX_MS later), else undefined.
+   */
+  writerPause(): Promise<unknown> | undefined;
   /** checkpoints completed and pages copied so far (for tests and diagnostics) */
-  stats(): { runs: number; pages: number };
+  stats(): { runs: number; pages: number; rewinds: number };
   /** stops the thread after its current checkpoint and closes its connection (waits up to 2 s) */
   stop(): void;
 }
 
+/** How long a writer holds still at most for a rewind, should the thread not answer. */
+const PAUSE_MAX_MS = 200;
+
 // The worker's source: a blob URL needs no extra entry point in the compiled binary.
 // Control block (Int32Array over a SharedArrayBuffer): [0] stop requested, [1] stopped,
-// [2] checkpoints run, [3] pages copied.
+// [2] checkpoints run, [3] pages copied, [4] rewind wanted, [5] writer holding still,
+// [6] rewinds done, [7] a writer calls writerPause.
 const CHECKPOINTER_SOURCE = `
 import { Database } from "bun:sqlite";
 self.onmessage = (e) => {
-  const { path, intervalMs, restartPages, control } = e.data;
+  const { path, intervalMs, restartPages, convergeFrames, pauseWaitMs, control } = e.data;
   const c = new Int32Array(control);
   let db;
   try {
@@ -74,6 +84,33 @@ self.onmessage = (e) => {
   } catch {
     Atomics.store(c, 1, 1); Atomics.notify(c, 1); return;
   }
+  const passive = () => db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+  const rewind = (r) => {
+    // Copy what was written during the last pass, again, until little is left: the
+    // writer then holds still only for that remainder and two fsyncs.
+    for (let i = 0; i < 4; i++) {
+      const before = r.log;
+      r = passive();
+      if (!r || r.log - before < convergeFrames) break;
+    }
+    Atomics.store(c, 5, 0);
+    Atomics.store(c, 4, 1);
+    // an idle writer never reaches a transaction boundary: then nobody needs to hold still;
+    // nor is there anyone to ask when no writer in this process ever called writerPause
+    const still = Atomics.load(c, 7) === 1 && (Atomics.wait(c, 5, 0, pauseWaitMs) !== "timed-out" || Atomics.load(c, 5) === 1);
+    try {
+      // RESTART waits for readers (other processes' too) to leave the old WAL. A writer
+      // that was not asked (another process) is raced for its lock: given up at once,
+      // unless the WAL is four times over, then waited for up to 50 ms, which bounds it.
+      db.exec("PRAGMA busy_timeout = " + (still ? 20 : r.log > restartPages * 4 ? 50 : 0));
+      r = db.query("PRAGMA wal_checkpoint(RESTART)").get();
+      if (r && r.busy === 0) Atomics.add(c, 6, 1);
+    } finally {
+      db.exec("PRAGMA busy_timeout = 0");
+      Atomics.store(c, 4, 0); Atomics.store(c, 5, 0); Atomics.notify(c, 4);
+    }
+    return r;
+  };
   const tick = () => {
     if (Atomics.load(c, 0) === 1) {
       try { db.close(); } catch {}
@@ -81,16 +118,8 @@ self.onmessage = (e) => {
       return;
     }
     try {
-      let r = db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
-      // A RESTART that meets a writer or a reader gives up at once (the next tick tries
-      // again) instead of holding writers off while it waits. Under load that never lets
-      // go, the WAL would grow without end: past four times the threshold it waits up to
-      // 50 ms, which bounds both the WAL and the stall.
-      if (r && r.log > restartPages) {
-        const wait = r.log > restartPages * 4 ? 50 : 0;
-        if (wait) db.exec("PRAGMA busy_timeout = " + wait);
-        try { r = db.query("PRAGMA wal_checkpoint(RESTART)").get(); } finally { if (wait) db.exec("PRAGMA busy_timeout = 0"); }
-      }
+      let r = passive();
+      if (r && r.log > restartPages) r = rewind(r);
       if (r && r.checkpointed > 0) { Atomics.add(c, 2, 1); Atomics.add(c, 3, r.checkpointed); }
     } catch {}
     setTimeout(tick, intervalMs);
@@ -98,26 +127,50 @@ self.onmessage = (e) => {
   tick();
 };`;
 
+export interface CheckpointerOptions {
+  /** how often a PASSIVE pass runs */
+  intervalMs: number;
+  /** past this many WAL frames the WAL is rewound */
+  restartPages: number;
+  /** before a rewind, PASSIVE passes repeat while each found at least this many new frames (up to 4) */
+  convergeFrames?: number;
+  /** how long the thread waits for the writer to reach a transaction boundary */
+  pauseWaitMs?: number;
+}
+
 /**
- * Starts checkpointing `path`'s WAL every `intervalMs` on a worker thread (PASSIVE: never
- * blocks writers or readers; then RESTART, without waiting, when the WAL holds more than
- * `restartPages`: when no transaction is running it copies only what was written since
- * the PASSIVE pass and rewinds the WAL, holding writers off for about that long; else it
- * gives up until the next tick, and past four times `restartPages` it waits up to 50 ms.
- * Always waiting up to 200 ms there gave writes stalls of 10-230 ms). The writer connection then runs with wal_autocheckpoint off, so
- * no request ever waits for a checkpoint (perf-baselines.md §4: the write tail is the
- * checkpoint).
+ * Checkpoints `path`'s WAL on a worker thread, so no request waits for a checkpoint
+ * (perf-baselines.md §4: the write tail is the checkpoint); the writer connection runs
+ * with wal_autocheckpoint off.
+ *
+ * A PASSIVE pass every `intervalMs` copies the WAL into the database without blocking
+ * anyone. Under steady writes that never lets the WAL be reused, so past `restartPages`
+ * frames the thread rewinds it: it repeats PASSIVE passes until little was written
+ * during the last one, asks the writer to hold still at its next transaction boundary
+ * (`writerPause`), and runs a RESTART, which copies that remainder, fsyncs and lets the
+ * next write start the WAL over. The writer waits only for that: a RESTART that raced
+ * the writer for its lock instead either gave up under load (the WAL grew) or held it
+ * for the whole copy (stalls of 20-60 ms, docs/decisions.md).
  */
-export function startCheckpointer(path: string, o: { intervalMs: number; restartPages: number }): Checkpointer {
-  const control = new SharedArrayBuffer(16);
+export function startCheckpointer(path: string, o: CheckpointerOptions): Checkpointer {
+  const control = new SharedArrayBuffer(32);
   const c = new Int32Array(control);
   const url = URL.createObjectURL(new Blob([CHECKPOINTER_SOURCE], { type: "application/javascript" }));
   const worker = new Worker(url);
   (worker as unknown as { unref(): void }).unref();
-  worker.postMessage({ path, intervalMs: o.intervalMs, restartPages: o.restartPages, control });
+  worker.postMessage({ path, intervalMs: o.intervalMs, restartPages: o.restartPages, convergeFrames: o.convergeFrames ?? 300, pauseWaitMs: o.pauseWaitMs ?? 20, control });
   let stopped = false;
+  let cooperating = false;
   return {
-    stats: () => ({ runs: Atomics.load(c, 2), pages: Atomics.load(c, 3) }),
+    writerPause() {
+      if (!cooperating) { cooperating = true; Atomics.store(c, 7, 1); }
+      if (Atomics.load(c, 4) !== 1) return undefined;
+      Atomics.store(c, 5, 1);
+      Atomics.notify(c, 5);
+      const w = Atomics.waitAsync(c, 4, 1, PAUSE_MAX_MS);
+      return w.async ? w.value : undefined; // the rewind ended in between
+    },
+    stats: () => ({ runs: Atomics.load(c, 2), pages: Atomics.load(c, 3), rewinds: Atomics.load(c, 6) }),
     stop() {
       if (stopped) return;
       stopped = true;

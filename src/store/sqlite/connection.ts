@@ -114,10 +114,13 @@ function migrate(db: SqliteDb): void {
 
 /**
  * What the driver does around each write and each transaction (work it defers until
- * commit, kept in step with savepoint rollbacks): `savepoint` before each write's
+ * commit, kept in step with savepoint rollbacks), and what it waits for before a
+ * transaction: `savepoint` before each write's
  * SAVEPOINT, `rollback` after its ROLLBACK TO.
  */
 export interface TxHooks {
+  /** before BEGIN: a promise to wait for first (the WAL's checkpointer rewinding it) */
+  beforeBegin?(): Promise<unknown> | undefined;
   savepoint(): void;
   rollback(): void;
   beforeCommit(): void;
@@ -161,6 +164,8 @@ export class WriteLock {
       while (this.queue.length > 0) {
         // let requests that are already read off the sockets join this transaction
         if (this.dedicated) await new Promise((r) => setImmediate(r));
+        const pause = this.hooks.beforeBegin?.();
+        if (pause) await pause;
         try {
           await this.begin();
         } catch (e) {
