@@ -69,7 +69,8 @@ if (process.argv.includes("--write-ui")) {
 
 async function compile(bytecodeOrder?: string[]): Promise<void> {
   const result = await Bun.build({
-    entrypoints: ["src/main.ts"],
+    // worker modules are entry points of their own (platform/worker.ts finds them by path)
+    entrypoints: ["src/main.ts", "src/store/sqlite/search-worker.ts"],
     compile: {
       outfile,
       ...(process.env.CARDS_TARGET ? { target: process.env.CARDS_TARGET as never } : {}),

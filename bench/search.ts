@@ -24,7 +24,7 @@ const ITER = envNum("ITER", 30);
 const bin = await cardsBinary();
 
 // ------------------------------------------------------------------ the 100k workspace (cached)
-const key = Bun.hash(["src/store/sqlite/schema.ts", "src/store/sqlite/rows.ts", "bench/lib/seed.ts", "bench/lib/corpus.ts"]
+const key = Bun.hash(["src/store/sqlite/schema.ts", "src/store/sqlite/rows.ts", "src/store/sqlite/search-index.ts", "bench/lib/seed.ts", "bench/lib/corpus.ts"]
   .map((f) => readFileSync(join(ROOT, f), "utf8")).join("\0")).toString(36);
 const ws = join(cacheDir("search"), `ws-${N}-${key}`);
 let seeded = "cached";
@@ -38,9 +38,16 @@ if (!existsSync(join(ws, ".cards", "ok"))) {
 const someId = readFileSync(join(ws, ".cards", "ok"), "utf8");
 const dbPath = join(ws, ".cards", "cards.db");
 
+// ------------------------------------------------------------------ the search index (its own file), built before any timing
+const svc: Service = await openService({ dir: ws, cwd: ws, env: {}, mode: "serve" });
+const built = performance.now();
+svc.store.prepareSearch();
+const indexSeconds = (performance.now() - built) / 1000;
+
 // ------------------------------------------------------------------ pick the terms by their real hit counts
 const raw = new Database(dbPath, { readonly: true });
-const hits = (t: string) => Number((raw.query("SELECT count(*) AS n FROM cards_fts WHERE cards_fts MATCH ?").get(`"${t}"*`) as { n: number }).n);
+raw.query("ATTACH DATABASE ? AS s").run(join(ws, ".cards", "search.db"));
+const hits = (t: string) => Number((raw.query("SELECT count(*) AS n FROM s.cards_fts WHERE cards_fts MATCH ?").get(`"${t}"*`) as { n: number }).n);
 const common = ["cache", "users", "test", "when", "log", "webhook", "payment", "server", "request"]
   .map((t) => ({ t, n: hits(t) })).sort((a, b) => Math.abs(a.n - N / 2) - Math.abs(b.n - N / 2))[0]!;
 let rare = { t: "e1234", n: 0 };
@@ -58,11 +65,10 @@ function time(fn: () => unknown): { p50: number; p90: number; max: number } {
   return { p50: quantile(xs, 0.5), p90: quantile(xs, 0.9), max: Math.max(...xs) };
 }
 const decode = (rows: Record<string, unknown>[]) => rows.map((r) => ({ ...r, fields: JSON.parse(r.fields as string), tags: JSON.parse(r.tags as string) }));
-const sqlQ = raw.query("SELECT * FROM cards c WHERE c.seq IN (SELECT rowid FROM cards_fts WHERE cards_fts MATCH ?) ORDER BY c.updated_at DESC, c.id DESC LIMIT 51");
+const sqlQ = raw.query("SELECT * FROM cards c WHERE c.seq IN (SELECT rowid FROM s.cards_fts WHERE cards_fts MATCH ?) ORDER BY c.updated_at DESC, c.id DESC LIMIT 51");
 const sqlList = raw.query("SELECT * FROM cards c ORDER BY c.updated_at DESC, c.id DESC LIMIT 51");
 const sqlTodo = raw.query("SELECT * FROM cards c WHERE c.status IN ('todo') ORDER BY c.updated_at DESC, c.id DESC LIMIT 51");
 
-const svc: Service = await openService({ dir: ws, cwd: ws, env: {}, mode: "serve" });
 const figs = [
   { figure: `\`GET /cards?q=${common.t}\` (${int(common.n)} hits, ${((100 * common.n) / N).toFixed(0)}% of cards)`, max: 20,
     svc: () => listCards(svc, { q: common.t }), sql: () => decode(sqlQ.all(`"${common.t}"*`) as Record<string, unknown>[]) },
@@ -85,7 +91,7 @@ for (const f of figs) {
 svc.close();
 raw.close();
 report("search", `Search and list at ${int(N)} cards, in-process listCards (median of ${ITER} after 3 warm-ups)`, rows,
-  `Workspace ${seeded}; terms chosen by their FTS hit count (the last token is matched as a prefix). ${machineNote()}`);
+  `Workspace ${seeded}; search index ${indexSeconds < 0.05 ? "current" : `built from the cards in ${indexSeconds.toFixed(1)} s`} before timing; terms chosen by their FTS hit count (the last token is matched as a prefix). ${machineNote()}`);
 
 // ------------------------------------------------------------------ CLI reference
 if (envFlag("CLI", true)) {

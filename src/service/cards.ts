@@ -163,8 +163,7 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
   const blocks = card.status !== cur.status ? new BlockWatch(w.tx).watchDependentsOf(cur.id) : undefined;
   const lanes = svc ? new LaneWatch(svc, w.tx).watch(new Set([cur.status, card.status]), card.status !== cur.status) : undefined;
-  const reindex = card.title !== cur.title || !sameJson(card.fields, cur.fields);
-  if (!w.tx.updateCard(card, cur.version, reindex)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
+  if (!w.tx.updateCard(card, cur.version)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
   for (const e of events) w.emit({ type: e.type, card_id: card.id, diff: e.diff });
   blocks?.flush(w);
   lanes?.flush(w);

@@ -29,6 +29,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     const node = resolveMe(parseFilter(opts.filter, { fieldIds: allFieldIds(svc) }, "filter"), viewer);
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
+  if (q.q !== undefined) svc.store.prepareSearch();
   return svc.store.snapshot((r) => {
     // the first page pins the event id its order was read at; later pages keep that order
     const asOf = q.asOfEvent ?? Number(r.lastEventId() ?? 0);

@@ -105,6 +105,8 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
       }
     }
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
+    // the cards came with their log, not through it: full-text search indexes them anew
+    tx.markSearchStale();
   });
   progress?.(n);
   return n;

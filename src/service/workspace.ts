@@ -75,12 +75,12 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       read: () => store.readMeta(DEFINITIONS_CACHE_KEY),
       write: (text) => store.writeMeta(DEFINITIONS_CACHE_KEY, text),
     });
-    // the database already follows these definitions (users, search index): a one-shot
-    // call skips both checks (docs/decisions.md, "definitions cache")
+    // the database already follows these definitions (declared users): a one-shot call
+    // skips the check (docs/decisions.md, "definitions cache")
     const stamp = syncStamp(defs);
     const marker = store.readMeta(DEFINITIONS_SYNCED_KEY);
     const synced = marker === stamp;
-    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: () => searchConfig(defs), searchSynced: synced });
+    store.configure({ workspaceId: defs.workspace.id, doneStatus: doneColumn(defs.workspace), search: () => searchConfig(defs) });
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
     if (!synced) {
       await registerDeclaredUsers(svc);

@@ -92,11 +92,8 @@ export interface StoreReads {
 
 export interface StoreWrites {
   insertCard(card: Card): void;
-  /**
-   * Updates the row iff its version is still `expectVersion`; returns false otherwise.
-   * `reindex: false` skips the search index when neither title nor fields changed.
-   */
-  updateCard(card: Card, expectVersion: number, reindex?: boolean): boolean;
+  /** Updates the row iff its version is still `expectVersion`; returns false otherwise. */
+  updateCard(card: Card, expectVersion: number): boolean;
   /** sets owner iff the card is still unowned; returns its id and (new) status, or null */
   claimIfUnowned(id: string, owner: string, now: string, status?: string): Pick<Card, "id" | "status"> | null;
   deleteCard(id: string): void;
@@ -121,6 +118,11 @@ export interface StoreWrites {
   putIdempotency(r: IdempotencyRecord): void;
   /** restore: an event with its original id (ids must ascend) */
   insertEventWithId(e: StoredEvent): void;
+  /**
+   * Cards were written without the events that describe them (a restore): indexes derived
+   * from the event log (full-text search) are rebuilt from the cards once this commits.
+   */
+  markSearchStale(): void;
 }
 
 export type StoreTx = StoreReads & StoreWrites;
@@ -128,10 +130,8 @@ export type StoreTx = StoreReads & StoreWrites;
 export interface StoreConfig {
   workspaceId: string;
   doneStatus: string;
-  /** given as a function, it is called when first needed (a write, or the check below) */
+  /** given as a function, it is called when first needed (a search, or a server's indexer) */
   search: SearchConfig | (() => SearchConfig);
-  /** the caller knows the search index already follows `search`: skip comparing it (cold path) */
-  searchSynced?: boolean;
 }
 
 export interface Store extends StoreReads {
@@ -140,14 +140,19 @@ export interface Store extends StoreReads {
   write<T>(fn: (tx: StoreTx) => T | Promise<T>): Promise<T>;
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
+  /**
+   * Makes full-text search (ListQuery.q) answer for every committed write: brings the
+   * search index up to date. Called outside snapshot(), before a read that searches.
+   */
+  prepareSearch(): void;
   /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
   backupTo(path: string): void;
   /**
    * Called once after opening, before any other use: the workspace id, the done column
-   * and the searchable fields (re-indexes the types whose list changed).
+   * and the searchable fields (the search index re-indexes the types whose list changed).
    */
   configure(o: StoreConfig): void;
-  /** new definitions: the done column and the searchable fields (re-indexes types whose list changed) */
+  /** new definitions: the done column and the searchable fields (see configure) */
   reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void>;
   /** a small value kept beside the data under `key` (caches), readable before configure() */
   readMeta(key: string): string | undefined;

@@ -1,6 +1,6 @@
 /**
  * The "definitions synced" marker: an open whose definitions the database already follows
- * skips registering declared users and comparing the search config; any change of the
+ * skips registering declared users; any change of the
  * definitions (a new file set, or a server reload) makes the next open check again.
  */
 import { describe, expect, test } from "bun:test";

@@ -112,22 +112,12 @@ function migrate(db: SqliteDb): void {
   }
 }
 
-/**
- * What the driver does around each write and each transaction (work it defers until
- * commit, kept in step with savepoint rollbacks), and what it waits for before a
- * transaction: `savepoint` before each write's
- * SAVEPOINT, `rollback` after its ROLLBACK TO.
- */
+/** What the writer waits for before each transaction (the WAL's checkpointer rewinding it). */
 export interface TxHooks {
-  /** before BEGIN: a promise to wait for first (the WAL's checkpointer rewinding it) */
   beforeBegin?(): Promise<unknown> | undefined;
-  savepoint(): void;
-  rollback(): void;
-  beforeCommit(): void;
-  end(): void;
 }
 
-const NO_HOOKS: TxHooks = { savepoint() {}, rollback() {}, beforeCommit() {}, end() {} };
+const NO_HOOKS: TxHooks = {};
 
 /**
  * Serialises in-process writers and takes SQLite's write lock with short jittered
@@ -182,7 +172,6 @@ export class WriteLock {
             outcomes.push({ ok: false, value: lost });
             continue;
           }
-          this.hooks.savepoint();
           this.db.exec("SAVEPOINT w");
           try {
             const value = await job.fn();
@@ -195,7 +184,6 @@ export class WriteLock {
               try {
                 this.db.exec("ROLLBACK TO w");
                 this.db.exec("RELEASE w");
-                this.hooks.rollback();
                 outcomes.push({ ok: false, value: err });
                 continue;
               } catch {
@@ -207,20 +195,16 @@ export class WriteLock {
           }
         }
         if (lost !== undefined) {
-          this.hooks.end(); // the queued full-text writes went with the transaction
           for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? lost : outcomes[i]!.value);
           continue;
         }
         try {
-          this.hooks.beforeCommit();
           this.db.exec("COMMIT");
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
           const err = writeError(e, this.path);
           for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? err : outcomes[i]!.value);
           continue;
-        } finally {
-          this.hooks.end();
         }
         // plain loops here and above: a one-shot CLI write pays ~0.15 ms for a first forEach
         for (let i = 0; i < batch.length; i++) {

@@ -2,11 +2,13 @@
  * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
-import { startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
+import { sqliteErrorCode, startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
+import { CardsError } from "../../domain/errors.ts";
+import { startModuleWorker } from "../../platform/worker.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
-import { byCodePoint } from "../../domain/card.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
+import { catchUp, isCurrent, openSearchDb, searchConfigKey, searchPath, SEARCH_SCHEMA_NAME } from "./search-index.ts";
 
 export interface SqliteStoreOptions {
   path: string;
@@ -25,6 +27,9 @@ export const CHECKPOINT_INTERVAL_MS = 100;
  * at that moment (POST /cards at 32 connections: p99 17-19 ms at 2,000, 15-18 at 8,000).
  */
 export const CHECKPOINT_RESTART_PAGES = 8_000;
+
+/** How often a server's indexer thread brings the search index up to date. */
+export const SEARCH_TICK_MS = 25;
 
 /** Opens (creating and migrating) the database; configure() before anything else. */
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
@@ -50,10 +55,17 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     // On file it spills to a temp file opened per transaction and written page by page
     // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
     // Reads (and their sorts) run on the other connection; the largest undo set here is a
-    // reload's full-text re-index (docs/decisions.md).
+    // restore (docs/decisions.md).
     writerDb.exec("PRAGMA temp_store = MEMORY");
     checkpointer = startCheckpointer(opts.path, { intervalMs: CHECKPOINT_INTERVAL_MS, restartPages: CHECKPOINT_RESTART_PAGES });
   }
+  // Full-text search (search-index.ts): the index file, this process's connection to it
+  // for catching up (opened at the first search), and a server's indexer thread.
+  const searchFile = searchPath(opts.path);
+  let searchDb: SqliteDb | undefined;
+  let indexer: { worker: Worker; control: Int32Array } | undefined;
+  const configEntries = () => [...config.search.entries()].map(([k, v]) => [k, v ?? null]);
+
   let lockInstance: WriteLock | undefined;
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
@@ -100,21 +112,32 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         set: (v: SearchConfig) => { search = v; },
         enumerable: true,
       });
-      // before the lock: that may turn the busy timeout off for a dedicated writer
-      if (!o.searchSynced) {
-        try {
-          syncSearchConfig(writerDb, writer, config.search);
-        } catch (e) {
-          throw writeError(e, opts.path);
-        }
-      }
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         beforeBegin: () => checkpointer?.writerPause(),
-        savepoint: () => writer.searchSavepoint(),
-        rollback: () => writer.rollbackSearch(),
-        beforeCommit: () => writer.flushSearch(),
-        end: () => writer.endSearch(),
       });
+      if (opts.connections === 2) {
+        const control = new Int32Array(new SharedArrayBuffer(16));
+        const worker = startModuleWorker("store/sqlite/search-worker.ts");
+        worker.postMessage({ type: "start", mainPath: opts.path, searchPath: searchFile, config: configEntries(), intervalMs: SEARCH_TICK_MS, control: control.buffer });
+        indexer = { worker, control };
+      }
+    },
+    prepareSearch(): void {
+      const db = readerDb ?? writerDb;
+      try {
+        if (!searchDb) {
+          searchDb = openSearchDb(searchFile);
+          db.query(`ATTACH DATABASE ? AS ${SEARCH_SCHEMA_NAME}`).run(searchFile);
+          reader.searchAttached = true;
+        }
+        if (!isCurrent(db, searchDb, searchConfigKey(config.search))) catchUp(db, searchDb, config.search);
+      } catch (e) {
+        if (sqliteErrorCode(e) === "SQLITE_BUSY") {
+          // another process (or the indexer thread) has held the index past the busy timeout: a rebuild
+          throw new CardsError("unavailable", `the full-text index ${searchFile} is being rebuilt by another process`, { hint: "retry in a few seconds; searches without q are not affected" });
+        }
+        throw writeError(e, searchFile);
+      }
     },
     readMeta: (key) => reader.getMeta(key) ?? undefined,
     writeMeta(key: string, value: string): void {
@@ -160,13 +183,20 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       return lockOf().run(() => {
         config.doneStatus = o.doneStatus;
         config.search = o.search;
-        syncSearchConfig(writerDb, writer, o.search, false);
+        // the index re-indexes the types whose fields changed at its next pass
+        indexer?.worker.postMessage({ type: "config", config: configEntries() });
       });
     },
     backupTo(path: string) {
       (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
     },
     close() {
+      if (indexer) {
+        Atomics.store(indexer.control, 0, 1);
+        Atomics.wait(indexer.control, 1, 0, 2000); // it notices at its next tick
+        indexer.worker.terminate();
+      }
+      try { searchDb?.close(); } catch { /* closing */ }
       checkpointer?.stop();
       readerDb?.close();
       // long-lived processes leave a checkpointed, empty WAL behind; one-shot CLI calls
@@ -181,34 +211,4 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       writerDb.close();
     },
   };
-}
-
-/**
- * Re-indexes the card types whose searchable_fields changed since the last load
- * (own transaction when `ownTx`; otherwise the caller holds the write lock).
- */
-function syncSearchConfig(db: SqliteDb, q: SqliteQueries, search: SearchConfig, ownTx = true): void {
-  const wanted = JSON.stringify([...search.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([k, v]) => [k, v ?? null]));
-  if (q.getMeta("search_config") === wanted) return;
-  if (ownTx) db.exec("BEGIN IMMEDIATE");
-  try {
-    const before = q.getMeta("search_config");
-    if (before !== wanted) {
-      const old = new Map<string, unknown>(before ? JSON.parse(before) : []);
-      const changed = [...search.entries()].filter(([k, v]) => !old.has(k) || JSON.stringify(old.get(k)) !== JSON.stringify(v ?? null)).map(([k]) => k);
-      q.reindexTypes(changed);
-      q.setMeta("search_config", wanted);
-    }
-    if (ownTx) {
-      q.flushSearch();
-      db.exec("COMMIT");
-      q.endSearch();
-    }
-  } catch (e) {
-    if (ownTx) {
-      if (db.inTransaction()) db.exec("ROLLBACK");
-      q.endSearch();
-    }
-    throw e;
-  }
 }

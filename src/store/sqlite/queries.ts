@@ -9,7 +9,8 @@ import { formatEventId, parseEventId } from "../../domain/ids.ts";
 import { byCodePoint, canonicalCard } from "../../domain/card.ts";
 import { filterToSql } from "./filter-sql.ts";
 import { sortToSql } from "./sort-sql.ts";
-import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, searchBody, toFtsQuery } from "./rows.ts";
+import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
+import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-index.ts";
 
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
@@ -31,15 +32,9 @@ export interface QueryConfig {
   search: SearchConfig;
 }
 
-/** Queued full-text writes are applied once this many wait (bounds memory in big restores). */
-const SEARCH_QUEUE_MAX = 256;
-
-interface SearchOp { seq: number; existed: boolean; doc?: { title: string; body: string } }
-
 export class SqliteQueries implements StoreTx {
-  private searchQueue: SearchOp[] = [];
-  private queuedBeforeSavepoint = 0;
-  private appliedInSavepoint: SearchOp[] = [];
+  /** set once the search index is attached to this connection (Store.prepareSearch) */
+  searchAttached = false;
 
   constructor(private readonly db: SqliteDb, readonly config: QueryConfig) {}
 
@@ -117,8 +112,8 @@ export class SqliteQueries implements StoreTx {
   private ftsHits(q: string, cap: number): number {
     const fts = toFtsQuery(q.trim());
     if (!fts) return 0;
-    this.flushSearch();
-    return Number(this.db.query("SELECT count(*) AS n FROM (SELECT 1 FROM cards_fts WHERE cards_fts MATCH ? LIMIT ?)").get(fts, cap)?.n ?? 0);
+    this.assertSearchAttached();
+    return Number(this.db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${S}.cards_fts WHERE cards_fts MATCH ? LIMIT ?)`).get(fts, cap)?.n ?? 0);
   }
 
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">> {
@@ -174,16 +169,15 @@ export class SqliteQueries implements StoreTx {
   // --- cards: writes ---
 
   insertCard(card: Card): void {
-    const res = this.db
+    this.db
       .query(
         `INSERT INTO cards (id, type_id, schema_version, title, status, fields, owner, tags, version, created_at, updated_at, status_since, created_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(...cardParams(card));
-    this.queueSearch(Number(res.lastInsertRowid), false, card);
   }
 
-  updateCard(card: Card, expectVersion: number, reindex = true): boolean {
+  updateCard(card: Card, expectVersion: number): boolean {
     const p = cardParams(card);
     const res = this.db
       .query(
@@ -191,7 +185,6 @@ export class SqliteQueries implements StoreTx {
            updated_at = ?, status_since = ? WHERE id = ? AND version = ?`,
       )
       .run(p[2]!, p[3]!, p[4]!, p[5]!, p[6]!, p[7]!, p[8]!, p[10]!, p[11]!, card.id, expectVersion);
-    if (res.changes === 1 && reindex) this.index(card);
     return res.changes === 1;
   }
 
@@ -212,9 +205,6 @@ export class SqliteQueries implements StoreTx {
   }
 
   deleteCard(id: string): void {
-    const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(id);
-    if (!r) return;
-    this.queueSearch(r.seq as number, true);
     this.db.query("DELETE FROM cards WHERE id = ?").run(id);
   }
 
@@ -392,70 +382,8 @@ export class SqliteQueries implements StoreTx {
     this.db.query("DELETE FROM idempotency WHERE created_at < ?").run(before);
   }
 
-  // --- search index ---
-
-  /** Queues the rewrite of a stored card's FTS row (applied by flushSearch). */
-  index(card: Card): void {
-    const r = this.db.query("SELECT seq FROM cards WHERE id = ?").get(card.id);
-    if (r) this.queueSearch(r.seq as number, true, card);
-  }
-
-  /**
-   * Full-text writes wait in `searchQueue` until the transaction is about to commit (or a
-   * search reads the index, or SEARCH_QUEUE_MAX wait): FTS5 writes its pending terms to
-   * disk as a new segment at every savepoint, and a server's group commit runs each write
-   * in a savepoint of its own, so indexing at once cost one segment (and its merges) per card.
-   */
-  private queueSearch(seq: number, existed: boolean, card?: Card): void {
-    const doc = card ? { title: card.title, body: searchBody(card.fields, this.config.search.get(card.type_id)) } : undefined;
-    this.searchQueue.push({ seq, existed, doc });
-    if (this.searchQueue.length - this.queuedBeforeSavepoint >= SEARCH_QUEUE_MAX) this.flushSearch();
-  }
-
-  /** Applies the queued full-text writes (inside the caller's transaction). */
-  flushSearch(): void {
-    const queue = this.searchQueue;
-    if (queue.length === 0) return;
-    this.searchQueue = [];
-    for (const op of queue) {
-      if (op.existed) this.db.query("DELETE FROM cards_fts WHERE rowid = ?").run(op.seq);
-      if (op.doc) this.db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(op.seq, op.doc.title, op.doc.body);
-    }
-    // writes queued before the savepoint but applied inside it are undone if it rolls back
-    for (let i = 0; i < this.queuedBeforeSavepoint; i++) this.appliedInSavepoint.push(queue[i]!);
-    this.queuedBeforeSavepoint = 0;
-  }
-
-  /** A write's savepoint starts (one at a time: the write lock runs them in turn). */
-  searchSavepoint(): void {
-    this.queuedBeforeSavepoint = this.searchQueue.length;
-    this.appliedInSavepoint = [];
-  }
-
-  /** After ROLLBACK TO: drops what the write queued and re-queues what SQLite undid. */
-  rollbackSearch(): void {
-    this.searchQueue = [...this.appliedInSavepoint, ...this.searchQueue.slice(0, this.queuedBeforeSavepoint)];
-    this.queuedBeforeSavepoint = this.searchQueue.length;
-    this.appliedInSavepoint = [];
-  }
-
-  /** After COMMIT or ROLLBACK: nothing is queued any more. */
-  endSearch(): void {
-    this.searchQueue = [];
-    this.appliedInSavepoint = [];
-    this.queuedBeforeSavepoint = 0;
-  }
-
-  /** re-indexes every card of these types (their searchable_fields changed) */
-  reindexTypes(typeIds: string[]): number {
-    let n = 0;
-    for (const t of typeIds) {
-      for (const r of this.db.query(`SELECT c.seq, ${CARD_COLS} FROM cards c WHERE c.type_id = ?`).iterate(t)) {
-        this.queueSearch(r.seq as number, true, rowToCard(r, this.config.workspaceId));
-        n++;
-      }
-    }
-    return n;
+  markSearchStale(): void {
+    this.setMeta(SEARCH_EPOCH_KEY, `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
   }
 
   getMeta(key: string): string | null {
@@ -467,6 +395,10 @@ export class SqliteQueries implements StoreTx {
   }
 
   // --- internal ---
+
+  private assertSearchAttached(): void {
+    if (!this.searchAttached) throw new Error("full-text search before Store.prepareSearch(): searches run on reads, outside a snapshot");
+  }
 
   /**
    * A page of cards from rows, with the links and comments asked for, and each row's sort
@@ -520,12 +452,16 @@ export class SqliteQueries implements StoreTx {
       params.push(q.linkTarget);
     }
     if (q.q !== undefined) {
-      this.flushSearch();
       const text = q.q.trim();
       const fts = toFtsQuery(text);
       const idMatch = /^card_[0-9a-f]{16}$/.test(text) ? "c.id = ?" : /^(card_)?[0-9a-f]{8}$/.test(text) ? "substr(c.id, 6, 8) = ?" : null;
       const parts: string[] = [];
-      if (fts) { parts.push("c.seq IN (SELECT rowid FROM cards_fts WHERE cards_fts MATCH ?)"); params.push(fts); }
+      if (fts) {
+        this.assertSearchAttached();
+        // a document counts only for the card it was indexed for (a reused seq: search-index.ts)
+        parts.push(`(c.seq IN (SELECT rowid FROM ${S}.cards_fts WHERE cards_fts MATCH ?) AND EXISTS (SELECT 1 FROM ${S}.docs d WHERE d.seq = c.seq AND d.card_id = c.id))`);
+        params.push(fts);
+      }
       if (idMatch) { parts.push(idMatch); params.push(idMatch === "c.id = ?" ? text : text.replace(/^card_/, "")); }
       where.push(parts.length ? `(${parts.join(" OR ")})` : "0");
     }

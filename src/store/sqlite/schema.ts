@@ -119,4 +119,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX cards_by_type ON cards(type_id, updated_at, id);
   CREATE INDEX cards_by_owner ON cards(owner, updated_at, id) WHERE owner IS NOT NULL;
   `,
+  // 6: full-text search moved to its own file, following the event log (search-index.ts)
+  `
+  DROP TABLE IF EXISTS cards_fts;
+  DELETE FROM meta WHERE key = 'search_config';
+  `,
 ];

@@ -1,0 +1,218 @@
+/**
+ * The full-text index lives in a file of its own (`.cards/search.db`) and follows the
+ * event log: a catch-up reads the events committed since it last ran and re-indexes the
+ * cards they touched (docs/decisions.md, "search index"). No write pays for full-text
+ * indexing, and FTS5's segment merges (5-20 ms of CPU now and then) run under the index
+ * file's own lock, on a server's worker thread, never under the database's write lock.
+ *
+ * The index is derived data: it is rebuilt from the cards whenever it cannot be trusted
+ * to follow this database (another database file put in place, a restore, a schema
+ * change of its own). A search first brings it up to the newest event (`catchUp`).
+ *
+ * Rows: the FTS5 rowid is the card's `seq`; `docs` records which card each rowid was
+ * indexed for, and every search checks it against the card, so a seq that SQLite reuses
+ * after a delete never makes a search answer the wrong card.
+ */
+import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
+import { byCodePoint } from "../../domain/card.ts";
+import type { SearchConfig } from "../port.ts";
+import { searchBody } from "./rows.ts";
+
+/** Bump to rebuild every index file (its tables are dropped and made anew). */
+export const SEARCH_SCHEMA_VERSION = 1;
+
+/** The name under which a connection of the main database attaches the index. */
+export const SEARCH_SCHEMA_NAME = "s";
+
+/** Main-database meta key: changed when cards arrive without their events (a restore). */
+export const SEARCH_EPOCH_KEY = "search_epoch";
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS docs (seq INTEGER PRIMARY KEY, card_id TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS docs_by_card ON docs(card_id);
+  CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(
+    title, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+  );`;
+
+/** Event types that never change a card's title or fields: nothing to re-index. */
+const TEXT_NEUTRAL = new Set(["owner_changed", "status_changed", "tags_changed", "link_added", "link_removed", "comment_added", "comment_edited"]);
+
+/** Events read per statement while catching up. */
+const EVENT_CHUNK = 2000;
+
+/** The index file next to the database file. */
+export function searchPath(dbPath: string): string {
+  const slash = dbPath.lastIndexOf("/");
+  return `${slash >= 0 ? dbPath.slice(0, slash + 1) : ""}search.db`;
+}
+
+/** Opens (creating, or rebuilding when its schema version differs) the index file. */
+export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
+  const db = openSqlite(path);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${busyMs}; PRAGMA synchronous = NORMAL`);
+    const version = Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
+    if (version !== SEARCH_SCHEMA_VERSION) {
+      if (version === 0) db.exec("PRAGMA journal_mode = WAL");
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        if (Number(db.query("PRAGMA user_version").get()?.user_version ?? 0) !== SEARCH_SCHEMA_VERSION) {
+          db.exec("DROP TABLE IF EXISTS cards_fts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS state;");
+          db.exec(SCHEMA);
+          db.exec(`PRAGMA user_version = ${SEARCH_SCHEMA_VERSION}`);
+        }
+        db.exec("COMMIT");
+      } catch (e) {
+        if (db.inTransaction()) db.exec("ROLLBACK");
+        throw e;
+      }
+    }
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/** The search config as one comparable string. */
+export function searchConfigKey(search: SearchConfig): string {
+  return JSON.stringify([...search.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([k, v]) => [k, v ?? null]));
+}
+
+/** What identifies an event beyond its seq (a different database has other events there). */
+const markOf = (e: Record<string, unknown>): string => `${e.seq as number}|${e.at as string}|${e.type as string}|${(e.card_id as string | null) ?? ""}`;
+
+/** The index's own record of what it follows (applied, mark, epoch, config). */
+function readState(search: SqliteDb): Map<string, string> {
+  const state = new Map<string, string>();
+  for (const r of search.query("SELECT key, value FROM state").all()) state.set(r.key as string, r.value as string);
+  return state;
+}
+
+const headEvent = (main: SqliteDb) => main.query("SELECT seq, at, type, card_id FROM events ORDER BY seq DESC LIMIT 1").get();
+const epochOf = (main: SqliteDb) => (main.query("SELECT value FROM meta WHERE key = ?").get(SEARCH_EPOCH_KEY)?.value as string | undefined) ?? "";
+
+/** True when the index follows `main` up to its newest event, with this config. */
+export function isCurrent(main: SqliteDb, search: SqliteDb, configKey: string): boolean {
+  const state = readState(search);
+  const head = headEvent(main);
+  return state.has("applied") && state.get("mark") === (head ? markOf(head) : "") && state.get("epoch") === epochOf(main) && state.get("config") === configKey;
+}
+
+/**
+ * Brings the index up to the newest event of `main`, under the index file's write lock.
+ * `main` is only read, one short statement at a time (no long read transaction there
+ * holds back its checkpoints): events are append-only, so the newest event read first
+ * bounds what this pass covers, and a card changed after it is indexed again by the next
+ * pass. Returns how many cards were (re-)indexed.
+ */
+export function catchUp(main: SqliteDb, search: SqliteDb, config: SearchConfig): number {
+  search.exec("BEGIN IMMEDIATE");
+  try {
+    const n = catchUpInside(main, search, config);
+    search.exec("COMMIT");
+    return n;
+  } catch (e) {
+    if (search.inTransaction()) search.exec("ROLLBACK");
+    throw e;
+  }
+}
+
+function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig): number {
+  const state = readState(search);
+  const head = headEvent(main);
+  const headSeqNow = head ? (head.seq as number) : 0;
+  const epoch = epochOf(main);
+  const configKey = searchConfigKey(config);
+  const applied = Number(state.get("applied") ?? 0);
+
+  let trusted = state.has("applied") && state.get("epoch") === epoch && applied <= headSeqNow;
+  if (trusted && applied > 0) {
+    const at = main.query("SELECT seq, at, type, card_id FROM events WHERE seq = ?").get(applied);
+    trusted = at !== null && markOf(at) === state.get("mark");
+  }
+  const index = new CardIndexer(main, search, config);
+  let n = 0;
+  if (!trusted) {
+    search.exec("DELETE FROM docs; INSERT INTO cards_fts (cards_fts) VALUES ('delete-all');");
+    const page = main.query("SELECT seq, id, type_id, title, fields FROM cards WHERE seq > ? ORDER BY seq LIMIT ?");
+    for (let from = 0; ;) {
+      const rows = page.all(from, EVENT_CHUNK);
+      for (let i = 0; i < rows.length; i++) index.insert(rows[i]!);
+      n += rows.length;
+      if (rows.length < EVENT_CHUNK) break;
+      from = rows[rows.length - 1]!.seq as number;
+    }
+  } else {
+    const before = state.get("config");
+    if (before !== configKey) n += reindexChangedTypes(main, index, before, config);
+    if (applied < headSeqNow) {
+      const touched = new Set<string>();
+      const read = main.query("SELECT seq, type, card_id FROM events WHERE seq > ? AND seq <= ? AND card_id IS NOT NULL ORDER BY seq LIMIT ?");
+      for (let from = applied; ;) {
+        const rows = read.all(from, headSeqNow, EVENT_CHUNK);
+        for (let i = 0; i < rows.length; i++) if (!TEXT_NEUTRAL.has(rows[i]!.type as string)) touched.add(rows[i]!.card_id as string);
+        if (rows.length < EVENT_CHUNK) break;
+        from = rows[rows.length - 1]!.seq as number;
+      }
+      for (const id of touched) { index.reindex(id); n++; }
+    }
+  }
+  const put = search.query("INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  put.run("applied", String(headSeqNow));
+  put.run("mark", head ? markOf(head) : "");
+  put.run("epoch", epoch);
+  put.run("config", configKey);
+  return n;
+}
+
+/** Re-indexes the cards of the types whose searchable fields differ from `before`. */
+function reindexChangedTypes(main: SqliteDb, index: CardIndexer, before: string | undefined, config: SearchConfig): number {
+  let old: Map<string, unknown>;
+  try {
+    old = new Map<string, unknown>(before ? (JSON.parse(before) as Array<[string, unknown]>) : []);
+  } catch {
+    old = new Map();
+  }
+  const types = new Set<string>();
+  for (const [k, v] of config) if (!old.has(k) || JSON.stringify(old.get(k)) !== JSON.stringify(v ?? null)) types.add(k);
+  for (const k of old.keys()) if (!config.has(k)) types.add(k);
+  let n = 0;
+  const ids = main.query("SELECT id FROM cards WHERE type_id = ?");
+  for (const t of types) for (const r of ids.iterate(t)) { index.reindex(r.id as string); n++; }
+  return n;
+}
+
+/** Writes one card's document: the rowid is its seq, recorded in `docs` with its id. */
+class CardIndexer {
+  constructor(private readonly main: SqliteDb, private readonly search: SqliteDb, private readonly config: SearchConfig) {}
+
+  /** Drops the card's document, and writes it anew when the card still exists. */
+  reindex(id: string): void {
+    const old = this.search.query("SELECT seq FROM docs WHERE card_id = ?").get(id);
+    if (old) this.drop(old.seq as number);
+    const c = this.main.query("SELECT seq, id, type_id, title, fields FROM cards WHERE id = ?").get(id);
+    if (!c) return;
+    // a seq SQLite reused after a delete: the deleted card's document goes first
+    if (this.search.query("SELECT 1 FROM docs WHERE seq = ?").get(c.seq as number)) this.drop(c.seq as number);
+    this.insert(c);
+  }
+
+  insert(c: Record<string, unknown>): void {
+    let fields: Record<string, unknown>;
+    try {
+      fields = JSON.parse(c.fields as string) as Record<string, unknown>;
+    } catch {
+      fields = {};
+    }
+    const body = searchBody(fields, this.config.get(c.type_id as string));
+    this.search.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(c.seq as number, c.title as string, body);
+    this.search.query("INSERT INTO docs (seq, card_id) VALUES (?, ?)").run(c.seq as number, c.id as string);
+  }
+
+  private drop(seq: number): void {
+    this.search.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+    this.search.query("DELETE FROM docs WHERE seq = ?").run(seq);
+  }
+}

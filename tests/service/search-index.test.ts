@@ -1,0 +1,154 @@
+/**
+ * Full-text search lives in `.cards/search.db` and follows the event log
+ * (src/store/sqlite/search-index.ts): writes never touch it, a search first catches it up
+ * to the newest event, a server's indexer thread keeps it current, and it is rebuilt
+ * whenever it cannot be trusted to follow the database in place.
+ */
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const ada = { actor: "ada" } as never;
+const dbFile = (dir: string) => join(dir, ".cards", "cards.db");
+const indexFile = (dir: string) => join(dir, ".cards", "search.db");
+const search = (svc: Service, q: string): string[] => listCards(svc, { q }, "ada").items.map((c) => c.id);
+
+/** Documents in the index file for `term`, read straight from the file. */
+function indexed(dir: string, term: string): string[] {
+  const db = new Database(indexFile(dir), { readonly: true });
+  try {
+    return (db.query("SELECT d.card_id FROM cards_fts f JOIN docs d ON d.seq = f.rowid WHERE cards_fts MATCH ?").all(term) as Array<{ card_id: string }>).map((r) => r.card_id);
+  } finally {
+    db.close();
+  }
+}
+
+async function withService(mode: "serve" | "embedded", fn: (svc: Service, dir: string) => Promise<void>, dir = makeWorkspace()): Promise<void> {
+  const svc = await openTestService(dir, mode);
+  try {
+    await fn(svc, dir);
+  } finally {
+    svc.close();
+  }
+}
+
+describe("the search index follows the event log", () => {
+  test("writes never touch the index: a one-shot process that only writes creates no index file", () => withService("embedded", async (svc, dir) => {
+    const c = await createCard(svc, { type_id: "task", title: "quiet walrusian" }, ada);
+    await patchCard(svc, c.id, { version: 1, title: "louder walrusian" }, ada);
+    expect(existsSync(indexFile(dir))).toBe(false);
+    // the first search builds it, from the log
+    expect(search(svc, "walrusian")).toEqual([c.id]);
+    expect(search(svc, "louder")).toEqual([c.id]);
+    expect(search(svc, "quiet")).toEqual([]);
+    expect(existsSync(indexFile(dir))).toBe(true);
+  }));
+
+  test("writes sharing one group commit are all found; a dry run rolled back in the same commit leaves no trace", () => withService("serve", async (svc, dir) => {
+    const [, bravo, charlie] = await Promise.all([
+      createCard(svc, { type_id: "task", title: "alpha zebrafoo", dry_run: true }, ada),
+      createCard(svc, { type_id: "task", title: "bravo quuxbar" }, ada),
+      createCard(svc, { type_id: "task", title: "charlie quuxbar" }, ada),
+    ]);
+    expect(search(svc, "quuxbar").sort()).toEqual([bravo.id, charlie.id].sort());
+    expect(search(svc, "zebrafoo")).toEqual([]);
+    expect(indexed(dir, "zebrafoo")).toEqual([]);
+  }));
+
+  test("a seq SQLite reuses after a delete never answers for the deleted card, even from an index that is behind", () => withService("embedded", async (svc, dir) => {
+    await createCard(svc, { type_id: "task", title: "first card" }, ada);
+    const last = await createCard(svc, { type_id: "task", title: "vanishing okapish" }, ada);
+    expect(search(svc, "okapish")).toEqual([last.id]); // indexed under its seq
+    const seqOf = (id: string): number => {
+      const db = new Database(dbFile(dir), { readonly: true });
+      try { return (db.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq; } finally { db.close(); }
+    };
+    const lastSeq = seqOf(last.id);
+    await deleteCard(svc, last.id, undefined, ada);
+    const next = await createCard(svc, { type_id: "task", title: "newcomer gibbonish" }, ada);
+    expect(seqOf(next.id)).toBe(lastSeq); // SQLite reused the largest rowid
+
+    // an index that missed both events but believes it is current still holds the
+    // deleted card's words under that seq: they must not find the new card
+    const idx = new Database(indexFile(dir));
+    const main = new Database(dbFile(dir), { readonly: true });
+    const head = main.query("SELECT seq, at, type, card_id FROM events ORDER BY seq DESC LIMIT 1").get() as { seq: number; at: string; type: string; card_id: string };
+    main.close();
+    idx.query("UPDATE state SET value = ? WHERE key = 'mark'").run(`${head.seq}|${head.at}|${head.type}|${head.card_id}`);
+    idx.query("UPDATE state SET value = ? WHERE key = 'applied'").run(String(head.seq));
+    idx.close();
+    expect(indexed(dir, "okapish")).toEqual([last.id]);
+    expect(search(svc, "okapish")).toEqual([]);
+  }));
+
+  test("deleting and re-creating at a reused seq, caught up in order, moves the document", () => withService("embedded", async (svc) => {
+    const last = await createCard(svc, { type_id: "task", title: "vanishing dingoish" }, ada);
+    expect(search(svc, "dingoish")).toEqual([last.id]);
+    await deleteCard(svc, last.id, undefined, ada);
+    const next = await createCard(svc, { type_id: "task", title: "newcomer wombatish" }, ada);
+    expect(search(svc, "dingoish")).toEqual([]);
+    expect(search(svc, "wombatish")).toEqual([next.id]);
+  }));
+
+  test("a server finds what another process wrote a moment ago, and its indexer thread keeps the index current with no search", async () => {
+    const dir = makeWorkspace();
+    const server = await openTestService(dir, "serve");
+    try {
+      const other = await openTestService(dir, "embedded");
+      const fromOther = await createCard(other, { type_id: "task", title: "elsewhere capybarish" }, ada);
+      other.close();
+      expect(search(server, "capybarish")).toEqual([fromOther.id]);
+
+      const own = await createCard(server, { type_id: "task", title: "background tapirish" }, ada);
+      const deadline = Date.now() + 3000;
+      while (indexed(dir, "tapirish").length === 0 && Date.now() < deadline) await Bun.sleep(20);
+      expect(indexed(dir, "tapirish")).toEqual([own.id]);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("another database put in place (a backup copied back) is never answered from the old index", () => withService("embedded", async (svc, dir) => {
+    const kept = await createCard(svc, { type_id: "task", title: "kept lemurish" }, ada);
+    expect(search(svc, "lemurish")).toEqual([kept.id]);
+    svc.close();
+    const backup = join(dir, "backup.db");
+    copyFileSync(dbFile(dir), backup);
+    let again = await openTestService(dir, "embedded");
+    const later = await createCard(again, { type_id: "task", title: "later marmotish" }, ada);
+    expect(search(again, "marmotish")).toEqual([later.id]);
+    again.close();
+    // the backup goes back in place: same event count or fewer, other events at the top
+    for (const s of ["", "-wal", "-shm"]) rmSync(dbFile(dir) + s, { force: true });
+    copyFileSync(backup, dbFile(dir));
+    again = await openTestService(dir, "embedded");
+    try {
+      const other = await createCard(again, { type_id: "task", title: "other newtish" }, ada); // the same seq `later` had
+      expect(search(again, "marmotish")).toEqual([]);
+      expect(search(again, "newtish")).toEqual([other.id]);
+      expect(search(again, "lemurish")).toEqual([kept.id]);
+    } finally {
+      again.close();
+    }
+  }));
+
+  test("a restored dump is searchable: the cards are indexed anew, not from their log", async () => {
+    const lines: string[] = [];
+    await withService("embedded", async (svc) => {
+      const c = await createCard(svc, { type_id: "task", title: "dumped quokkaish" }, ada);
+      await patchCard(svc, c.id, { version: 1, title: "renamed quokkaish" }, ada);
+      dumpWorkspace(svc, (l) => lines.push(l));
+    });
+    // drop the card's text events from the dump: only the card row carries its title now
+    const stripped = lines.filter((l) => !/"type":"(card_created|field_updated)"/.test(l));
+    expect(stripped.length).toBeLessThan(lines.length);
+    await withService("embedded", async (svc) => {
+      expect(search(svc, "quokkaish")).toEqual([]); // an index built before the restore
+      await restoreWorkspace(svc, (async function* () { yield* stripped; })());
+      expect(search(svc, "renamed")).toHaveLength(1);
+    });
+  });
+});
