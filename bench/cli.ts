@@ -69,7 +69,7 @@ const rows: Row[] = [
   vs("`cards --version`", "cards --version", "hello", 1.5),
   vs("`cards cards get <id>`", "cards get", "read floor", 1.5, "with links and comments"),
   vs("`cards cards list`", "cards list", "read floor", 1.5, "50 cards, ~60 KB of JSON"),
-  vs("`cards cards create --type task --title x`", "cards create", "write floor", 1.5, "validation, FTS, event"),
+  vs("`cards cards create --type task --title x`", "cards create", "write floor", 1.5, "validation, card row, event (search indexes it when next asked)"),
 ];
 report("cli", `Figure 1: CLI cold start, embedded, 1,000 cards (hyperfine -N, ${RUNS} runs in ${ROUNDS} rounds of rotating order, ${WARMUP} warm-ups; median (min–max))`, rows);
 

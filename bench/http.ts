@@ -1,7 +1,7 @@
 /**
  * Figure 2: `cards serve` throughput and latency under wrk, beside the h3 + bun:sqlite floor
  * server (bench/fixtures/floor-server.ts) in the same run, targets interleaved per rep.
- *   POST /v1/cards      full create: validation, FTS, event, a unique Idempotency-Key each
+ *   POST /v1/cards      full create: validation, card row, event, a unique Idempotency-Key each
  *   GET  /v1/cards/{id} random id out of 1,000 seeded ones
  *
  *   bun bench/http.ts

@@ -20,6 +20,9 @@ export interface SqliteDb {
   inTransaction(): boolean;
   /** cached prepared statement */
   query(sql: string): SqliteStatement;
+  /** attaches another database file as `schema` (its WAL files kept, as for the main one) */
+  attach(path: string, schema: string): void;
+  detach(schema: string): void;
   close(): void;
 }
 
@@ -41,6 +44,13 @@ export function openSqlite(path: string, opts: OpenSqliteOptions = {}): SqliteDb
     exec: (sql) => { db.exec(sql); },
     inTransaction: () => db.inTransaction,
     query: (sql) => db.query(sql) as unknown as SqliteStatement,
+    attach(file, schema) {
+      db.query(`ATTACH DATABASE ? AS ${schema}`).run(file);
+      // else the last connection to close, often this one, deletes the attached file's WAL
+      // and index files: a read-only disk could then no longer read it
+      if (!opts.readonly) db.fileControl(schema, constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+    },
+    detach: (schema) => { db.exec(`DETACH DATABASE ${schema}`); },
     close: () => db.close(),
   };
 }
@@ -85,6 +95,10 @@ self.onmessage = (e) => {
     Atomics.store(c, 1, 1); Atomics.notify(c, 1); return;
   }
   const passive = () => db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+  // after a rewind, the WAL keeps its old length until the next write starts it over:
+  // nothing to do until then. After a RESTART that met a reader, wait a while.
+  let rewound = -1;
+  let backoffUntil = 0;
   const rewind = (r) => {
     // Copy what was written during the last pass, again, until little is left: the
     // writer then holds still only for that remainder and two fsyncs.
@@ -104,7 +118,8 @@ self.onmessage = (e) => {
       // unless the WAL is four times over, then waited for up to 50 ms, which bounds it.
       db.exec("PRAGMA busy_timeout = " + (still ? 20 : r.log > restartPages * 4 ? 50 : 0));
       r = db.query("PRAGMA wal_checkpoint(RESTART)").get();
-      if (r && r.busy === 0) Atomics.add(c, 6, 1);
+      if (r && r.busy === 0) { Atomics.add(c, 6, 1); rewound = r.log; }
+      else if (still) backoffUntil = Date.now() + 1000; // the writer held still, a reader (another process) did not
     } finally {
       db.exec("PRAGMA busy_timeout = 0");
       Atomics.store(c, 4, 0); Atomics.store(c, 5, 0); Atomics.notify(c, 4);
@@ -119,7 +134,7 @@ self.onmessage = (e) => {
     }
     try {
       let r = passive();
-      if (r && r.log > restartPages) r = rewind(r);
+      if (r && r.log > restartPages && r.log !== rewound && Date.now() >= backoffUntil) r = rewind(r);
       if (r && r.checkpointed > 0) { Atomics.add(c, 2, 1); Atomics.add(c, 3, r.checkpointed); }
     } catch {}
     setTimeout(tick, intervalMs);
@@ -164,7 +179,7 @@ export function startCheckpointer(path: string, o: CheckpointerOptions): Checkpo
   return {
     writerPause() {
       if (!cooperating) { cooperating = true; Atomics.store(c, 7, 1); }
-      if (Atomics.load(c, 4) !== 1) return undefined;
+      if (Atomics.load(c, 4) !== 1 || Atomics.load(c, 1) === 1) return undefined; // no rewind wanted, or the thread is gone
       Atomics.store(c, 5, 1);
       Atomics.notify(c, 5);
       const w = Atomics.waitAsync(c, 4, 1, PAUSE_MAX_MS);

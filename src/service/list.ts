@@ -22,15 +22,15 @@ export interface CardPage { items: Card[]; next_cursor: string | null }
 /**
  * One page of cards. `opts.filter` is a filter object (docs/filters.md) for callers that
  * may pass one (the tool server's list); the HTTP list takes only a saved filter's name.
+ * A search (`q`) on a server answers asynchronously once the index has caught up.
  */
-export function listCards(svc: Service, params: ListParams, viewer?: string, opts: { filter?: unknown } = {}): CardPage {
+export function listCards(svc: Service, params: ListParams, viewer?: string, opts: { filter?: unknown } = {}): CardPage | Promise<CardPage> {
   const q = toListQuery(svc, params, viewer);
   if (opts.filter !== undefined) {
     const node = resolveMe(parseFilter(opts.filter, { fieldIds: allFieldIds(svc) }, "filter"), viewer);
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
-  if (q.q !== undefined) svc.store.prepareSearch();
-  return svc.store.snapshot((r) => {
+  const read = (): CardPage => svc.store.snapshot((r) => {
     // the first page pins the event id its order was read at; later pages keep that order
     const asOf = q.asOfEvent ?? Number(r.lastEventId() ?? 0);
     const page = r.listCards({ ...q, limit: q.limit + 1 });
@@ -40,6 +40,9 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     const next_cursor = more && !q.sort && last ? encodeCursor(page.keys[items.length - 1]!, last.id, asOf) : null;
     return { items, next_cursor };
   });
+  // a search waits for the index to cover every committed write (a server: asynchronously)
+  const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
+  return ready ? ready.then(read) : read();
 }
 
 export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQuery {

@@ -142,9 +142,10 @@ export interface Store extends StoreReads {
   snapshot<T>(fn: (r: StoreReads) => T): T;
   /**
    * Makes full-text search (ListQuery.q) answer for every committed write: brings the
-   * search index up to date. Called outside snapshot(), before a read that searches.
+   * search index up to date, or (a server) waits for it to be. Called outside
+   * snapshot(), before a read that searches.
    */
-  prepareSearch(): void;
+  prepareSearch(): void | Promise<void>;
   /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
   backupTo(path: string): void;
   /**

@@ -127,6 +127,8 @@ describe("bad workspace states give a clear error naming the path", () => {
     const dir = tmpfsWorkspace("4m")!;
     const card = run(["cards", "create", "--type", "task", "--title", "kept"], { cwd: dir }).json;
     expect(card.id).toBeString();
+    expect(run(["cards", "list", "--q", "kept"], { cwd: dir }).json.items).toHaveLength(1); // builds the search index
+    const later = run(["cards", "create", "--type", "task", "--title", "later"], { cwd: dir }).json; // not indexed yet
     expect(spawnSync("mount", ["-o", "remount,ro", dir]).status).toBe(0);
     try {
       const w = run(["cards", "create", "--type", "task", "--title", "refused"], { cwd: dir });
@@ -134,12 +136,19 @@ describe("bad workspace states give a clear error naming the path", () => {
       expect(w.error.error).toBe("unavailable");
       expect(w.error.message).toContain(dir);
       // reads still work: the WAL and its index stay beside the database between calls
-      expect(run(["cards", "list"], { cwd: dir }).json.items.map((c: any) => c.title)).toEqual(["kept"]);
+      expect(run(["cards", "list"], { cwd: dir }).json.items.map((c: any) => c.title)).toEqual(["later", "kept"]);
+      // and so does search, from the index file as it stands
+      const found = run(["cards", "list", "--q", "kept"], { cwd: dir });
+      expect(found.code).toBe(0);
+      expect(found.json.items.map((c: any) => c.id)).toEqual([card.id]);
+      // an index left behind cannot catch up on a read-only disk: it answers as it stands
+      expect(run(["cards", "list", "--q", "later"], { cwd: dir }).code).toBe(0);
     } finally {
       spawnSync("mount", ["-o", "remount,rw", dir]);
     }
     const list = run(["cards", "list"], { cwd: dir });
-    expect(list.json.items.map((c: any) => c.title)).toEqual(["kept"]);
+    expect(list.json.items.map((c: any) => c.title)).toEqual(["later", "kept"]);
+    expect(run(["cards", "list", "--q", "later"], { cwd: dir }).json.items.map((c: any) => c.id)).toEqual([later.id]);
   });
 
   test.skipIf(!canMount)("a full disk fails the write cleanly; stored cards stay intact", () => {

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { createCard, listCards, patchCard } from "../../src/service/index.ts";
+import { createCard, listCards, patchCard, type CardPage } from "../../src/service/index.ts";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -45,7 +45,7 @@ describe("schema migrations", () => {
       if (i % 3 === 0) await patchCard(svc, c.id, { version: 1, owner: "ada" }, as("ada"));
     }
     const views = [{}, { status: "todo" }, { owner: "ada" }, { type_id: "task", limit: "5" }];
-    const before = views.map((p) => listCards(svc, p).items.map((c) => c.id));
+    const before = views.map((p) => (listCards(svc, p) as CardPage).items.map((c) => c.id));
     svc.close();
 
     // put the database back to version 4: the descending indexes it had then
@@ -62,7 +62,7 @@ describe("schema migrations", () => {
 
     svc = await openTestService(dir, "embedded");
     try {
-      expect(views.map((p) => listCards(svc, p).items.map((c) => c.id))).toEqual(before);
+      expect(views.map((p) => (listCards(svc, p) as CardPage).items.map((c) => c.id))).toEqual(before);
       expect(before[0]).toHaveLength(12);
     } finally {
       svc.close();
@@ -73,6 +73,37 @@ describe("schema migrations", () => {
       for (const n of LIST_INDEXES) expect(indexColumns(after, n).every((c) => c.endsWith(" asc"))).toBe(true);
     } finally {
       after.close();
+    }
+  });
+
+  test("a database from a newer version is refused, untouched", async () => {
+    const dir = makeWorkspace();
+    (await openTestService(dir, "embedded")).close();
+    const db = new Database(join(dir, ".cards", "cards.db"));
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    db.close();
+    const err = await openTestService(dir, "embedded").then(() => null, (e) => e);
+    expect(err?.code).toBe("unavailable");
+    expect(err?.message).toContain("newer version of cards");
+    const after = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      expect(Number((after.query("PRAGMA user_version").get() as { user_version: number }).user_version)).toBe(MIGRATIONS.length + 1);
+    } finally {
+      after.close();
+    }
+  });
+
+  test("the old full-text table stays after migration 6, empty, so an older binary's writes still find it", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    await createCard(svc, { type_id: "task", title: "one" }, as("ada"));
+    svc.close();
+    const db = new Database(join(dir, ".cards", "cards.db"));
+    try {
+      expect(db.query("SELECT name FROM sqlite_master WHERE name = 'cards_fts'").get()).not.toBeNull();
+      db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (1, 'old binary', '')").run(); // what such a write does
+    } finally {
+      db.close();
     }
   });
 });

@@ -14,7 +14,7 @@ import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 const ada = { actor: "ada" } as never;
 const dbFile = (dir: string) => join(dir, ".cards", "cards.db");
 const indexFile = (dir: string) => join(dir, ".cards", "search.db");
-const search = (svc: Service, q: string): string[] => listCards(svc, { q }, "ada").items.map((c) => c.id);
+const search = async (svc: Service, q: string): Promise<string[]> => (await listCards(svc, { q }, "ada")).items.map((c) => c.id);
 
 /** Documents in the index file for `term`, read straight from the file. */
 function indexed(dir: string, term: string): string[] {
@@ -41,9 +41,9 @@ describe("the search index follows the event log", () => {
     await patchCard(svc, c.id, { version: 1, title: "louder walrusian" }, ada);
     expect(existsSync(indexFile(dir))).toBe(false);
     // the first search builds it, from the log
-    expect(search(svc, "walrusian")).toEqual([c.id]);
-    expect(search(svc, "louder")).toEqual([c.id]);
-    expect(search(svc, "quiet")).toEqual([]);
+    expect(await search(svc, "walrusian")).toEqual([c.id]);
+    expect(await search(svc, "louder")).toEqual([c.id]);
+    expect(await search(svc, "quiet")).toEqual([]);
     expect(existsSync(indexFile(dir))).toBe(true);
   }));
 
@@ -53,15 +53,15 @@ describe("the search index follows the event log", () => {
       createCard(svc, { type_id: "task", title: "bravo quuxbar" }, ada),
       createCard(svc, { type_id: "task", title: "charlie quuxbar" }, ada),
     ]);
-    expect(search(svc, "quuxbar").sort()).toEqual([bravo.id, charlie.id].sort());
-    expect(search(svc, "zebrafoo")).toEqual([]);
+    expect((await search(svc, "quuxbar")).sort()).toEqual([bravo.id, charlie.id].sort());
+    expect(await search(svc, "zebrafoo")).toEqual([]);
     expect(indexed(dir, "zebrafoo")).toEqual([]);
   }));
 
   test("a seq SQLite reuses after a delete never answers for the deleted card, even from an index that is behind", () => withService("embedded", async (svc, dir) => {
     await createCard(svc, { type_id: "task", title: "first card" }, ada);
     const last = await createCard(svc, { type_id: "task", title: "vanishing okapish" }, ada);
-    expect(search(svc, "okapish")).toEqual([last.id]); // indexed under its seq
+    expect(await search(svc, "okapish")).toEqual([last.id]); // indexed under its seq
     const seqOf = (id: string): number => {
       const db = new Database(dbFile(dir), { readonly: true });
       try { return (db.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq; } finally { db.close(); }
@@ -81,16 +81,33 @@ describe("the search index follows the event log", () => {
     idx.query("UPDATE state SET value = ? WHERE key = 'applied'").run(String(head.seq));
     idx.close();
     expect(indexed(dir, "okapish")).toEqual([last.id]);
-    expect(search(svc, "okapish")).toEqual([]);
+    expect(await search(svc, "okapish")).toEqual([]);
   }));
 
   test("deleting and re-creating at a reused seq, caught up in order, moves the document", () => withService("embedded", async (svc) => {
     const last = await createCard(svc, { type_id: "task", title: "vanishing dingoish" }, ada);
-    expect(search(svc, "dingoish")).toEqual([last.id]);
+    expect(await search(svc, "dingoish")).toEqual([last.id]);
     await deleteCard(svc, last.id, undefined, ada);
     const next = await createCard(svc, { type_id: "task", title: "newcomer wombatish" }, ada);
-    expect(search(svc, "dingoish")).toEqual([]);
-    expect(search(svc, "wombatish")).toEqual([next.id]);
+    expect(await search(svc, "dingoish")).toEqual([]);
+    expect(await search(svc, "wombatish")).toEqual([next.id]);
+  }));
+
+  test("a write after a search does not take the search index's lock (one connection: the index is detached first)", () => withService("embedded", async (svc, dir) => {
+    const a = await createCard(svc, { type_id: "task", title: "before search" }, ada);
+    expect(await search(svc, "before")).toEqual([a.id]);
+    const other = new Database(indexFile(dir));
+    other.exec("BEGIN IMMEDIATE"); // another process holds the index's write lock
+    try {
+      const started = Date.now();
+      const b = await createCard(svc, { type_id: "task", title: "after search" }, ada);
+      expect(b.title).toBe("after search");
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    expect(await search(svc, "after")).toHaveLength(1);
   }));
 
   test("a server finds what another process wrote a moment ago, and its indexer thread keeps the index current with no search", async () => {
@@ -100,7 +117,7 @@ describe("the search index follows the event log", () => {
       const other = await openTestService(dir, "embedded");
       const fromOther = await createCard(other, { type_id: "task", title: "elsewhere capybarish" }, ada);
       other.close();
-      expect(search(server, "capybarish")).toEqual([fromOther.id]);
+      expect(await search(server, "capybarish")).toEqual([fromOther.id]);
 
       const own = await createCard(server, { type_id: "task", title: "background tapirish" }, ada);
       const deadline = Date.now() + 3000;
@@ -113,13 +130,13 @@ describe("the search index follows the event log", () => {
 
   test("another database put in place (a backup copied back) is never answered from the old index", () => withService("embedded", async (svc, dir) => {
     const kept = await createCard(svc, { type_id: "task", title: "kept lemurish" }, ada);
-    expect(search(svc, "lemurish")).toEqual([kept.id]);
+    expect(await search(svc, "lemurish")).toEqual([kept.id]);
     svc.close();
     const backup = join(dir, "backup.db");
     copyFileSync(dbFile(dir), backup);
     let again = await openTestService(dir, "embedded");
     const later = await createCard(again, { type_id: "task", title: "later marmotish" }, ada);
-    expect(search(again, "marmotish")).toEqual([later.id]);
+    expect(await search(again, "marmotish")).toEqual([later.id]);
     again.close();
     // the backup goes back in place: same event count or fewer, other events at the top
     for (const s of ["", "-wal", "-shm"]) rmSync(dbFile(dir) + s, { force: true });
@@ -127,13 +144,26 @@ describe("the search index follows the event log", () => {
     again = await openTestService(dir, "embedded");
     try {
       const other = await createCard(again, { type_id: "task", title: "other newtish" }, ada); // the same seq `later` had
-      expect(search(again, "marmotish")).toEqual([]);
-      expect(search(again, "newtish")).toEqual([other.id]);
-      expect(search(again, "lemurish")).toEqual([kept.id]);
+      expect(await search(again, "marmotish")).toEqual([]);
+      expect(await search(again, "newtish")).toEqual([other.id]);
+      expect(await search(again, "lemurish")).toEqual([kept.id]);
     } finally {
       again.close();
     }
   }));
+
+  test("an index file that is not a database is made anew", async () => {
+    const dir = makeWorkspace();
+    await withService("embedded", async (svc) => {
+      await createCard(svc, { type_id: "task", title: "survivor ocelotish" }, ada);
+      expect(await search(svc, "ocelotish")).toHaveLength(1);
+    }, dir);
+    for (const s of ["-wal", "-shm"]) rmSync(indexFile(dir) + s, { force: true });
+    await Bun.write(indexFile(dir), "this is not a database, just some text long enough to have a header ".repeat(100));
+    await withService("embedded", async (svc) => {
+      expect(await search(svc, "ocelotish")).toHaveLength(1);
+    }, dir);
+  });
 
   test("a restored dump is searchable: the cards are indexed anew, not from their log", async () => {
     const lines: string[] = [];
@@ -146,9 +176,9 @@ describe("the search index follows the event log", () => {
     const stripped = lines.filter((l) => !/"type":"(card_created|field_updated)"/.test(l));
     expect(stripped.length).toBeLessThan(lines.length);
     await withService("embedded", async (svc) => {
-      expect(search(svc, "quokkaish")).toEqual([]); // an index built before the restore
+      expect(await search(svc, "quokkaish")).toEqual([]); // an index built before the restore
       await restoreWorkspace(svc, (async function* () { yield* stripped; })());
-      expect(search(svc, "renamed")).toHaveLength(1);
+      expect(await search(svc, "renamed")).toHaveLength(1);
     });
   });
 });

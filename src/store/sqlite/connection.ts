@@ -54,6 +54,11 @@ export function openDatabase(path: string): SqliteDb {
       // A journal_size_limit (any) makes the last close truncate the kept WAL to 0 bytes.
       db.exec(`PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
       const version = schemaVersion(db);
+      if (version > MIGRATIONS.length) {
+        throw new CardsError("unavailable", `${path} was written by a newer version of cards (schema ${version}; this one knows up to ${MIGRATIONS.length})`, {
+          hint: "upgrade cards: an older version could misread or damage what the newer one wrote",
+        });
+      }
       // WAL is a property of the file: set it once, when the schema is first created
       if (version === 0) db.exec("PRAGMA journal_mode = WAL");
       if (version < MIGRATIONS.length) migrate(db);

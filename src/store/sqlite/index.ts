@@ -4,11 +4,11 @@
  */
 import { sqliteErrorCode, startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
-import { startModuleWorker } from "../../platform/worker.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
-import { catchUp, isCurrent, openSearchDb, searchConfigKey, searchPath, SEARCH_SCHEMA_NAME } from "./search-index.ts";
+import { headSeq, openSearchDb, searchPath, syncIndex, SEARCH_SCHEMA_NAME } from "./search-index.ts";
+import { configEntries, SearchIndexer } from "./search-indexer.ts";
 
 export interface SqliteStoreOptions {
   path: string;
@@ -63,8 +63,17 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   // for catching up (opened at the first search), and a server's indexer thread.
   const searchFile = searchPath(opts.path);
   let searchDb: SqliteDb | undefined;
-  let indexer: { worker: Worker; control: Int32Array } | undefined;
-  const configEntries = () => [...config.search.entries()].map(([k, v]) => [k, v ?? null]);
+  let indexer: SearchIndexer | undefined;
+  /** The index up to the newest event, on this thread (one-shot calls; a server whose indexer died). */
+  const syncHere = (db: SqliteDb): void => {
+    try {
+      syncIndex(db, searchDb!, config.search);
+    } catch (e) {
+      // a read-only workspace: nothing can be written there, so the index as it stands
+      // is as new as it will get (its documents still only count for their own cards)
+      if (!sqliteErrorCode(e)?.startsWith("SQLITE_READONLY")) throw searchError(e, searchFile);
+    }
+  };
 
   let lockInstance: WriteLock | undefined;
   const lockOf = (): WriteLock => {
@@ -113,31 +122,33 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         enumerable: true,
       });
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
-        beforeBegin: () => checkpointer?.writerPause(),
+        beforeBegin: () => {
+          // BEGIN IMMEDIATE would take the write lock of every attached database too: with
+          // one connection, the search index leaves before a write (a search attaches it again)
+          if (writer.searchAttached) {
+            writerDb.detach(SEARCH_SCHEMA_NAME);
+            writer.searchAttached = false;
+          }
+          return checkpointer?.writerPause();
+        },
       });
-      if (opts.connections === 2) {
-        const control = new Int32Array(new SharedArrayBuffer(16));
-        const worker = startModuleWorker("store/sqlite/search-worker.ts");
-        worker.postMessage({ type: "start", mainPath: opts.path, searchPath: searchFile, config: configEntries(), intervalMs: SEARCH_TICK_MS, control: control.buffer });
-        indexer = { worker, control };
-      }
+      if (opts.connections === 2) indexer = new SearchIndexer(opts.path, searchFile, configEntries(config.search), SEARCH_TICK_MS);
     },
-    prepareSearch(): void {
+    prepareSearch(): void | Promise<void> {
       const db = readerDb ?? writerDb;
       try {
-        if (!searchDb) {
-          searchDb = openSearchDb(searchFile);
-          db.query(`ATTACH DATABASE ? AS ${SEARCH_SCHEMA_NAME}`).run(searchFile);
+        searchDb ??= openSearchDb(searchFile);
+        if (!reader.searchAttached) {
+          db.attach(searchFile, SEARCH_SCHEMA_NAME);
           reader.searchAttached = true;
         }
-        if (!isCurrent(db, searchDb, searchConfigKey(config.search))) catchUp(db, searchDb, config.search);
       } catch (e) {
-        if (sqliteErrorCode(e) === "SQLITE_BUSY") {
-          // another process (or the indexer thread) has held the index past the busy timeout: a rebuild
-          throw new CardsError("unavailable", `the full-text index ${searchFile} is being rebuilt by another process`, { hint: "retry in a few seconds; searches without q are not affected" });
-        }
-        throw writeError(e, searchFile);
+        throw searchError(e, searchFile);
       }
+      if (!indexer?.alive) return syncHere(db);
+      const head = headSeq(db);
+      if (indexer.covers(head)) return;
+      return indexer.waitFor(head).then((r) => { if (r === "dead") syncHere(db); });
     },
     readMeta: (key) => reader.getMeta(key) ?? undefined,
     writeMeta(key: string, value: string): void {
@@ -184,18 +195,14 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         config.doneStatus = o.doneStatus;
         config.search = o.search;
         // the index re-indexes the types whose fields changed at its next pass
-        indexer?.worker.postMessage({ type: "config", config: configEntries() });
+        indexer?.reconfigure(configEntries(o.search));
       });
     },
     backupTo(path: string) {
       (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
     },
     close() {
-      if (indexer) {
-        Atomics.store(indexer.control, 0, 1);
-        Atomics.wait(indexer.control, 1, 0, 2000); // it notices at its next tick
-        indexer.worker.terminate();
-      }
+      indexer?.stop();
       try { searchDb?.close(); } catch { /* closing */ }
       checkpointer?.stop();
       readerDb?.close();
@@ -211,4 +218,17 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       writerDb.close();
     },
   };
+}
+
+/** An error of the search index file as the caller should see it. */
+function searchError(e: unknown, file: string): unknown {
+  const code = sqliteErrorCode(e);
+  if (code === "SQLITE_BUSY") {
+    // another process has held the index past the busy timeout: a rebuild
+    return new CardsError("unavailable", `the full-text index ${file} is being rebuilt by another process`, { hint: "retry in a few seconds; searches without q are not affected" });
+  }
+  if (code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM") {
+    return new CardsError("unavailable", `cannot open the full-text index ${file}`, { hint: "the first search creates it: check that the workspace's .cards directory is writable" });
+  }
+  return writeError(e, file);
 }

@@ -119,9 +119,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX cards_by_type ON cards(type_id, updated_at, id);
   CREATE INDEX cards_by_owner ON cards(owner, updated_at, id) WHERE owner IS NOT NULL;
   `,
-  // 6: full-text search moved to its own file, following the event log (search-index.ts)
+  // 6: full-text search moved to its own file, following the event log (search-index.ts).
+  // The old table stays, emptied: an older binary still running against this file writes
+  // to it before each commit, and would fail every write without it.
   `
-  DROP TABLE IF EXISTS cards_fts;
+  INSERT INTO cards_fts (cards_fts) VALUES ('delete-all');
   DELETE FROM meta WHERE key = 'search_config';
   `,
 ];

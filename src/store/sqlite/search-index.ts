@@ -13,7 +13,7 @@
  * indexed for, and every search checks it against the card, so a seq that SQLite reuses
  * after a delete never makes a search answer the wrong card.
  */
-import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
+import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
 import { searchBody } from "./rows.ts";
@@ -47,32 +47,59 @@ export function searchPath(dbPath: string): string {
   return `${slash >= 0 ? dbPath.slice(0, slash + 1) : ""}search.db`;
 }
 
-/** Opens (creating, or rebuilding when its schema version differs) the index file. */
+/** How long opening the index keeps retrying while another process creates it. */
+const OPEN_DEADLINE_MS = 5000;
+
+/**
+ * Opens (creating, or rebuilding when its schema version differs) the index file. A file
+ * that is not a database (or is corrupt) is derived data: it is deleted and made anew.
+ */
 export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
-  const db = openSqlite(path);
-  try {
-    db.exec(`PRAGMA busy_timeout = ${busyMs}; PRAGMA synchronous = NORMAL`);
-    const version = Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
-    if (version !== SEARCH_SCHEMA_VERSION) {
-      if (version === 0) db.exec("PRAGMA journal_mode = WAL");
-      db.exec("BEGIN IMMEDIATE");
-      try {
-        if (Number(db.query("PRAGMA user_version").get()?.user_version ?? 0) !== SEARCH_SCHEMA_VERSION) {
-          db.exec("DROP TABLE IF EXISTS cards_fts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS state;");
-          db.exec(SCHEMA);
-          db.exec(`PRAGMA user_version = ${SEARCH_SCHEMA_VERSION}`);
+  const deadline = Date.now() + OPEN_DEADLINE_MS;
+  for (let fresh = false; ;) {
+    let db: SqliteDb | undefined;
+    try {
+      db = openSqlite(path);
+      db.exec(`PRAGMA busy_timeout = ${busyMs}; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = ${8 * 1024 * 1024}`);
+      const version = Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
+      if (version !== SEARCH_SCHEMA_VERSION) {
+        // switching to WAL needs the file to itself: SQLite answers BUSY there without waiting
+        if (version === 0) db.exec("PRAGMA journal_mode = WAL");
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          if (Number(db.query("PRAGMA user_version").get()?.user_version ?? 0) !== SEARCH_SCHEMA_VERSION) {
+            db.exec("DROP TABLE IF EXISTS cards_fts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS state;");
+            db.exec(SCHEMA);
+            db.exec(`PRAGMA user_version = ${SEARCH_SCHEMA_VERSION}`);
+          }
+          db.exec("COMMIT");
+        } catch (e) {
+          if (db.inTransaction()) db.exec("ROLLBACK");
+          throw e;
         }
-        db.exec("COMMIT");
-      } catch (e) {
-        if (db.inTransaction()) db.exec("ROLLBACK");
-        throw e;
       }
+      return db;
+    } catch (e) {
+      try { db?.close(); } catch { /* closing a half-open handle */ }
+      const code = sqliteErrorCode(e);
+      if (code === "SQLITE_BUSY" && Date.now() < deadline) {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2 + Math.random() * 8);
+        continue;
+      }
+      if ((code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") && !fresh) {
+        removeFiles(path);
+        fresh = true;
+        continue;
+      }
+      throw e;
     }
-    return db;
-  } catch (e) {
-    db.close();
-    throw e;
   }
+}
+
+/** Deletes the index file and its WAL and index files (derived data). */
+function removeFiles(path: string): void {
+  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(path + suffix, { force: true });
 }
 
 /** The search config as one comparable string. */
@@ -93,38 +120,46 @@ function readState(search: SqliteDb): Map<string, string> {
 const headEvent = (main: SqliteDb) => main.query("SELECT seq, at, type, card_id FROM events ORDER BY seq DESC LIMIT 1").get();
 const epochOf = (main: SqliteDb) => (main.query("SELECT value FROM meta WHERE key = ?").get(SEARCH_EPOCH_KEY)?.value as string | undefined) ?? "";
 
-/** True when the index follows `main` up to its newest event, with this config. */
-export function isCurrent(main: SqliteDb, search: SqliteDb, configKey: string): boolean {
-  const state = readState(search);
-  const head = headEvent(main);
+/** The newest event's seq (0: none). */
+export function headSeq(main: SqliteDb): number {
+  return Number(main.query("SELECT max(seq) AS s FROM events").get()?.s ?? 0);
+}
+
+/** True when the index follows `main` up to its newest event `head`, with this config. */
+function isCurrent(main: SqliteDb, state: Map<string, string>, head: Record<string, unknown> | null, configKey: string): boolean {
   return state.has("applied") && state.get("mark") === (head ? markOf(head) : "") && state.get("epoch") === epochOf(main) && state.get("config") === configKey;
 }
 
 /**
- * Brings the index up to the newest event of `main`, under the index file's write lock.
- * `main` is only read, one short statement at a time (no long read transaction there
- * holds back its checkpoints): events are append-only, so the newest event read first
- * bounds what this pass covers, and a card changed after it is indexed again by the next
- * pass. Returns how many cards were (re-)indexed.
+ * Brings the index up to the newest event of `main` and returns that event's seq. When
+ * the index is already current it writes nothing; else it catches up under the index
+ * file's write lock. `main` is only read, one short statement at a time (no long read
+ * transaction there holds back its checkpoints): events are append-only, so the newest
+ * event read first bounds what this pass covers, and a card changed after it is indexed
+ * again by the next pass.
  */
-export function catchUp(main: SqliteDb, search: SqliteDb, config: SearchConfig): number {
+export function syncIndex(main: SqliteDb, search: SqliteDb, config: SearchConfig): number {
+  const configKey = searchConfigKey(config);
+  const head = headEvent(main);
+  if (isCurrent(main, readState(search), head, configKey)) return head ? (head.seq as number) : 0;
   search.exec("BEGIN IMMEDIATE");
   try {
-    const n = catchUpInside(main, search, config);
+    const applied = catchUpInside(main, search, config, configKey);
     search.exec("COMMIT");
-    return n;
+    return applied;
   } catch (e) {
     if (search.inTransaction()) search.exec("ROLLBACK");
     throw e;
   }
 }
 
-function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig): number {
+/** Catches up inside the index's write transaction; returns the seq of the event it covers. */
+function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig, configKey: string): number {
   const state = readState(search);
   const head = headEvent(main);
   const headSeqNow = head ? (head.seq as number) : 0;
+  if (isCurrent(main, state, head, configKey)) return headSeqNow; // another process got here first
   const epoch = epochOf(main);
-  const configKey = searchConfigKey(config);
   const applied = Number(state.get("applied") ?? 0);
 
   let trusted = state.has("applied") && state.get("epoch") === epoch && applied <= headSeqNow;
@@ -133,20 +168,18 @@ function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig): 
     trusted = at !== null && markOf(at) === state.get("mark");
   }
   const index = new CardIndexer(main, search, config);
-  let n = 0;
   if (!trusted) {
     search.exec("DELETE FROM docs; INSERT INTO cards_fts (cards_fts) VALUES ('delete-all');");
     const page = main.query("SELECT seq, id, type_id, title, fields FROM cards WHERE seq > ? ORDER BY seq LIMIT ?");
     for (let from = 0; ;) {
       const rows = page.all(from, EVENT_CHUNK);
       for (let i = 0; i < rows.length; i++) index.insert(rows[i]!);
-      n += rows.length;
       if (rows.length < EVENT_CHUNK) break;
       from = rows[rows.length - 1]!.seq as number;
     }
   } else {
     const before = state.get("config");
-    if (before !== configKey) n += reindexChangedTypes(main, index, before, config);
+    if (before !== configKey) reindexChangedTypes(main, index, before, config);
     if (applied < headSeqNow) {
       const touched = new Set<string>();
       const read = main.query("SELECT seq, type, card_id FROM events WHERE seq > ? AND seq <= ? AND card_id IS NOT NULL ORDER BY seq LIMIT ?");
@@ -156,7 +189,7 @@ function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig): 
         if (rows.length < EVENT_CHUNK) break;
         from = rows[rows.length - 1]!.seq as number;
       }
-      for (const id of touched) { index.reindex(id); n++; }
+      for (const id of touched) index.reindex(id);
     }
   }
   const put = search.query("INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
@@ -164,11 +197,11 @@ function catchUpInside(main: SqliteDb, search: SqliteDb, config: SearchConfig): 
   put.run("mark", head ? markOf(head) : "");
   put.run("epoch", epoch);
   put.run("config", configKey);
-  return n;
+  return headSeqNow;
 }
 
 /** Re-indexes the cards of the types whose searchable fields differ from `before`. */
-function reindexChangedTypes(main: SqliteDb, index: CardIndexer, before: string | undefined, config: SearchConfig): number {
+function reindexChangedTypes(main: SqliteDb, index: CardIndexer, before: string | undefined, config: SearchConfig): void {
   let old: Map<string, unknown>;
   try {
     old = new Map<string, unknown>(before ? (JSON.parse(before) as Array<[string, unknown]>) : []);
@@ -178,10 +211,16 @@ function reindexChangedTypes(main: SqliteDb, index: CardIndexer, before: string 
   const types = new Set<string>();
   for (const [k, v] of config) if (!old.has(k) || JSON.stringify(old.get(k)) !== JSON.stringify(v ?? null)) types.add(k);
   for (const k of old.keys()) if (!config.has(k)) types.add(k);
-  let n = 0;
-  const ids = main.query("SELECT id FROM cards WHERE type_id = ?");
-  for (const t of types) for (const r of ids.iterate(t)) { index.reindex(r.id as string); n++; }
-  return n;
+  // pages of ids, each read in a statement of its own (no read transaction held meanwhile)
+  const ids = main.query("SELECT id FROM cards WHERE type_id = ? AND id > ? ORDER BY id LIMIT ?");
+  for (const t of types) {
+    for (let after = ""; ;) {
+      const rows = ids.all(t, after, EVENT_CHUNK);
+      for (let i = 0; i < rows.length; i++) index.reindex(rows[i]!.id as string);
+      if (rows.length < EVENT_CHUNK) break;
+      after = rows[rows.length - 1]!.id as string;
+    }
+  }
 }
 
 /** Writes one card's document: the rowid is its seq, recorded in `docs` with its id. */

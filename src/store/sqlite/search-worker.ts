@@ -1,36 +1,36 @@
 /**
- * A server's search indexer thread: every SEARCH_TICK_MS it brings the search index up to
- * the newest event (search-index.ts), with connections of its own, so FTS5's work (the
- * tokenizing, and segment merges of 5-20 ms now and then) never runs on the thread that
- * answers requests, nor under the database's write lock. A search still catches up on
- * its own first, so it never waits for a tick.
+ * A server's search indexer thread (the other side: search-indexer.ts). It brings the
+ * search index up to the newest event (search-index.ts) whenever woken by a search, and
+ * every SEARCH_TICK_MS otherwise, with connections of its own: FTS5's work (tokenizing,
+ * and segment merges of 5-20 ms now and then) never runs on the thread that answers
+ * requests, nor under the database's write lock.
  *
  * Messages in: {type: "start", mainPath, searchPath, config, intervalMs, control} once,
- * then {type: "config", config} on a definitions reload. Control block (Int32Array):
- * [0] stop requested, [1] stopped, [2] passes that indexed something, [3] failed passes.
+ * then {type: "config", config, gen} on a definitions reload.
  */
 import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
 import type { SearchConfig } from "../port.ts";
-import { catchUp, isCurrent, openSearchDb, searchConfigKey } from "./search-index.ts";
+import { openSearchDb, syncIndex } from "./search-index.ts";
+import type { ConfigEntries } from "./search-indexer.ts";
 
-interface Start { type: "start"; mainPath: string; searchPath: string; config: Array<[string, string[] | null]>; intervalMs: number; control: SharedArrayBuffer }
-interface Reconfigure { type: "config"; config: Array<[string, string[] | null]> }
+interface Start { type: "start"; mainPath: string; searchPath: string; config: ConfigEntries; intervalMs: number; control: SharedArrayBuffer }
+interface Reconfigure { type: "config"; config: ConfigEntries; gen: number }
 
-const toConfig = (entries: Array<[string, string[] | null]>): SearchConfig => new Map(entries.map(([k, v]) => [k, v ?? undefined]));
+const toConfig = (entries: ConfigEntries): SearchConfig => new Map(entries.map(([k, v]) => [k, v ?? undefined]));
 
 let config: SearchConfig = new Map();
-let configKey = searchConfigKey(config);
+let configGen = 0;
 
 self.onmessage = (e: MessageEvent<Start | Reconfigure>) => {
   if (e.data.type === "config") {
     config = toConfig(e.data.config);
-    configKey = searchConfigKey(config);
+    configGen = e.data.gen;
     return;
   }
   const { mainPath, searchPath, intervalMs } = e.data;
-  const c = new Int32Array(e.data.control);
+  const i32 = new Int32Array(e.data.control, 0, 8);
+  const applied = new BigInt64Array(e.data.control, 32, 1);
   config = toConfig(e.data.config);
-  configKey = searchConfigKey(config);
   let main: SqliteDb | undefined;
   let search: SqliteDb | undefined;
   const close = () => {
@@ -38,23 +38,37 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure>) => {
     try { main?.close(); } catch { /* closing */ }
     search = main = undefined;
   };
-  const tick = () => {
-    if (Atomics.load(c, 0) === 1) {
+  const pass = () => {
+    try {
+      if (!main) {
+        main = openSqlite(mainPath, { create: false });
+        main.exec("PRAGMA busy_timeout = 1000");
+      }
+      search ??= openSearchDb(searchPath);
+      const gen = configGen; // the config this pass indexes with
+      const head = syncIndex(main, search, config);
+      Atomics.store(applied, 0, BigInt(head));
+      Atomics.store(i32, 4, gen);
+    } catch {
+      // a busy or vanished file: start over with fresh connections at the next pass
+      Atomics.add(i32, 5, 1);
       close();
-      Atomics.store(c, 1, 1);
-      Atomics.notify(c, 1);
+    }
+    Atomics.add(i32, 3, 1);
+    Atomics.notify(i32, 3);
+  };
+  const loop = () => {
+    if (Atomics.load(i32, 0) === 1) {
+      close();
+      Atomics.store(i32, 1, 1);
+      Atomics.notify(i32, 1);
       return;
     }
-    try {
-      if (!main) { main = openSqlite(mainPath); main.exec("PRAGMA busy_timeout = 1000"); }
-      search ??= openSearchDb(searchPath);
-      if (!isCurrent(main, search, configKey) && catchUp(main, search, config) > 0) Atomics.add(c, 2, 1);
-    } catch {
-      // a busy or vanished file: start over with fresh connections at the next tick
-      Atomics.add(c, 3, 1);
-      close();
-    }
-    setTimeout(tick, intervalMs);
+    Atomics.store(i32, 2, 0); // a search that wakes us from here on gets a pass after it
+    pass();
+    // sleep until a search wakes us or the tick is up; then let messages (config) in
+    Atomics.wait(i32, 2, 0, intervalMs);
+    setTimeout(loop, 0);
   };
-  tick();
+  loop();
 };
