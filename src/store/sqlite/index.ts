@@ -7,8 +7,13 @@ import { CardsError } from "../../domain/errors.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
-import { headSeq, openSearchDb, searchPath, syncIndex, SEARCH_SCHEMA_NAME } from "./search-index.ts";
-import { configEntries, SearchIndexer } from "./search-indexer.ts";
+import { searchPath, SEARCH_SCHEMA_NAME } from "./search-names.ts";
+import type { SearchIndexer } from "./search-indexer.ts";
+
+// Loaded when first needed (a search; a server's indexer), so a one-shot call that does
+// not search never evaluates them; require() is synchronous, and the bundle keeps it lazy.
+const searchIndex = (): typeof import("./search-index.ts") => require("./search-index.ts");
+const searchIndexer = (): typeof import("./search-indexer.ts") => require("./search-indexer.ts");
 
 export interface SqliteStoreOptions {
   path: string;
@@ -67,7 +72,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   /** The index up to the newest event, on this thread (one-shot calls; a server whose indexer died). */
   const syncHere = (db: SqliteDb): void => {
     try {
-      syncIndex(db, searchDb!, config.search);
+      searchIndex().syncIndex(db, searchDb!, config.search);
     } catch (e) {
       // a read-only workspace: nothing can be written there, so the index as it stands
       // is as new as it will get (its documents still only count for their own cards)
@@ -132,12 +137,15 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
           return checkpointer?.writerPause();
         },
       });
-      if (opts.connections === 2) indexer = new SearchIndexer(opts.path, searchFile, configEntries(config.search), SEARCH_TICK_MS);
+      if (opts.connections === 2) {
+        const { configEntries, SearchIndexer } = searchIndexer();
+        indexer = new SearchIndexer(opts.path, searchFile, configEntries(config.search), SEARCH_TICK_MS);
+      }
     },
     prepareSearch(): void | Promise<void> {
       const db = readerDb ?? writerDb;
       try {
-        searchDb ??= openSearchDb(searchFile);
+        searchDb ??= searchIndex().openSearchDb(searchFile);
         if (!reader.searchAttached) {
           db.attach(searchFile, SEARCH_SCHEMA_NAME);
           reader.searchAttached = true;
@@ -146,7 +154,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         throw searchError(e, searchFile);
       }
       if (!indexer?.alive) return syncHere(db);
-      const head = headSeq(db);
+      const head = searchIndex().headSeq(db);
       if (indexer.covers(head)) return;
       return indexer.waitFor(head).then((r) => { if (r === "dead") syncHere(db); });
     },
@@ -195,7 +203,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         config.doneStatus = o.doneStatus;
         config.search = o.search;
         // the index re-indexes the types whose fields changed at its next pass
-        indexer?.reconfigure(configEntries(o.search));
+        indexer?.reconfigure(searchIndexer().configEntries(o.search));
       });
     },
     backupTo(path: string) {

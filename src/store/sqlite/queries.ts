@@ -10,7 +10,7 @@ import { byCodePoint, canonicalCard } from "../../domain/card.ts";
 import { filterToSql } from "./filter-sql.ts";
 import { sortToSql } from "./sort-sql.ts";
 import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
-import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-index.ts";
+import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-names.ts";
 
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */

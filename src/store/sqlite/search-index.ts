@@ -21,11 +21,7 @@ import { searchBody } from "./rows.ts";
 /** Bump to rebuild every index file (its tables are dropped and made anew). */
 export const SEARCH_SCHEMA_VERSION = 1;
 
-/** The name under which a connection of the main database attaches the index. */
-export const SEARCH_SCHEMA_NAME = "s";
-
-/** Main-database meta key: changed when cards arrive without their events (a restore). */
-export const SEARCH_EPOCH_KEY = "search_epoch";
+import { SEARCH_EPOCH_KEY } from "./search-names.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,11 +37,6 @@ const TEXT_NEUTRAL = new Set(["owner_changed", "status_changed", "tags_changed",
 /** Events read per statement while catching up. */
 const EVENT_CHUNK = 2000;
 
-/** The index file next to the database file. */
-export function searchPath(dbPath: string): string {
-  const slash = dbPath.lastIndexOf("/");
-  return `${slash >= 0 ? dbPath.slice(0, slash + 1) : ""}search.db`;
-}
 
 /** How long opening the index keeps retrying while another process creates it. */
 const OPEN_DEADLINE_MS = 5000;
