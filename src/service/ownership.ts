@@ -90,13 +90,14 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
       const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]), (status ?? cand.status) !== cand.status);
-      const claimed = w.tx.claimIfUnowned(cand.id, owner, w.now, status);
-      if (!claimed) continue; // lost the race for this one: try the next candidate
-      w.emit({ type: "owner_changed", card_id: claimed.id, diff: { before: null, after: owner } });
-      if (claimed.status !== cand.status) w.emit({ type: "status_changed", card_id: claimed.id, diff: { before: cand.status, after: claimed.status } });
+      // lost the race for this one (another process claimed it since): try the next candidate
+      if (!w.tx.claimIfUnowned(cand.id, owner, w.now, status)) continue;
+      // the candidate was read in this transaction: its status is the card's until this write
+      w.emit({ type: "owner_changed", card_id: cand.id, diff: { before: null, after: owner } });
+      if (status !== undefined && status !== cand.status) w.emit({ type: "status_changed", card_id: cand.id, diff: { before: cand.status, after: status } });
       blocks?.flush(w);
       lanes.flush(w);
-      return { card: w.tx.getCard(claimed.id, { links: true, comments: true }) };
+      return { card: w.tx.getCard(cand.id, { links: true, comments: true }) };
     }
     return { card: null };
   });

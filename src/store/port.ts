@@ -94,8 +94,8 @@ export interface StoreWrites {
   insertCard(card: Card): void;
   /** Updates the row iff its version is still `expectVersion`; returns false otherwise. */
   updateCard(card: Card, expectVersion: number): boolean;
-  /** sets owner iff the card is still unowned; returns its id and (new) status, or null */
-  claimIfUnowned(id: string, owner: string, now: string, status?: string): Pick<Card, "id" | "status"> | null;
+  /** sets owner (and `status`, when given) iff the card is still unowned; false when it was not */
+  claimIfUnowned(id: string, owner: string, now: string, status?: string): boolean;
   deleteCard(id: string): void;
   addLink(cardId: string, link: Link): boolean;
   removeLink(cardId: string, typeId: string, target: string): boolean;

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { createCard, listCards, patchCard, type CardPage } from "../../src/service/index.ts";
+import { createCard, listCards, patchCard, takeNext, type CardPage } from "../../src/service/index.ts";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -102,6 +102,27 @@ describe("schema migrations", () => {
     try {
       expect(db.query("SELECT name FROM sqlite_master WHERE name = 'cards_fts'").get()).not.toBeNull();
       db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (1, 'old binary', '')").run(); // what such a write does
+    } finally {
+      db.close();
+    }
+  });
+  test("take-next reads its candidates from the unowned index alone (migration 7)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    for (let i = 0; i < 6; i++) await createCard(svc, { type_id: "task", title: `card ${i}`, status: "todo" }, as("ada"));
+    const first = await takeNext(svc, {}, as("ada"));
+    svc.close();
+    const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      expect(indexColumns(db, "cards_unowned")).toEqual(["updated_at asc", "id asc", "type_id asc", "status asc", "owner asc"]);
+      // the candidate query of a board's default scope (its card types), as the store runs it
+      const plan = (db.query(`EXPLAIN QUERY PLAN SELECT c.id AS id, c.status AS status FROM cards c
+        WHERE ((c.type_id IS NOT NULL) AND (c.type_id = 'task' COLLATE BINARY) OR (c.type_id IS NOT NULL) AND (c.type_id = 'bug' COLLATE BINARY))
+        AND c.owner IS NULL ORDER BY c.updated_at ASC, c.id ASC LIMIT 4`).all() as Array<{ detail: string }>).map((r) => r.detail);
+      expect(plan).toEqual(["SCAN c USING COVERING INDEX cards_unowned"]);
+      // the oldest card went first, and is out of the index now that it is owned
+      expect(first.card?.title).toBe("card 0");
+      expect(Number((db.query("SELECT count(*) AS n FROM cards INDEXED BY cards_unowned WHERE owner IS NULL").get() as { n: number }).n)).toBe(5);
     } finally {
       db.close();
     }

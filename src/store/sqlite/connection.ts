@@ -117,9 +117,9 @@ function migrate(db: SqliteDb): void {
   }
 }
 
-/** What the writer waits for before each transaction (the WAL's checkpointer rewinding it). */
+/** What the writer does before each transaction. */
 export interface TxHooks {
-  beforeBegin?(): Promise<unknown> | undefined;
+  beforeBegin?(): void;
 }
 
 const NO_HOOKS: TxHooks = {};
@@ -159,8 +159,7 @@ export class WriteLock {
       while (this.queue.length > 0) {
         // let requests that are already read off the sockets join this transaction
         if (this.dedicated) await new Promise((r) => setImmediate(r));
-        const pause = this.hooks.beforeBegin?.();
-        if (pause) await pause;
+        this.hooks.beforeBegin?.();
         try {
           await this.begin();
         } catch (e) {

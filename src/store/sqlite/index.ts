@@ -2,7 +2,7 @@
  * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
-import { sqliteErrorCode, startCheckpointer, type Checkpointer, type SqliteDb } from "../../platform/sqlite.ts";
+import { sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
@@ -23,15 +23,15 @@ export interface SqliteStoreOptions {
 /** SQLite page cache per connection of a server, in KiB (32 MiB). */
 export const SERVER_CACHE_KIB = 32 * 1024;
 
-/** How often a server's background thread checkpoints the WAL. */
-export const CHECKPOINT_INTERVAL_MS = 100;
 /**
- * Past this many WAL pages (~32 MiB) the checkpointer rewinds the WAL (under steady writes
- * a PASSIVE pass never finds it quiet enough to be reused): the writer holds still for a
- * few ms at a transaction boundary. Fewer, larger rewinds: each stalls the writes queued
- * at that moment (POST /cards at 32 connections: p99 17-19 ms at 2,000, 15-18 at 8,000).
+ * A server's writer checkpoints the WAL itself once it holds this many pages (~1.6 MiB),
+ * right after the COMMIT that crossed it: each stall is short, whatever the database's
+ * size. POST /cards at 32 connections, 10,000 -> 190,000 cards over three 5 s reps, p99
+ * by rep: a background checkpoint thread rewinding at 8,000 pages 13 / 26 / 34 ms;
+ * inline at 1,000 pages 15 / 16.5 / 17 ms; at 400 pages 11.6 / 12.2 / 13.4 ms
+ * (docs/decisions.md).
  */
-export const CHECKPOINT_RESTART_PAGES = 8_000;
+export const SERVER_CHECKPOINT_PAGES = 400;
 
 /** How often a server's indexer thread brings the search index up to date. */
 export const SEARCH_TICK_MS = 25;
@@ -52,17 +52,15 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
     writerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
   }
-  let checkpointer: Checkpointer | undefined;
   if (opts.connections === 2) {
-    // a long-lived process checkpoints on a thread of its own, so no request waits for one
-    writerDb.exec("PRAGMA wal_autocheckpoint = 0");
+    // small checkpoints, often, by the writer, after the COMMIT that crossed the mark
+    writerDb.exec(`PRAGMA wal_autocheckpoint = ${SERVER_CHECKPOINT_PAGES}`);
     // Group commit runs each write in a SAVEPOINT, whose undo images go to a sub-journal.
     // On file it spills to a temp file opened per transaction and written page by page
     // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
     // Reads (and their sorts) run on the other connection; the largest undo set here is a
     // restore (docs/decisions.md).
     writerDb.exec("PRAGMA temp_store = MEMORY");
-    checkpointer = startCheckpointer(opts.path, { intervalMs: CHECKPOINT_INTERVAL_MS, restartPages: CHECKPOINT_RESTART_PAGES });
   }
   // Full-text search (search-index.ts): the index file, this process's connection to it
   // for catching up (opened at the first search), and a server's indexer thread.
@@ -134,7 +132,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
             writerDb.detach(SEARCH_SCHEMA_NAME);
             writer.searchAttached = false;
           }
-          return checkpointer?.writerPause();
         },
       });
       if (opts.connections === 2) {
@@ -212,7 +209,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     close() {
       indexer?.stop();
       try { searchDb?.close(); } catch { /* closing */ }
-      checkpointer?.stop();
       readerDb?.close();
       // long-lived processes leave a checkpointed, empty WAL behind; one-shot CLI calls
       // leave it to SQLite's automatic checkpoints (a full one per call would cost ms)

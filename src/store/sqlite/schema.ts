@@ -126,4 +126,10 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO cards_fts (cards_fts) VALUES ('delete-all');
   DELETE FROM meta WHERE key = 'search_config';
   `,
+  // 7: take-next's candidate query answered from the unowned index alone (type scope,
+  // status, id; owner for the planner), without reading each candidate's row page
+  `
+  DROP INDEX cards_unowned;
+  CREATE INDEX cards_unowned ON cards(updated_at, id, type_id, status, owner) WHERE owner IS NULL;
+  `,
 ];
