@@ -41,7 +41,7 @@ const dbPath = join(ws, ".cards", "cards.db");
 // ------------------------------------------------------------------ the search index (its own file), built before any timing
 const svc: Service = await openService({ dir: ws, cwd: ws, env: {}, mode: "serve" });
 const built = performance.now();
-svc.store.prepareSearch();
+await svc.store.prepareSearch();
 const indexSeconds = (performance.now() - built) / 1000;
 
 // ------------------------------------------------------------------ pick the terms by their real hit counts
