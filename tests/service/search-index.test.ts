@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -180,5 +180,25 @@ describe("the search index follows the event log", () => {
       await restoreWorkspace(svc, (async function* () { yield* stripped; })());
       expect(await search(svc, "renamed")).toHaveLength(1);
     });
+  });
+  test("the index's WAL is left empty on close, so the next one-shot search neither recovers nor copies it again", async () => {
+    const dir = makeWorkspace();
+    const wal = indexFile(dir) + "-wal";
+    await withService("embedded", async (svc) => {
+      for (let i = 0; i < 300; i++) await createCard(svc, { type_id: "task", title: `walrusian ${i} ${"lorem ipsum dolor ".repeat(20)}` }, ada);
+    }, dir);
+    // a server builds the index (its thread's connection and the attached one both write it)
+    await withService("serve", async (svc) => {
+      expect((await search(svc, "walrusian")).length).toBe(50);
+    }, dir);
+    expect(statSync(wal).size).toBe(0);
+    // one-shot searches: each is the last connection to close the index it attached
+    for (let i = 0; i < 2; i++) {
+      await withService("embedded", async (svc) => {
+        await createCard(svc, { type_id: "task", title: `walrusian late ${i}` }, ada);
+        expect((await search(svc, "late")).length).toBe(i + 1);
+      }, dir);
+      expect(statSync(wal).size).toBe(0);
+    }
   });
 });

@@ -7,7 +7,7 @@ import { CardsError } from "../../domain/errors.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
-import { searchPath, SEARCH_SCHEMA_NAME } from "./search-names.ts";
+import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
 
 // Loaded when first needed (a search; a server's indexer), so a one-shot call that does
@@ -145,6 +145,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         searchDb ??= searchIndex().openSearchDb(searchFile);
         if (!reader.searchAttached) {
           db.attach(searchFile, SEARCH_SCHEMA_NAME);
+          db.exec(`PRAGMA ${SEARCH_SCHEMA_NAME}.journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
           reader.searchAttached = true;
         }
       } catch (e) {

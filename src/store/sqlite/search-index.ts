@@ -21,7 +21,7 @@ import { searchBody } from "./rows.ts";
 /** Bump to rebuild every index file (its tables are dropped and made anew). */
 export const SEARCH_SCHEMA_VERSION = 1;
 
-import { SEARCH_EPOCH_KEY } from "./search-names.ts";
+import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,7 +51,7 @@ export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
     let db: SqliteDb | undefined;
     try {
       db = openSqlite(path);
-      db.exec(`PRAGMA busy_timeout = ${busyMs}; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = ${8 * 1024 * 1024}`);
+      db.exec(`PRAGMA busy_timeout = ${busyMs}; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
       const version = Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
       if (version !== SEARCH_SCHEMA_VERSION) {
         // switching to WAL needs the file to itself: SQLite answers BUSY there without waiting
