@@ -115,10 +115,12 @@ describe("schema migrations", () => {
     const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
     try {
       expect(indexColumns(db, "cards_unowned")).toEqual(["updated_at asc", "id asc", "type_id asc", "status asc", "owner asc"]);
-      // the candidate query of a board's default scope (its card types), as the store runs it
+      // the candidate query of the default board's scope (its card types), in the shape
+      // takeNextCandidates builds; a type_id scope goes through cards_by_type instead
+      const typeIs = "((c.type_id IS NOT NULL) AND (c.type_id = ? COLLATE BINARY))";
       const plan = (db.query(`EXPLAIN QUERY PLAN SELECT c.id AS id, c.status AS status FROM cards c
-        WHERE ((c.type_id IS NOT NULL) AND (c.type_id = 'task' COLLATE BINARY) OR (c.type_id IS NOT NULL) AND (c.type_id = 'bug' COLLATE BINARY))
-        AND c.owner IS NULL ORDER BY c.updated_at ASC, c.id ASC LIMIT 4`).all() as Array<{ detail: string }>).map((r) => r.detail);
+        WHERE ((${typeIs} OR ${typeIs} OR ${typeIs})) AND c.owner IS NULL ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`)
+        .all("task", "bug", "review", 4) as Array<{ detail: string }>).map((r) => r.detail);
       expect(plan).toEqual(["SCAN c USING COVERING INDEX cards_unowned"]);
       // the oldest card went first (cards made in one millisecond go by id), and left the index once owned
       const oldest = db.query("SELECT id FROM cards ORDER BY created_at, id LIMIT 1").get() as { id: string };

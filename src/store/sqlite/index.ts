@@ -145,8 +145,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         searchDb ??= searchIndex().openSearchDb(searchFile);
         if (!reader.searchAttached) {
           db.attach(searchFile, SEARCH_SCHEMA_NAME);
-          db.exec(`PRAGMA ${SEARCH_SCHEMA_NAME}.journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
           reader.searchAttached = true;
+          db.exec(`PRAGMA ${SEARCH_SCHEMA_NAME}.journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
         }
       } catch (e) {
         throw searchError(e, searchFile);

@@ -189,8 +189,8 @@ export class SqliteQueries implements StoreTx {
   }
 
   claimIfUnowned(id: string, owner: string, now: string, status?: string): boolean {
-    // run() + a point read, not RETURNING: an UPDATE ... RETURNING measured ~4x the cost
-    // of the UPDATE here (35-43 us against 9 us), and a claim is mostly this statement
+    // run() and its change count, not RETURNING: an UPDATE ... RETURNING measured ~4x the
+    // cost of the UPDATE here (35-43 us against 9 us), and a claim is mostly this statement
     const res = this.db
       .query(
         `UPDATE cards SET owner = ?1, version = version + 1, updated_at = ?2,
