@@ -9,22 +9,28 @@ import { copyFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, getCard, listCards } from "../../src/service/index.ts";
-import { SERVER_CHECKPOINT_PAGES } from "../../src/store/sqlite/index.ts";
+import { SERVER_CHECKPOINT_PAGES, SERVER_WAL_SIZE_LIMIT, ServerCheckpoints, WAL_BACKLOG_BYTES } from "../../src/store/sqlite/server-checkpoints.ts";
+import { openDatabase } from "../../src/store/sqlite/connection.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const ada = { actor: "ada" } as never;
 /** a WAL frame: a 24-byte header and a 4 KiB page */
 const FRAME = 24 + 4096;
 
-/** Cards in the main database file alone: a copy of it without its WAL. */
+/** Cards in the main database file alone: a copy of it without its WAL (retried when the copy caught a checkpoint mid-write). */
 function cardsInMainFile(dir: string): number {
-  const copy = join(mkdtempSync(join(tmpdir(), "cards-ckpt-")), "main.db");
-  copyFileSync(join(dir, ".cards", "cards.db"), copy);
-  const db = new Database(copy, { readonly: true });
-  try {
-    return Number((db.query("SELECT count(*) AS n FROM cards").get() as { n: number }).n);
-  } finally {
-    db.close();
+  for (let attempt = 0; ; attempt++) {
+    const copy = join(mkdtempSync(join(tmpdir(), "cards-ckpt-")), "main.db");
+    copyFileSync(join(dir, ".cards", "cards.db"), copy);
+    const db = new Database(copy, { readonly: true });
+    try {
+      return Number((db.query("SELECT count(*) AS n FROM cards").get() as { n: number }).n);
+    } catch (e) {
+      if (attempt >= 20) throw e;
+      Bun.sleepSync(5);
+    } finally {
+      db.close();
+    }
   }
 }
 
@@ -75,16 +81,62 @@ describe("a server's checkpoints", () => {
       expect(grown).toBeGreaterThan(2 * SERVER_CHECKPOINT_PAGES * FRAME);
       expect(cardsInMainFile(dir)).toBeLessThanOrEqual(pinned);
       other.exec("COMMIT");
-      // the next checkpoint copies the backlog; the write after it starts the WAL over:
-      // from then on the file stops growing
-      for (let i = 0; i < 5; i++) await batch(`after ${i}`);
+      // the backlog is copied (by the thread, while writes go on)
+      const deadline = Date.now() + 10_000;
+      while (cardsInMainFile(dir) <= pinned + 700 && Date.now() < deadline) {
+        await batch("meanwhile");
+        await Bun.sleep(5);
+      }
       expect(cardsInMainFile(dir)).toBeGreaterThan(pinned + 700);
+      // then the WAL starts over and its file is cut back: from then on it stays that size
+      for (let i = 0; i < 100; i++) await batch(`after ${i}`);
       const settled = statSync(wal).size;
+      expect(settled).toBeLessThanOrEqual(SERVER_WAL_SIZE_LIMIT);
       for (let i = 0; i < 200; i++) await batch(`later ${i}`);
       expect(statSync(wal).size).toBe(settled);
     } finally {
       other.close();
       svc.close();
+    }
+  });
+
+  test("a backlog goes to the thread: the writer stops copying until the thread has caught up", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-backlog-")), "cards.db");
+    const writer = openDatabase(path);
+    const checkpoints = new ServerCheckpoints(writer, path);
+    const autocheckpoint = () => Number((writer.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint);
+    const wal = () => statSync(`${path}-wal`).size;
+    writer.exec("CREATE TABLE filler (x BLOB)");
+    const write = () => {
+      checkpoints.beforeBegin();
+      writer.exec("BEGIN IMMEDIATE");
+      writer.query("INSERT INTO filler (x) VALUES (randomblob(16000))").run();
+      writer.exec("COMMIT");
+    };
+    const reader = new Database(path, { readonly: true });
+    try {
+      expect(autocheckpoint()).toBe(SERVER_CHECKPOINT_PAGES);
+      reader.exec("BEGIN");
+      reader.query("SELECT count(*) FROM filler").get();
+      while (wal() <= WAL_BACKLOG_BYTES) write();
+      write(); // the writer sees the backlog before this one
+      expect(checkpoints.stats().catchingUp).toBe(true);
+      expect(autocheckpoint()).toBe(0);
+      const backlog = Math.floor(wal() / (24 + 4096));
+      reader.exec("COMMIT");
+      const deadline = Date.now() + 10_000;
+      while (checkpoints.stats().catchingUp && Date.now() < deadline) {
+        await Bun.sleep(10);
+        write();
+      }
+      // the thread copied the backlog; the writer's own checkpoints are back on
+      expect(checkpoints.stats().catchingUp).toBe(false);
+      expect(checkpoints.stats().frames).toBeGreaterThan(backlog * 0.9);
+      expect(autocheckpoint()).toBe(SERVER_CHECKPOINT_PAGES);
+    } finally {
+      reader.close();
+      checkpoints.stop();
+      writer.close();
     }
   });
 });

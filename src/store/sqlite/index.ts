@@ -8,6 +8,7 @@ import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../p
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
+import { ServerCheckpoints } from "./server-checkpoints.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
 
 // Loaded when first needed (a search; a server's indexer), so a one-shot call that does
@@ -22,16 +23,6 @@ export interface SqliteStoreOptions {
 
 /** SQLite page cache per connection of a server, in KiB (32 MiB). */
 export const SERVER_CACHE_KIB = 32 * 1024;
-
-/**
- * A server's writer checkpoints the WAL itself once it holds this many pages (~1.6 MiB),
- * right after the COMMIT that crossed it: each stall is short, whatever the database's
- * size. POST /cards at 32 connections, 10,000 -> 190,000 cards over three 5 s reps, p99
- * by rep: a background checkpoint thread rewinding at 8,000 pages 13 / 26 / 34 ms;
- * inline at 1,000 pages 15 / 16.5 / 17 ms; at 400 pages 11.6 / 12.2 / 13.4 ms
- * (docs/decisions.md).
- */
-export const SERVER_CHECKPOINT_PAGES = 400;
 
 /** How often a server's indexer thread brings the search index up to date. */
 export const SEARCH_TICK_MS = 25;
@@ -52,9 +43,10 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
     writerDb.exec(`PRAGMA cache_size = -${SERVER_CACHE_KIB}`);
   }
+  let checkpoints: ServerCheckpoints | undefined;
   if (opts.connections === 2) {
-    // small checkpoints, often, by the writer, after the COMMIT that crossed the mark
-    writerDb.exec(`PRAGMA wal_autocheckpoint = ${SERVER_CHECKPOINT_PAGES}`);
+    // small checkpoints, often, by the writer; a backlog on a thread (server-checkpoints.ts)
+    checkpoints = new ServerCheckpoints(writerDb, opts.path);
     // Group commit runs each write in a SAVEPOINT, whose undo images go to a sub-journal.
     // On file it spills to a temp file opened per transaction and written page by page
     // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
@@ -132,6 +124,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
             writerDb.detach(SEARCH_SCHEMA_NAME);
             writer.searchAttached = false;
           }
+          checkpoints?.beforeBegin();
         },
       });
       if (opts.connections === 2) {
@@ -210,6 +203,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     close() {
       indexer?.stop();
       try { searchDb?.close(); } catch { /* closing */ }
+      checkpoints?.stop();
       readerDb?.close();
       // long-lived processes leave a checkpointed, empty WAL behind; one-shot CLI calls
       // leave it to SQLite's automatic checkpoints (a full one per call would cost ms)
