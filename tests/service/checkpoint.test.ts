@@ -9,7 +9,7 @@ import { copyFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, getCard, listCards } from "../../src/service/index.ts";
-import { SERVER_CHECKPOINT_PAGES, SERVER_WAL_SIZE_LIMIT, ServerCheckpoints, WAL_BACKLOG_BYTES } from "../../src/store/sqlite/server-checkpoints.ts";
+import { SERVER_CHECKPOINT_PAGES, SERVER_WAL_SIZE_LIMIT, ServerCheckpoints, WAL_BACKLOG_FRAMES } from "../../src/store/sqlite/server-checkpoints.ts";
 import { openDatabase } from "../../src/store/sqlite/connection.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -118,9 +118,10 @@ describe("a server's checkpoints", () => {
       expect(autocheckpoint()).toBe(SERVER_CHECKPOINT_PAGES);
       reader.exec("BEGIN");
       reader.query("SELECT count(*) FROM filler").get();
-      while (wal() <= WAL_BACKLOG_BYTES) write();
-      write(); // the writer sees the backlog before this one
+      // each write adds 4+ frames; none can be copied while the reader reads
+      for (let i = 0; i < 2 * WAL_BACKLOG_FRAMES && !checkpoints.stats().catchingUp; i++) write();
       expect(checkpoints.stats().catchingUp).toBe(true);
+      expect(wal()).toBeGreaterThan(WAL_BACKLOG_FRAMES * (24 + 4096));
       expect(autocheckpoint()).toBe(0);
       const backlog = Math.floor(wal() / (24 + 4096));
       reader.exec("COMMIT");
