@@ -9,7 +9,8 @@ import { copyFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, getCard, listCards } from "../../src/service/index.ts";
-import { SERVER_CHECKPOINT_PAGES, SERVER_WAL_SIZE_LIMIT, ServerCheckpoints, WAL_BACKLOG_FRAMES } from "../../src/store/sqlite/server-checkpoints.ts";
+import { SERVER_CHECKPOINT_PAGES, ServerCheckpoints, WAL_BACKLOG_FRAMES, walBacklog } from "../../src/store/sqlite/server-checkpoints.ts";
+import type { SqliteDb } from "../../src/platform/sqlite.ts";
 import { openDatabase } from "../../src/store/sqlite/connection.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -81,17 +82,17 @@ describe("a server's checkpoints", () => {
       expect(grown).toBeGreaterThan(2 * SERVER_CHECKPOINT_PAGES * FRAME);
       expect(cardsInMainFile(dir)).toBeLessThanOrEqual(pinned);
       other.exec("COMMIT");
-      // the backlog is copied (by the thread, while writes go on)
+      // the backlog is copied while writes go on
       const deadline = Date.now() + 10_000;
       while (cardsInMainFile(dir) <= pinned + 700 && Date.now() < deadline) {
         await batch("meanwhile");
         await Bun.sleep(5);
       }
       expect(cardsInMainFile(dir)).toBeGreaterThan(pinned + 700);
-      // then the WAL starts over and its file is cut back: from then on it stays that size
+      // then the WAL starts over: from then on its file stops growing
       for (let i = 0; i < 100; i++) await batch(`after ${i}`);
       const settled = statSync(wal).size;
-      expect(settled).toBeLessThanOrEqual(SERVER_WAL_SIZE_LIMIT);
+      expect(walBacklog(join(dir, ".cards", "cards.db")).frames).toBeLessThanOrEqual(SERVER_CHECKPOINT_PAGES + 100);
       for (let i = 0; i < 200; i++) await batch(`later ${i}`);
       expect(statSync(wal).size).toBe(settled);
     } finally {
@@ -100,40 +101,85 @@ describe("a server's checkpoints", () => {
     }
   });
 
-  test("a backlog goes to the thread: the writer stops copying until the thread has caught up", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "cards-backlog-")), "cards.db");
-    const writer = openDatabase(path);
+  test("the backlog read from the wal-index is what SQLite reports, and a long WAL already copied is none", () => {
+    const { path, writer, write } = scratch();
+    const reader = new Database(path, { readonly: true });
+    try {
+      writer.exec("PRAGMA wal_autocheckpoint = 0");
+      reader.exec("BEGIN");
+      reader.query("SELECT count(*) FROM filler").get();
+      for (let i = 0; i < 600; i++) write();
+      // the reader holds every frame back: a PASSIVE pass copies none and reports them all
+      const r = writer.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { log: number; checkpointed: number };
+      expect(r.log).toBeGreaterThan(WAL_BACKLOG_FRAMES);
+      expect(walBacklog(path).frames).toBe(r.log - r.checkpointed);
+      reader.exec("COMMIT");
+      // copied: the WAL file is as long as before, and no backlog is left
+      const all = writer.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { log: number; checkpointed: number };
+      expect(all.checkpointed).toBe(all.log);
+      expect(statSync(`${path}-wal`).size).toBeGreaterThan(WAL_BACKLOG_FRAMES * FRAME);
+      expect(walBacklog(path)).toEqual({ frames: 0, copied: all.log });
+      const checkpoints = new ServerCheckpoints(writer, path);
+      write(checkpoints);
+      expect(checkpoints.stats()).toEqual({ catchingUp: false, passes: 0, frames: 0 });
+      checkpoints.stop();
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  test("a backlog goes to the thread, which hands back little even while writes go on back to back", () => {
+    const { path, writer, write } = scratch();
     const checkpoints = new ServerCheckpoints(writer, path);
     const autocheckpoint = () => Number((writer.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint);
-    const wal = () => statSync(`${path}-wal`).size;
-    writer.exec("CREATE TABLE filler (x BLOB)");
-    const write = () => {
-      checkpoints.beforeBegin();
-      writer.exec("BEGIN IMMEDIATE");
-      writer.query("INSERT INTO filler (x) VALUES (randomblob(16000))").run();
-      writer.exec("COMMIT");
-    };
     const reader = new Database(path, { readonly: true });
     try {
       expect(autocheckpoint()).toBe(SERVER_CHECKPOINT_PAGES);
       reader.exec("BEGIN");
       reader.query("SELECT count(*) FROM filler").get();
-      // each write adds 4+ frames; none can be copied while the reader reads
-      for (let i = 0; i < 2 * WAL_BACKLOG_FRAMES && !checkpoints.stats().catchingUp; i++) write();
+      // none of these frames can be copied while the reader reads
+      for (let i = 0; i < 3_000 && !checkpoints.stats().catchingUp; i++) write(checkpoints);
+      for (let i = 0; i < 2_000; i++) write(checkpoints);
       expect(checkpoints.stats().catchingUp).toBe(true);
-      expect(wal()).toBeGreaterThan(WAL_BACKLOG_FRAMES * (24 + 4096));
       expect(autocheckpoint()).toBe(0);
-      const backlog = Math.floor(wal() / (24 + 4096));
+      const backlog = walBacklog(path).frames;
+      expect(backlog).toBeGreaterThan(5 * WAL_BACKLOG_FRAMES);
       reader.exec("COMMIT");
-      const deadline = Date.now() + 10_000;
+      // writes go on back to back (the thread runs beside this loop, which never yields)
+      let handedBack = -1;
+      const deadline = Date.now() + 20_000;
       while (checkpoints.stats().catchingUp && Date.now() < deadline) {
-        await Bun.sleep(10);
-        write();
+        write(checkpoints);
+        if (!checkpoints.stats().catchingUp) handedBack = walBacklog(path).frames;
       }
-      // the thread copied the backlog; the writer's own checkpoints are back on
+      // the thread copied the backlog (and what came meanwhile); the writer's own checkpoints
+      // are back on, with little left for them
       expect(checkpoints.stats().catchingUp).toBe(false);
-      expect(checkpoints.stats().frames).toBeGreaterThan(backlog * 0.9);
+      expect(checkpoints.stats().frames).toBeGreaterThan(backlog);
       expect(autocheckpoint()).toBe(SERVER_CHECKPOINT_PAGES);
+      expect(handedBack).toBeGreaterThanOrEqual(0);
+      expect(handedBack).toBeLessThan(2 * SERVER_CHECKPOINT_PAGES);
+    } finally {
+      reader.close();
+      checkpoints.stop();
+      writer.close();
+    }
+  });
+
+  test("a thread that is gone mid catch-up gives the copying back to the writer", () => {
+    const { path, writer, write } = scratch();
+    const checkpoints = new ServerCheckpoints(writer, path);
+    const reader = new Database(path, { readonly: true });
+    try {
+      reader.exec("BEGIN");
+      reader.query("SELECT count(*) FROM filler").get();
+      for (let i = 0; i < 3_000 && !checkpoints.stats().catchingUp; i++) write(checkpoints);
+      expect(checkpoints.stats().catchingUp).toBe(true);
+      (checkpoints as unknown as { helper: { stop(): void } }).helper.stop();
+      write(checkpoints);
+      expect(checkpoints.stats().catchingUp).toBe(false);
+      expect(Number((writer.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint)).toBe(SERVER_CHECKPOINT_PAGES);
     } finally {
       reader.close();
       checkpoints.stop();
@@ -141,3 +187,17 @@ describe("a server's checkpoints", () => {
     }
   });
 });
+
+/** A scratch database with the workspace schema and a table of 16 KB rows (4+ WAL frames a write). */
+function scratch(): { path: string; writer: SqliteDb; write: (c?: ServerCheckpoints) => void } {
+  const path = join(mkdtempSync(join(tmpdir(), "cards-backlog-")), "cards.db");
+  const writer = openDatabase(path);
+  writer.exec("CREATE TABLE filler (x BLOB)");
+  const write = (c?: ServerCheckpoints) => {
+    c?.beforeBegin();
+    writer.exec("BEGIN IMMEDIATE");
+    writer.query("INSERT INTO filler (x) VALUES (randomblob(16000))").run();
+    writer.exec("COMMIT");
+  };
+  return { path, writer, write };
+}

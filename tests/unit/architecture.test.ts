@@ -35,7 +35,7 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   domain: (t) => layer(t) === "domain",
   definitions: (t) => ["domain", "definitions"].includes(layer(t)) || t.startsWith("../definitions/"), // the sample workspace files
   events: (t) => ["domain", "events"].includes(layer(t)) || t === "store/port.ts",
-  store: (t) => ["domain", "store"].includes(layer(t)) || t === "platform/sqlite.ts" || t === "platform/worker.ts",
+  store: (t) => ["domain", "store"].includes(layer(t)) || t === "platform/sqlite.ts" || t === "platform/sqlite-backlog.ts" || t === "platform/worker.ts",
   blobs: (t) => ["domain", "blobs"].includes(layer(t)) || t.startsWith("platform/"),
   service: (t) => ["domain", "definitions", "events", "service", "extensions"].includes(layer(t)) || t === "store/port.ts" || t === "blobs/port.ts",
   extensions: (t) => ["domain", "events", "extensions"].includes(layer(t)) || t.startsWith("platform/"),

@@ -8,13 +8,14 @@ import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../p
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
-import { ServerCheckpoints } from "./server-checkpoints.ts";
+import type { ServerCheckpoints } from "./server-checkpoints.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
 
 // Loaded when first needed (a search; a server's indexer), so a one-shot call that does
 // not search never evaluates them; require() is synchronous, and the bundle keeps it lazy.
 const searchIndex = (): typeof import("./search-index.ts") => require("./search-index.ts");
 const searchIndexer = (): typeof import("./search-indexer.ts") => require("./search-indexer.ts");
+const serverCheckpoints = (): typeof import("./server-checkpoints.ts") => require("./server-checkpoints.ts");
 
 export interface SqliteStoreOptions {
   path: string;
@@ -46,7 +47,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   let checkpoints: ServerCheckpoints | undefined;
   if (opts.connections === 2) {
     // small checkpoints, often, by the writer; a backlog on a thread (server-checkpoints.ts)
-    checkpoints = new ServerCheckpoints(writerDb, opts.path);
+    checkpoints = new (serverCheckpoints().ServerCheckpoints)(writerDb, opts.path);
     // Group commit runs each write in a SAVEPOINT, whose undo images go to a sub-journal.
     // On file it spills to a temp file opened per transaction and written page by page
     // (~35 pwrites per claim); in memory a claim costs ~36 us of SQLite instead of ~72 us.
