@@ -90,10 +90,10 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
       const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]), (status ?? cand.status) !== cand.status);
-      // The candidates were read in this write transaction, so no other writer came between;
-      // the unowned guard still decides, and a card it refuses passes to the next candidate.
+      // The candidates were read in this write transaction, so no other writer came between
+      // and cand.status is the card's status until this write; the unowned guard still
+      // decides, and a card it refuses passes to the next candidate.
       if (!w.tx.claimIfUnowned(cand.id, owner, w.now, status)) continue;
-      // the candidate was read in this transaction: its status is the card's until this write
       w.emit({ type: "owner_changed", card_id: cand.id, diff: { before: null, after: owner } });
       if (status !== undefined && status !== cand.status) w.emit({ type: "status_changed", card_id: cand.id, diff: { before: cand.status, after: status } });
       blocks?.flush(w);

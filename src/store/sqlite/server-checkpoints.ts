@@ -17,13 +17,6 @@ import { startBacklogCheckpointer, type BacklogCheckpointer } from "../../platfo
  */
 export const SERVER_CHECKPOINT_PAGES = 400;
 
-/**
- * When the WAL starts over, its file is cut back to this. Not less: cut back to 4 MiB,
- * a file that had grown past it (a search indexer's read held a checkpoint back) was cut
- * and grown again at every checkpoint (take-next at 8 clients: 4.8k -> 4.3k claims/s).
- */
-export const SERVER_WAL_SIZE_LIMIT = 64 * 1024 * 1024;
-
 /** More frames than this (4 checkpoints' worth) not yet copied into the database: a backlog. */
 export const WAL_BACKLOG_FRAMES = 4 * SERVER_CHECKPOINT_PAGES;
 
@@ -54,7 +47,8 @@ const shmFiles = new Map<string, number>();
  * of its header and nBackfill the 25th (the first of the checkpoint info after the two
  * 48-byte header copies), in the machine's byte order. A header caught mid-update (its
  * two copies differ) or not yet set up reads as no backlog: the next transaction looks
- * again. Returns the frames copied too (nBackfill).
+ * again. Returns the frames copied too (nBackfill). The WAL file's length alone would
+ * not do: it keeps its length (up to WAL_SIZE_LIMIT) when the WAL starts over.
  */
 export function walBacklog(dbPath: string): { frames: number; copied: number } {
   // the WAL file's length bounds mxFrame, and a stat opens no descriptor
@@ -79,7 +73,7 @@ export class ServerCheckpoints {
   private lastProgress = 0;
 
   constructor(private readonly writer: SqliteDb, private readonly dbPath: string) {
-    writer.exec(`PRAGMA wal_autocheckpoint = ${SERVER_CHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${SERVER_WAL_SIZE_LIMIT}`);
+    writer.exec(`PRAGMA wal_autocheckpoint = ${SERVER_CHECKPOINT_PAGES}`);
   }
 
   /** Called by the writer before each transaction; never throws (the writer's own checkpoints are the fallback). */
