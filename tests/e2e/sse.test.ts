@@ -32,6 +32,13 @@ function listen(url: string, headers: Record<string, string> = {}) {
 }
 
 /** Creates `n` cards of ~200 KiB each (fills a stalled stream's buffer quickly). */
+/**
+ * Cards of 200 KB each that a stalled stream is sent: 40 MB, more than the loopback
+ * socket buffers can take in for it (autotuned up to tcp_rmem + tcp_wmem, 32 + 4 MB
+ * here), so its queue on the server must pass the slow-consumer limit.
+ */
+const STALL_CARDS = 200;
+
 async function postBigCards(url: string, n: number): Promise<void> {
   const big = "x".repeat(200 * 1024);
   for (let i = 0; i < n; i++) {
@@ -171,11 +178,11 @@ describe("slow consumers", () => {
       await reader.read(); // ": connected"
       const healthy = listen(`${srv.url}/v1/events/stream?types=card_created`);
       await healthy.opened;
-      await postBigCards(srv.url, 60);
-      await healthy.waitFor((g) => g.length >= 60, 10_000);
+      await postBigCards(srv.url, STALL_CARDS);
+      await healthy.waitFor((g) => g.length >= STALL_CARDS, 20_000);
       const text = await readToEnd(reader);
       expect(text.trimEnd().endsWith(": dropped, reconnect")).toBe(true);
-      expect((text.match(/^event: /gm) ?? []).length).toBeLessThan(60);
+      expect((text.match(/^event: /gm) ?? []).length).toBeLessThan(STALL_CARDS);
       healthy.close();
     } finally {
       await srv.stop();
@@ -195,10 +202,11 @@ describe("streams with the same filter", () => {
       const twin = listen(url);
       const other = listen(url);
       await Promise.all([twin.opened, other.opened]);
-      await postBigCards(srv.url, 60);
-      await twin.waitFor((g) => g.length >= 60, 10_000);
-      await other.waitFor((g) => g.length >= 60, 10_000);
-      expect(twin.got.map((g) => g.data.diff.card.title)).toEqual(Array.from({ length: 60 }, (_, i) => `big ${i}`));
+      const n = STALL_CARDS;
+      await postBigCards(srv.url, n);
+      await twin.waitFor((g) => g.length >= n, 20_000);
+      await other.waitFor((g) => g.length >= n, 20_000);
+      expect(twin.got.map((g) => g.data.diff.card.title)).toEqual(Array.from({ length: n }, (_, i) => `big ${i}`));
       const text = await readToEnd(reader);
       expect(text.trimEnd().endsWith(": dropped, reconnect")).toBe(true);
       twin.close();
