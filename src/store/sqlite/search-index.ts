@@ -17,11 +17,10 @@ import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlit
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
 import { searchBody } from "./rows.ts";
+import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
 /** Bump to rebuild every index file (its tables are dropped and made anew). */
 export const SEARCH_SCHEMA_VERSION = 1;
-
-import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,7 +35,6 @@ const TEXT_NEUTRAL = new Set(["owner_changed", "status_changed", "tags_changed",
 
 /** Events read per statement while catching up. */
 const EVENT_CHUNK = 2000;
-
 
 /** How long opening the index keeps retrying while another process creates it. */
 const OPEN_DEADLINE_MS = 5000;
