@@ -105,7 +105,9 @@ async function sideBySide(size: number, wsDir: string, cardId: string): Promise<
     const r = peer.median / ours.median;
     peerRows.push({
       figure: `${p.op} at ${size.toLocaleString("en-US")} items`, value: `cards ${ms(ours.median)} ms`,
-      floor: `Backlog.md ${ms(peer.median)} ms (${ms(peer.min)}–${ms(peer.max)})`, ratio: `${ratio(r)} faster`, target: "≥ 50x faster", pass: r >= 50,
+      floor: `Backlog.md ${ms(peer.median)} ms (${ms(peer.min)}–${ms(peer.max)})`, ratio: `${ratio(r)} faster`,
+      // issue 2 sets the 50x target at 1,000 items; the 100-item step is shown for the trend
+      ...(size >= 1000 ? { target: "≥ 50x faster", pass: r >= 50 } : { note: "for reference (the target is at 1,000 items)" }),
     });
   }
 }
