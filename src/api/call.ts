@@ -3,6 +3,7 @@
  * helpers for the actor and the operation context (actor + Idempotency-Key).
  */
 import { CardsError, badRequest } from "../domain/errors.ts";
+import { parseUntrustedJson } from "../domain/json.ts";
 import { requestHash, type OpContext, type Service } from "../service/service.ts";
 import { MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
 
@@ -29,11 +30,7 @@ export class RouteCall {
       if (text.length > MAX_BODY_BYTES) {
         throw new CardsError("payload_too_large", `request body over ${MAX_BODY_BYTES} bytes`, { hint: "see docs/limits.md" });
       }
-      try {
-        value = JSON.parse(text);
-      } catch (e) {
-        throw badRequest(`request body is not valid JSON: ${(e as Error).message}`, { hint: "send one JSON object" });
-      }
+      value = parseUntrustedJson(text, "request body", { hint: "send one JSON object" });
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
         throw badRequest("request body must be a JSON object", { value: Array.isArray(value) ? "array" : typeof value });
       }

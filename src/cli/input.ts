@@ -1,5 +1,6 @@
 /** CLI input: `--data JSON|@file|@-` (stdin) and small flag helpers. */
 import { CardsError } from "../domain/errors.ts";
+import { parseUntrustedJson } from "../domain/json.ts";
 
 /** node:fs costs ~1.3 ms to load: only calls that read a file pay for it. */
 const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
@@ -22,12 +23,7 @@ export function readData(data: string | undefined): string | undefined {
 export function readDataObject(data: string | undefined): Record<string, unknown> {
   const text = readData(data);
   if (text === undefined || text.trim() === "") return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new CardsError("bad_request", `--data is not valid JSON: ${(e as Error).message}`, { field: "--data" });
-  }
+  const v = parseUntrustedJson(text, "--data", { field: "--data" });
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new CardsError("bad_request", "--data must be a JSON object", { field: "--data" });
   return v as Record<string, unknown>;
 }
@@ -35,11 +31,7 @@ export function readDataObject(data: string | undefined): Record<string, unknown
 /** Parses a flag value as JSON (for --fields, --filter). */
 export function jsonFlag(name: string, raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
-  try {
-    return JSON.parse(raw);
-  } catch (e) {
-    throw new CardsError("bad_request", `--${name} is not valid JSON: ${(e as Error).message}`, { field: `--${name}` });
-  }
+  return parseUntrustedJson(raw, `--${name}`, { field: `--${name}` });
 }
 
 export function intFlag(name: string, raw: string | undefined): number | undefined {

@@ -3,6 +3,7 @@
  * embedded newlines, nothing but protocol messages on stdout. Requests get an answer,
  * notifications never do (not even -32601). Batches (arrays) are answered as arrays.
  */
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../domain/json.ts";
 
 export type JsonRpcId = string | number | null;
 
@@ -80,6 +81,10 @@ export class RpcPeer {
       msg = JSON.parse(line);
     } catch {
       this.send(errorMessage(null, PARSE_ERROR, "parse error: not valid JSON"));
+      return;
+    }
+    if (exceedsJsonDepth(msg)) {
+      this.send(errorMessage(idOf(msg), INVALID_REQUEST, `invalid request: JSON nests deeper than ${MAX_JSON_DEPTH} levels`));
       return;
     }
     if (Array.isArray(msg)) {

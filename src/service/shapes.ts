@@ -34,8 +34,8 @@ const id: Check = (x) => typeof x === "string" && x.length >= 1 && x.length <= 2
 const int: Check = (x) => Number.isInteger(x);
 const version: Check = (x) => Number.isInteger(x) && (x as number) >= 1;
 const plainObject: Check = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
-/** a `v.record`: valibot leaves out these keys, so a body holding one goes through valibot */
-const record: Check = (x) => plainObject(x) && !Object.hasOwn(x as object, "__proto__") && !Object.hasOwn(x as object, "constructor") && !Object.hasOwn(x as object, "prototype");
+/** a JSON object whose keys are data (fields, filter, entry): checked key by key later */
+const record: Check = plainObject;
 const opt = (c: Check): Check => (x) => x === undefined || c(x);
 
 function fitsChecks(x: Record<string, unknown>, checks: Record<string, Check>): boolean {
@@ -46,16 +46,18 @@ function fitsChecks(x: Record<string, unknown>, checks: Record<string, Check>): 
 
 const Id = shape(() => v.pipe(v.string(), v.minLength(1), v.maxLength(200)));
 const Version = shape(() => v.pipe(v.number(), v.integer(), v.minValue(1)));
-const Fields = shape(() => v.pipe(
-  v.custom<Record<string, unknown>>((x) => typeof x === "object" && x !== null && !Array.isArray(x), "expected a JSON object"),
-  v.record(v.string(), v.unknown()),
-));
+/**
+ * A JSON object whose keys are data, passed on whole: the field, filter and entry rules
+ * check each key. Not `v.record`, which silently leaves out `__proto__`, `constructor`
+ * and `prototype`: a field of that name would be dropped instead of refused.
+ */
+const DataObject = shape(() => v.custom<Record<string, unknown>>((x) => typeof x === "object" && x !== null && !Array.isArray(x), "expected a JSON object"));
 
 export const CreateCardBody = shape(() => v.strictObject({
   type_id: Id(),
   title: v.unknown(),
   status: v.optional(v.string()),
-  fields: v.optional(Fields()),
+  fields: v.optional(DataObject()),
   tags: v.optional(v.unknown()),
   schema_version: v.optional(v.pipe(v.number(), v.integer())),
   dry_run: v.optional(v.boolean()),
@@ -68,7 +70,7 @@ export const PatchCardBody = shape(() => v.strictObject({
   status: v.optional(v.string()),
   owner: v.optional(v.nullable(v.string())),
   tags: v.optional(v.unknown()),
-  fields: v.optional(Fields()),
+  fields: v.optional(DataObject()),
   force: v.optional(v.boolean()),
   dry_run: v.optional(v.boolean()),
 }), {
@@ -127,7 +129,7 @@ export const ReleaseBody = shape(() => v.strictObject({
 }), { version: opt(version), status: opt(str), force: opt(bool) });
 
 export const TakeNextBody = shape(() => v.strictObject({
-  filter: v.optional(v.record(v.string(), v.unknown())),
+  filter: v.optional(DataObject()),
   assign_to: v.optional(v.pipe(v.string(), v.minLength(1))),
   status: v.optional(v.string()),
   type_id: v.optional(Id()),
@@ -150,7 +152,7 @@ export const CommentBody = shape(() => v.strictObject({
 
 export const EntryBody = shape(() => v.strictObject({
   version: v.optional(Version()),
-  entry: v.record(v.string(), v.unknown()),
+  entry: DataObject(),
 }));
 
 export const UpgradeBody = shape(() => v.strictObject({
