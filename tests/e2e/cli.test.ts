@@ -143,6 +143,13 @@ describe("card commands and exit codes", () => {
     const bad = run(["cards", "create", "--data", "{nope"], { cwd: ws });
     expect(bad.code).toBe(2);
     expect(bad.error.error).toBe("bad_request");
+    // nesting past 64 levels is refused before any rule walks it (it overflowed the stack)
+    const deep = `{"type_id":"task","title":${"[".repeat(60_000)}${"]".repeat(60_000)}}`;
+    for (const args of [["--data", deep], ["--type", "task", "--title", "x", "--fields", `{"description":${"[".repeat(60_000)}${"]".repeat(60_000)}}`]]) {
+      const r = run(["cards", "create", ...args], { cwd: ws });
+      expect(r.code).toBe(2);
+      expect(r.error).toMatchObject({ error: "bad_request", message: expect.stringContaining("nests deeper than 64 levels") });
+    }
   });
 
   test("users add and boards get", () => {
