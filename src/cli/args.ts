@@ -46,6 +46,10 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     out[name] = value;
   }
   out._ = free;
+  if (free.length > positionals.length) {
+    const last = positionals.length > 0 ? def[positionals[positionals.length - 1]!] : undefined;
+    if (!(last as { variadic?: boolean } | undefined)?.variadic) throw unexpected(argv, free[positionals.length]!, def, path);
+  }
   for (let i = 0; i < positionals.length; i++) {
     const name = positionals[i]!;
     const v = free[i] ?? (def[name]!.default as string | undefined);
@@ -61,4 +65,18 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     }
   }
   return out;
+}
+
+/**
+ * A word past the command's positionals: a usage error, never dropped (an agent that
+ * wrote `comments add ID hello world` would store "hello" and never know).
+ */
+function unexpected(argv: string[], word: string, def: ArgsDef, path: string): CardsError {
+  const at = argv.indexOf(word);
+  const before = at > 0 ? argv[at - 1]!.replace(/^--?/, "") : "";
+  const flag = before && def[before]?.type === "boolean" ? before : undefined;
+  const hint = flag && ["true", "false", "0", "1", "yes", "no"].includes(word)
+    ? `--${flag} takes no value: write --${flag}=${word} or --no-${flag}`
+    : `quote a value that holds spaces; see \`${path} --help\``;
+  return new CardsError("usage", `unexpected argument ${JSON.stringify(word)} for ${path}`, { value: word, hint });
 }

@@ -100,24 +100,30 @@ async function unknownCommand(cmd: CommandDef, path: string[], word: string | un
 function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void {
   if (!hasFlag(args)) return; // the common agent call: positionals only
   const known = new Set<string>();
+  const valueFlags = new Set<string>();
   for (const [name, d] of Object.entries(def)) {
     if (d.type === "positional") continue;
     for (const n of [name, ...toArray((d as { alias?: string | string[] }).alias)]) {
       known.add(n);
       known.add(kebab(n));
       if (d.type === "boolean") known.add(`no-${kebab(n)}`);
+      else { valueFlags.add(n); valueFlags.add(kebab(n)); }
     }
   }
-  for (const a of args) {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
     if (a === "--") break;
     if (!isFlag(a)) continue;
     const name = a.replace(/^--?/, "").split("=")[0]!;
-    if (!known.has(name)) {
-      throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {
-        value: a, valid_options: [...new Set(Object.keys(def).filter((k) => def[k]!.type !== "positional").map((k) => `--${kebab(k)}`))],
-        hint: `see \`${path.join(" ")} --help\``,
-      });
+    if (known.has(name)) {
+      // the next word is this flag's value, whatever it looks like (`--sort -title`)
+      if (!a.includes("=") && valueFlags.has(name)) i++;
+      continue;
     }
+    throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {
+      value: a, valid_options: [...new Set(Object.keys(def).filter((k) => def[k]!.type !== "positional").map((k) => `--${kebab(k)}`))],
+      hint: `see \`${path.join(" ")} --help\``,
+    });
   }
 }
 

@@ -56,6 +56,25 @@ describe("process interface", () => {
     expect(b.error.valid_options).toContain("--status");
   });
 
+  test("a word past the positionals is a usage error, never dropped; a flag's value may start with a dash", () => {
+    const c = run(["cards", "create", "--type", "task", "--title", "words"], { cwd: ws }).json;
+    const extra = run(["cards", "comments", "add", c.id, "hello", "world"], { cwd: ws });
+    expect(extra.code).toBe(2);
+    expect(extra.error).toMatchObject({ error: "usage", value: "world" });
+    expect(run(["cards", "get", c.id], { cwd: ws }).json.comments).toEqual([]);
+    // `--dry-run false` used to run a dry run and print a card that was never stored
+    const before = run(["cards", "list"], { cwd: ws }).json.items.length;
+    const dry = run(["cards", "create", "--type", "task", "--title", "x", "--dry-run", "false"], { cwd: ws });
+    expect(dry.code).toBe(2);
+    expect(dry.error.hint).toContain("--dry-run=false");
+    expect(run(["cards", "list"], { cwd: ws }).json.items.length).toBe(before);
+    expect(run(["events", "stream"], { cwd: ws }).code).toBe(2);
+    const sorted = run(["cards", "list", "--sort", "-title"], { cwd: ws });
+    expect(sorted.code).toBe(0);
+    const titles = sorted.json.items.map((x: any) => x.title);
+    expect(titles).toEqual([...titles].sort().reverse());
+  });
+
   test("runs with neither Bun nor node_modules around (a copy in an empty dir, minimal PATH)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-bin-"));
     const copy = join(dir, "cards");

@@ -4,6 +4,7 @@
  * exit code; `ext list` shows every declaration and, for services, the state reported by
  * the `cards serve` supervising them (`not running` when no live server supervises them).
  */
+import type { ArgDef } from "citty";
 import { defineCommand } from "../define.ts";
 import { loadDefinitions } from "../../definitions/load.ts";
 import type { ExtensionDef } from "../../domain/types.ts";
@@ -25,7 +26,8 @@ const run = defineCommand({
   },
   args: {
     id: { type: "positional", description: "extension id", required: true },
-    args: { type: "positional", description: "arguments appended to the extension's `run`", required: false },
+    // variadic: every word after the id goes to the extension (args.ts takes it whole)
+    args: { type: "positional", description: "arguments appended to the extension's `run`", required: false, variadic: true } as ArgDef,
   },
   run: async ({ args, rawArgs, data }) => {
     const g = data as CliGlobals;
