@@ -36,6 +36,11 @@ export function isRawRoute(method: string, path: string): boolean {
   return table.find(method, path)?.data.rawBody === true;
 }
 
+/** True when the route for this request answers with raw bytes (artifact downloads). */
+export function answersRaw(method: string, path: string): boolean {
+  return table.find(method, path)?.data.rawResponse === true;
+}
+
 export function errorResponse(e: unknown): ApiResponse {
   if (!isCardsError(e)) console.error("internal error:", e);
   const env = toEnvelope(e);

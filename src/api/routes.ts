@@ -14,6 +14,8 @@ export interface Route {
   serveOnly?: boolean;
   /** takes the request body as raw bytes (ApiRequest.stream), not JSON */
   rawBody?: boolean;
+  /** answers with raw bytes (ApiResponse.raw), not JSON */
+  rawResponse?: boolean;
   handle(c: RouteCall): ApiResponse | Promise<ApiResponse>;
 }
 
@@ -149,7 +151,7 @@ export const ROUTES: Route[] = [
     } },
   { method: "POST", path: "/cards/:id/artifacts/:field", summary: "Upload an artifact (raw bytes)", rawBody: true,
     handle: async (c) => write(c, 201, async (ctx) => (await load.artifacts()).attachArtifact(c.svc, c.params.id!, c.params.field!, c.req.stream ?? new Uint8Array(0), c.req.headers["content-type"], ctx)) },
-  { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes",
+  { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes", rawResponse: true,
     handle: async (c) => {
       const a = await (await load.artifacts()).openArtifact(c.svc, c.params.path!);
       return { status: 200, body: null, raw: a.body, headers: { "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable" } };

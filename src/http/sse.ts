@@ -4,16 +4,13 @@
  * `since` (replay of at most 500, then live). A consumer whose buffer fills gets
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
-import { badRequest } from "../domain/errors.ts";
-import { parseEventId } from "../domain/ids.ts";
-import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
-import type { Service } from "../service/index.ts";
+import { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import type { CardEvent } from "../domain/types.ts";
 
-export const SSE_REPLAY_LIMIT = 500;
+export const SSE_REPLAY_LIMIT = STREAM_REPLAY_LIMIT;
 export const SSE_BUFFER_BYTES = 256 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
 
-const PARAMS = ["card_id", "board_id", "types", "actor", "owner", "since"];
 const encoder = new TextEncoder();
 const open = new Set<() => void>();
 
@@ -26,26 +23,8 @@ export function eventStream(svc: Service, req: Request): Response {
   const url = new URL(req.url);
   const q: Record<string, string> = {};
   for (const [k, v] of url.searchParams) q[k] = v;
-  for (const k of Object.keys(q)) if (!PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: PARAMS });
-  const types = q.types ? q.types.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
-  for (const t of types ?? []) {
-    if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
-  }
-  const boardTypes = q.board_id !== undefined ? svc.board(q.board_id).card_type_ids : undefined;
-  const since = req.headers.get("last-event-id") ?? q.since;
-  if (since !== undefined && since !== "" && parseEventId(since) === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: since });
-
-  const matches = (e: CardEvent): boolean => {
-    if (types && !types.includes(e.type)) return false;
-    if (q.card_id !== undefined && e.card_id !== q.card_id) return false;
-    if (q.actor !== undefined && e.actor !== q.actor) return false;
-    if (q.board_id !== undefined) {
-      if (e.scope === "board") { if (e.board_id !== q.board_id) return false; }
-      else if (!boardTypes!.includes(cardTypeOf(svc, e) ?? "")) return false;
-    }
-    if (q.owner !== undefined && (!e.card_id || ownerOf(svc, e) !== q.owner)) return false;
-    return true;
-  };
+  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined);
+  const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};
   const stream = new ReadableStream<Uint8Array>({
@@ -75,13 +54,11 @@ export function eventStream(svc: Service, req: Request): Response {
       open.add(cleanup);
       write(CONNECTED);
       // replay and joining are synchronous: no event is published in between
-      if (since !== undefined && since !== "") {
-        for (const e of replay(svc, since, types, q, boardTypes)) {
-          if (!matches(e)) continue;
-          if (!write(frame(e))) return;
-        }
+      for (const e of replayEvents(svc, f)) {
+        if (!matches(e)) continue;
+        if (!write(frame(e))) return;
       }
-      group = groupFor(svc, { types, q, boardTypes }, matches);
+      group = groupFor(svc, f, matches);
       group.join(member);
     },
     cancel() {
@@ -158,10 +135,10 @@ class StreamGroup {
 
 const groupsByService = new WeakMap<Service, Map<string, StreamGroup>>();
 
-function groupFor(svc: Service, f: { types?: string[]; q: Record<string, string>; boardTypes?: string[] }, matches: (e: CardEvent) => boolean): StreamGroup {
+function groupFor(svc: Service, f: StreamFilter, matches: (e: CardEvent) => boolean): StreamGroup {
   let groups = groupsByService.get(svc.origin);
   if (!groups) groupsByService.set(svc.origin, (groups = new Map()));
-  const { card_id, board_id, actor, owner } = f.q;
+  const { card_id, board_id, actor, owner } = f;
   const key = JSON.stringify([f.types ? [...f.types].sort() : null, card_id, board_id, actor, owner, f.boardTypes ?? null]);
   let g = groups.get(key);
   if (!g) groups.set(key, (g = new StreamGroup(svc, key, groups, matches, f.types)));
@@ -235,27 +212,4 @@ function frame(e: CardEvent): Uint8Array {
   let f = frames.get(e);
   if (!f) frames.set(e, (f = encoder.encode(`event: ${e.type}\n${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e)}\n\n`)));
   return f;
-}
-
-function replay(svc: Service, since: string, types: string[] | undefined, q: Record<string, string>, boardTypes?: string[]): StoredEvent[] {
-  return svc.store.listEvents({
-    afterId: since, types, actor: q.actor, owner: q.owner, cardId: q.card_id, cardTypeIds: boardTypes, limit: SSE_REPLAY_LIMIT,
-  });
-}
-
-// Per-event lookups are memoised on the event object, which every subscriber shares.
-const typeCache = new WeakMap<CardEvent, string | undefined>();
-const ownerCache = new WeakMap<CardEvent, string | undefined>();
-
-function cardTypeOf(svc: Service, e: CardEvent): string | undefined {
-  if (!typeCache.has(e)) {
-    const fromDiff = (e.diff as { card?: { type_id?: string } }).card?.type_id;
-    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id : undefined));
-  }
-  return typeCache.get(e);
-}
-
-function ownerOf(svc: Service, e: CardEvent): string | undefined {
-  if (!ownerCache.has(e)) ownerCache.set(e, e.card_id ? svc.store.getCard(e.card_id)?.owner : undefined);
-  return ownerCache.get(e);
 }

@@ -259,7 +259,29 @@ describe("embedded and remote modes print the same bytes", () => {
       expect(viaStdin.json.fields.output.mime).toBe("text/csv");
       expect(run(["cards", "upgrade-schema", card.id, "--dry-run"], { cwd: dir, env }).json.schema_version).toBe(2);
       expect(run(["artifacts", "get", "artifacts/sha256/00/nope"], { cwd: dir, env }).code).toBe(3);
+      // a dot segment stays inside /artifacts: an HTTP client would have resolved it to /health
+      const dots = run(["artifacts", "get", "artifacts/../health"], { cwd: dir, env });
+      expect([dots.code, dots.stdout, dots.error]).toEqual([3, "", { error: "not_found", message: 'artifact "../health" not found', value: "../health" }]);
     }
+  });
+
+  test("`cards api` carries artifact bytes both ways in both modes; the SSE stream is refused with a pointer", () => {
+    const file = join(dir, "api-note.txt");
+    writeFileSync(file, "bytes via api\n");
+    const outputs: string[] = [];
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const card = run(["cards", "create", "--type", "task", "--title", "api-art"], { cwd: dir, env }).json;
+      const put = run(["api", "POST", `/cards/${card.id}/artifacts/output`, "--data", `@${file}`], { cwd: dir, env });
+      expect(put.code).toBe(0);
+      expect(put.json.fields.output).toMatchObject({ size: 14 });
+      const got = run(["api", "GET", `/${put.json.fields.output.uri}`], { cwd: dir, env });
+      expect(got.code).toBe(0);
+      outputs.push(got.stdout);
+      const stream = run(["api", "GET", "/events/stream"], { cwd: dir, env });
+      expect(stream.code).toBe(2);
+      expect(stream.error.hint).toContain("cards events --follow");
+    }
+    expect(outputs).toEqual(["bytes via api\n", "bytes via api\n"]);
   });
 
   test("an unreachable server is `unavailable` (exit 7)", () => {

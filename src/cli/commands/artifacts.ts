@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "../define.ts";
 import { callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { CardsError } from "../../domain/errors.ts";
+import { CardsError, notFound } from "../../domain/errors.ts";
 
 export default defineCommand({
   meta: { name: "artifacts", description: "Stored artifacts" },
@@ -15,6 +15,12 @@ export default defineCommand({
       },
       run: async ({ args, data }) => {
         const path = args.uri.replace(/^\/?(v1\/)?(artifacts\/)?/, "/artifacts/");
+        // the server reads a `.` or `..` segment as part of the artifact path (not found);
+        // an HTTP client would resolve it into another route, so it is answered here alike
+        const rest = path.slice("/artifacts/".length);
+        if (rest.split("/").some((s) => s === "." || s === "..")) {
+          throw notFound("artifact", rest);
+        }
         const res = await callRaw(data as CliGlobals, { method: "GET", path, wantBytes: true });
         if (res.status >= 400) throw envelopeError(JSON.parse(res.text));
         if (!res.bytes) throw new CardsError("internal", "no bytes in the artifact answer");

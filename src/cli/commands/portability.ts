@@ -16,7 +16,10 @@ const FLUSH_BYTES = 256 * 1024;
 
 export const dump = defineCommand({
   meta: { name: "dump", description: "Write the whole workspace as JSONL (header, users, cards with comments and links, events)" },
-  args: { out: { type: "string", description: "file to write (default: stdout)" } },
+  args: {
+    out: { type: "string", description: "file to write (default: stdout)" },
+    jsonl: { type: "boolean", description: "JSON Lines: a dump always is (accepted for scripts that ask)" },
+  },
   run: async ({ args, data }) => {
     const g = local(data as CliGlobals, "dump");
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });

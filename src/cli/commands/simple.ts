@@ -1,7 +1,7 @@
 /** Small commands that mirror one route each: workspace, boards, users, events, health, api. */
 import { defineCommand } from "../define.ts";
-import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { readData } from "../input.ts";
+import { callApi, callRaw, envelopeError, type ApiCall, type CliGlobals } from "../client.ts";
+import { readBytes, readData } from "../input.ts";
 import { outcome } from "../runner.ts";
 import { CardsError } from "../../domain/errors.ts";
 
@@ -67,11 +67,25 @@ export const events = defineCommand({
     owner: { type: "string", description: "only events of cards this user owns now" },
     board: { type: "string", description: "only events of this board's card types" },
     limit: { type: "string", description: "page size (default 100, max 500)" },
+    card: { type: "string", description: "with --follow: only events of this card" },
+    follow: { type: "boolean", description: "stay and print live events as JSON Lines (one per line; condition signals too), after --since's replay of at most 500" },
+    jsonl: { type: "boolean", description: "JSON Lines: one event per line instead of {items, next_cursor} (--follow always prints them)" },
   },
-  run: ({ args, data }) => callApi(g(data), {
-    method: "GET", path: "/events",
-    query: { since: args.since, cursor: args.cursor, types: args.types, actor: args.actor, owner: args.owner, board_id: args.board, limit: args.limit },
-  }),
+  run: async ({ args, data }) => {
+    if (args.follow) {
+      if (args.cursor !== undefined || args.limit !== undefined) throw new CardsError("usage", "--follow takes --since, not --cursor or --limit", { hint: "the stream replays at most 500 events after --since, then stays live" });
+      const { followEvents } = await import("../follow.ts");
+      return followEvents(g(data), { since: args.since, types: args.types, card_id: args.card, board_id: args.board, actor: args.actor, owner: args.owner });
+    }
+    if (args.card !== undefined) throw new CardsError("usage", "--card goes with --follow; a card's events: `cards cards events <id>`", { field: "--card" });
+    const page = await callApi(g(data), {
+      method: "GET", path: "/events",
+      query: { since: args.since, cursor: args.cursor, types: args.types, actor: args.actor, owner: args.owner, board_id: args.board, limit: args.limit },
+    });
+    if (!args.jsonl) return page;
+    const items = (page as { items: unknown[] }).items;
+    return outcome({ text: items.map((e) => JSON.stringify(e)).join("\n") || undefined });
+  },
 });
 
 export const api = defineCommand({
@@ -89,8 +103,26 @@ export const api = defineCommand({
     const url = new URL(args.path.replace(/^\/?(v1\/)?/, "/"), "http://x");
     const query: Record<string, string> = {};
     for (const [k, v] of url.searchParams) query[k] = v;
-    const res = await callRaw(g(data), { method, path: url.pathname, query, body: readData(args.data) });
+    const path = url.pathname;
+    if (method === "GET" && path === "/events/stream") {
+      throw new CardsError("usage", "GET /events/stream is a Server-Sent Events stream, not one answer", {
+        hint: "follow events with `cards events --follow` (one JSON event per line)",
+      });
+    }
+    const { isRawRoute, answersRaw } = await import("../../api/dispatch.ts");
+    const call: ApiCall = { method, path, query };
+    // artifact routes carry bytes both ways: --data is sent as is, the answer printed as is
+    if (isRawRoute(method, path)) call.bytes = args.data === undefined ? new Uint8Array(0) : args.data.startsWith("@") ? readBytes(args.data.slice(1)) : new TextEncoder().encode(args.data);
+    else call.body = readData(args.data);
+    const raw = answersRaw(method, path);
+    if (raw) call.wantBytes = true;
+    const res = await callRaw(g(data), call);
     if (res.status >= 400) throw envelopeError(JSON.parse(res.text));
+    if (raw && res.bytes) {
+      const bytes = res.bytes;
+      await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
+      return undefined;
+    }
     return outcome({ text: res.text });
   },
 });

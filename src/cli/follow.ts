@@ -1,0 +1,108 @@
+/**
+ * `cards events --follow`: live events as JSON Lines on stdout, one event per line, until
+ * interrupted. Remote mode reads the server's SSE stream (GET /events/stream) and resumes
+ * after the last id when the stream ends (a slow reader is dropped by the server, or the
+ * server restarts). Embedded mode subscribes to the workspace's feed, which picks up
+ * writes of every process within its polling interval (DECISIONS: within one second).
+ * Durable events carry `id`; condition signals do not.
+ */
+import type { CliGlobals } from "./client.ts";
+import { CardsError } from "../domain/errors.ts";
+
+export interface FollowQuery {
+  since?: string;
+  types?: string;
+  card_id?: string;
+  board_id?: string;
+  actor?: string;
+  owner?: string;
+}
+
+/** Writes one line; resolves once the bytes are handed over (a closed pipe ends the process quietly). */
+function writeLine(line: string): Promise<void> {
+  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
+}
+
+function endOnClosedPipe(): void {
+  process.stdout.on("error", () => process.exit(0));
+}
+
+export async function followEvents(g: CliGlobals, q: FollowQuery): Promise<never> {
+  endOnClosedPipe();
+  const url = g.url ?? g.env.CARDS_URL;
+  return url ? followRemote(url, g, q) : followEmbedded(g, q);
+}
+
+async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
+  const { openService } = await import("../platform/open.ts");
+  const { eventMatcher, parseStreamFilter, replayEvents } = await import("../service/index.ts");
+  const { parseEventId } = await import("../domain/ids.ts");
+  const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) query[k] = v;
+  const f = parseStreamFilter(svc, query);
+  const matches = eventMatcher(svc, f);
+  let chain = Promise.resolve();
+  const print = (e: unknown): void => { chain = chain.then(() => writeLine(JSON.stringify(e))); };
+  // the feed publishes what comes after the newest event at subscription time; the replay
+  // (at most 500 after --since, as the server's stream) runs synchronously up to there
+  svc.subscribe((e) => { if (matches(e)) print(e); }, { types: f.types });
+  const live = svc.liveCursor;
+  for (const e of replayEvents(svc, f)) {
+    if ((parseEventId(e.id) ?? 0) > live) break;
+    if (matches(e)) print(e);
+  }
+  const stop = (): void => { svc.close(); process.exit(0); };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return new Promise<never>(() => {});
+}
+
+async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Promise<never> {
+  const { createParser } = await import("eventsource-parser");
+  const base = baseUrl.replace(/\/+$/, "");
+  let lastId = q.since;
+  let connected = false;
+  for (let attempt = 0; ; attempt++) {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined && k !== "since") qs.set(k, v);
+    const headers: Record<string, string> = { accept: "text/event-stream" };
+    if (lastId) headers["last-event-id"] = lastId;
+    if (g.actor) headers["x-service-actor"] = g.actor;
+    let res: Response;
+    try {
+      res = await fetch(`${base}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers });
+    } catch (e) {
+      if (!connected) {
+        throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, { hint: "check that `cards serve` is running and CARDS_URL / --url points at it" });
+      }
+      await Bun.sleep(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
+      continue;
+    }
+    if (!res.ok || !res.body) {
+      const text = await res.text();
+      let env: { error?: string; message?: string } | undefined;
+      try { env = JSON.parse(text); } catch { /* not an envelope */ }
+      if (env?.error) {
+        const { envelopeError } = await import("./client.ts");
+        throw envelopeError(env as never);
+      }
+      throw new CardsError("unavailable", `${base} answered ${res.status} to GET /v1/events/stream, not an event stream`, { hint: "check that CARDS_URL / --url points at `cards serve`" });
+    }
+    connected = true;
+    attempt = 0;
+    let chain = Promise.resolve();
+    const parser = createParser({
+      onEvent: (ev) => {
+        if (ev.id) lastId = ev.id;
+        chain = chain.then(() => writeLine(ev.data));
+      },
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
+    } catch { /* the connection broke: resume below */ }
+    await chain;
+    await Bun.sleep(250);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Filters of a live event subscription (GET /events/stream, `cards events --follow`):
+ * card_id, board_id, types, actor, owner, since. One rule for every surface; the
+ * per-event lookups (a card's type, its current owner) are memoised on the event object,
+ * which every subscriber shares.
+ */
+import { badRequest } from "../domain/errors.ts";
+import { parseEventId } from "../domain/ids.ts";
+import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
+import type { Service } from "./service.ts";
+
+export const STREAM_PARAMS = ["card_id", "board_id", "types", "actor", "owner", "since"] as const;
+export const STREAM_REPLAY_LIMIT = 500;
+
+export interface StreamFilter {
+  types?: string[];
+  card_id?: string;
+  board_id?: string;
+  actor?: string;
+  owner?: string;
+  /** replay after this event id, then live */
+  since?: string;
+  /** the board's card types when board_id is given */
+  boardTypes?: string[];
+}
+
+/** Validates stream query parameters (400 on an unknown one, an unknown type or a bad id). */
+export function parseStreamFilter(svc: Service, q: Record<string, string | undefined>, since?: string): StreamFilter {
+  for (const k of Object.keys(q)) {
+    if (!(STREAM_PARAMS as readonly string[]).includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: [...STREAM_PARAMS] });
+  }
+  const types = q.types ? q.types.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+  for (const t of types ?? []) {
+    if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
+  }
+  const f: StreamFilter = {};
+  if (types) f.types = types;
+  for (const k of ["card_id", "board_id", "actor", "owner"] as const) if (q[k] !== undefined) f[k] = q[k];
+  if (f.board_id !== undefined) f.boardTypes = svc.board(f.board_id).card_type_ids;
+  const from = since ?? q.since;
+  if (from !== undefined && from !== "") {
+    if (parseEventId(from) === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: from });
+    f.since = from;
+  }
+  return f;
+}
+
+/** The predicate of a filter. */
+export function eventMatcher(svc: Service, f: StreamFilter): (e: CardEvent) => boolean {
+  return (e) => {
+    if (f.types && !f.types.includes(e.type)) return false;
+    if (f.card_id !== undefined && e.card_id !== f.card_id) return false;
+    if (f.actor !== undefined && e.actor !== f.actor) return false;
+    if (f.board_id !== undefined) {
+      if (e.scope === "board") { if (e.board_id !== f.board_id) return false; }
+      else if (!f.boardTypes!.includes(cardTypeOf(svc, e) ?? "")) return false;
+    }
+    if (f.owner !== undefined && (!e.card_id || ownerOf(svc, e) !== f.owner)) return false;
+    return true;
+  };
+}
+
+/** The durable events after `f.since` that the filter may match (at most 500; match each). */
+export function replayEvents(svc: Service, f: StreamFilter, limit = STREAM_REPLAY_LIMIT): StoredEvent[] {
+  if (f.since === undefined) return [];
+  return svc.store.listEvents({
+    afterId: f.since, types: f.types, actor: f.actor, owner: f.owner, cardId: f.card_id, cardTypeIds: f.boardTypes, limit,
+  });
+}
+
+const typeCache = new WeakMap<CardEvent, string | undefined>();
+const ownerCache = new WeakMap<CardEvent, string | undefined>();
+
+function cardTypeOf(svc: Service, e: CardEvent): string | undefined {
+  if (!typeCache.has(e)) {
+    const fromDiff = (e.diff as { card?: { type_id?: string } }).card?.type_id;
+    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id : undefined));
+  }
+  return typeCache.get(e);
+}
+
+function ownerOf(svc: Service, e: CardEvent): string | undefined {
+  if (!ownerCache.has(e)) ownerCache.set(e, e.card_id ? svc.store.getCard(e.card_id)?.owner : undefined);
+  return ownerCache.get(e);
+}

@@ -1,0 +1,80 @@
+/**
+ * `cards events --follow`: live events as JSON Lines, embedded (the workspace feed, which
+ * sees other processes' writes) and remote (the server's SSE stream), with --since's
+ * replay first; `--jsonl` for a page of the feed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cleanEnv, run, serve, type Server } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+
+/** Starts a follower; `lines` fills as it prints. */
+function follow(dir: string, args: string[], env: Record<string, string | undefined> = {}) {
+  const p = Bun.spawn([BIN, "events", "--follow", ...args], { cwd: dir, env: cleanEnv(env), stdout: "pipe", stderr: "pipe" });
+  const lines: any[] = [];
+  void (async () => {
+    let buf = "";
+    for await (const chunk of p.stdout) {
+      buf += new TextDecoder().decode(chunk);
+      let i: number;
+      while ((i = buf.indexOf("\n")) >= 0) { lines.push(JSON.parse(buf.slice(0, i))); buf = buf.slice(i + 1); }
+    }
+  })();
+  return {
+    lines,
+    async waitFor(pred: (lines: any[]) => boolean, ms = 5000): Promise<void> {
+      const end = Date.now() + ms;
+      while (!pred(lines)) {
+        if (Date.now() > end) throw new Error(`timed out with ${lines.length} lines`);
+        await Bun.sleep(20);
+      }
+    },
+    stop: async () => { p.kill(); await p.exited; },
+  };
+}
+
+describe("cards events --follow", () => {
+  let dir: string;
+  let server: Server;
+  beforeAll(async () => {
+    dir = makeWorkspace();
+    run(["cards", "create", "--type", "task", "--title", "before"], { cwd: dir });
+    server = await serve(dir);
+  });
+  afterAll(async () => { await server?.stop(); });
+
+  for (const mode of ["embedded", "remote"] as const) {
+    test(`${mode}: --since replays, then another process's write arrives live, filtered by --types`, async () => {
+      const env = mode === "remote" ? { CARDS_URL: server.url } : {};
+      const f = follow(dir, ["--since", "0", "--types", "card_created,comment_added"], env);
+      try {
+        await f.waitFor((l) => l.length >= 1);
+        expect(f.lines[0]).toMatchObject({ id: "000000000001", type: "card_created" });
+        // written by a separate embedded CLI process while the follower runs
+        const c = run(["cards", "create", "--type", "task", "--title", `live ${mode}`], { cwd: dir }).json;
+        run(["cards", "comments", "add", c.id, "note"], { cwd: dir });
+        run(["cards", "patch", c.id, "--version", "1", "--title", "renamed"], { cwd: dir });
+        await f.waitFor((l) => l.filter((x) => x.card_id === c.id).length >= 2);
+        await Bun.sleep(300); // nothing else of this card may follow (the patch is filtered out)
+        const mine = f.lines.filter((l) => l.card_id === c.id);
+        expect(mine.map((l) => l.type)).toEqual(["card_created", "comment_added"]);
+        expect(f.lines.every((l) => l.type === "card_created" || l.type === "comment_added")).toBe(true);
+      } finally {
+        await f.stop();
+      }
+    });
+  }
+
+  test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
+    expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
+    const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.error).toMatchObject({ error: "bad_request", field: "types" });
+  });
+
+  test("--jsonl prints a page of the feed one event per line", () => {
+    const r = run(["events", "--jsonl", "--limit", "2"], { cwd: dir });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.id)).toEqual(["000000000001", "000000000002"]);
+  });
+});
