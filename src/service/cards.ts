@@ -58,7 +58,8 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
   try {
     return await patchInTransaction();
   } catch (e) {
-    if (refused?.board.monitors?.emit_rejections && isCardsError(e) && e.code === "transition_illegal") {
+    // a dry run previews the refusal: nothing is recorded, not even the signal
+    if (!body.dry_run && refused?.board.monitors?.emit_rejections && isCardsError(e) && e.code === "transition_illegal") {
       await svc.signal(ctx, {
         type: "transition_rejected", card_id: id,
         diff: { board_id: refused.board.id, before: refused.from, after: refused.to, valid_options: e.extra.valid_options ?? [] },

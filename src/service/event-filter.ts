@@ -64,7 +64,7 @@ export function eventMatcher(svc: Service, f: StreamFilter): (e: CardEvent) => b
 export function replayEvents(svc: Service, f: StreamFilter, limit = STREAM_REPLAY_LIMIT): StoredEvent[] {
   if (f.since === undefined) return [];
   return svc.store.listEvents({
-    afterId: f.since, types: f.types, actor: f.actor, owner: f.owner, cardId: f.card_id, cardTypeIds: f.boardTypes, limit,
+    afterId: f.since, types: f.types, actor: f.actor, owner: f.owner, cardId: f.card_id, cardTypeIds: f.boardTypes, boardId: f.board_id, limit,
   });
 }
 

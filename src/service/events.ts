@@ -33,7 +33,10 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   }
   if (p.actor !== undefined) q.actor = p.actor;
   if (p.owner !== undefined) q.owner = p.owner;
-  if (p.board_id !== undefined) q.cardTypeIds = svc.board(p.board_id).card_type_ids;
+  if (p.board_id !== undefined) {
+    q.cardTypeIds = svc.board(p.board_id).card_type_ids;
+    q.boardId = p.board_id;
+  }
   const items = svc.store.listEvents({ ...q, limit: q.limit + 1 });
   const more = items.length > q.limit;
   const page = more ? items.slice(0, q.limit) : items;

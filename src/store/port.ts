@@ -39,6 +39,8 @@ export interface EventQuery {
   cardId?: string;
   /** events whose card currently has one of these type ids */
   cardTypeIds?: string[];
+  /** with cardTypeIds: board-scoped events (persisted conditions) of this board match too */
+  boardId?: string;
   limit: number;
 }
 

@@ -264,9 +264,14 @@ describe("conditions on the stream", () => {
     const s = listen(`${server.url}/v1/events/stream?types=transition_rejected`);
     await s.opened;
     const c = await post("/cards", { type_id: "task", title: "rejected" });
+    // a dry run previews the refusal and records nothing, not even the signal
+    const dry = await patch(`/cards/${c.id}`, { version: 1, status: "review", dry_run: true });
+    expect(dry.error).toBe("transition_illegal");
     const r = await patch(`/cards/${c.id}`, { version: 1, status: "done" });
     expect(r.error).toBe("transition_illegal");
     await s.waitFor((g) => g.length >= 1);
+    await Bun.sleep(200);
+    expect(s.got.length).toBe(1);
     expect(s.got[0]!.data).toMatchObject({ card_id: c.id, diff: { before: "backlog", after: "done", valid_options: ["todo"] } });
     s.close();
   });

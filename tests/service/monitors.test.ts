@@ -107,3 +107,28 @@ describe("GET /breaches ceiling", () => {
     }
   }, 30_000);
 });
+
+describe("persisted board conditions under a board filter", () => {
+  test("GET /events?board_id= and the stream's replay include them, as live delivery does", async () => {
+    const { listEvents, parseStreamFilter, replayEvents, eventMatcher } = await import("../../src/service/index.ts");
+    const svc = await openTestService(makeWorkspace(fast()));
+    try {
+      const live: CardEvent[] = [];
+      const f = parseStreamFilter(svc, { board_id: "main", since: "0" });
+      const matches = eventMatcher(svc, f);
+      const off = svc.subscribe((e) => { if (matches(e)) live.push(e); });
+      for (let i = 0; i < 4; i++) await createCard(svc, { type_id: "task", title: `wip ${i}`, status: "doing" }, ada);
+      off();
+      const liveWip = live.filter((e) => e.type === "wip_exceeded");
+      expect(liveWip.length).toBe(1);
+      expect(liveWip[0]!.id).toBeDefined(); // persisted
+      const page = listEvents(svc, { board_id: "main", types: "wip_exceeded" });
+      expect(page.items.map((e) => e.id)).toEqual([liveWip[0]!.id]);
+      expect(replayEvents(svc, f).filter(matches).map((e) => e.id)).toEqual(live.map((e) => e.id));
+      // another board's filter does not see it
+      expect(listEvents(svc, { board_id: "bugs", types: "wip_exceeded" }).items).toEqual([]);
+    } finally {
+      svc.close();
+    }
+  });
+});

@@ -259,8 +259,13 @@ export class SqliteQueries implements StoreTx {
       params.push(q.owner);
     }
     if (q.cardTypeIds) {
-      where.push(`e.card_id IN (SELECT id FROM cards WHERE type_id IN (${q.cardTypeIds.map(() => "?").join(",") || "NULL"}))`);
+      const ofTypes = `e.card_id IN (SELECT id FROM cards WHERE type_id IN (${q.cardTypeIds.map(() => "?").join(",") || "NULL"}))`;
       params.push(...q.cardTypeIds);
+      if (q.boardId === undefined) where.push(ofTypes);
+      else {
+        where.push(`(${ofTypes} OR (e.scope = 'board' AND e.board_id = ?))`);
+        params.push(q.boardId);
+      }
     }
     params.push(q.limit);
     const sql = `SELECT * FROM events e ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY e.seq LIMIT ?`;
