@@ -46,26 +46,34 @@ export class Feed {
     }
   }
 
-  /** Publishes everything committed since the last poll, events before signals. */
+  /**
+   * Publishes everything committed since the last poll in commit order: a signal goes out
+   * right after the newest event that existed when it was written. Signals are read before
+   * events, so every event a signal follows is in the events read after it.
+   */
   poll(): void {
     if (this.polling) return;
     this.polling = true;
     try {
       for (;;) {
+        const signals = this.store.listSignals(this.signalCursor, BATCH);
         const events = this.store.listEvents({ afterId: String(this.eventCursor), limit: BATCH });
+        let si = 0;
+        const signalsUpTo = (eventSeq: number): void => {
+          for (; si < signals.length && signals[si]!.afterEvent <= eventSeq; si++) {
+            this.signalCursor = signals[si]!.seq;
+            this.bus.publish(signals[si]!.event as CardEvent);
+          }
+        };
         for (const e of events) {
-          this.eventCursor = parseEventId(e.id) ?? this.eventCursor;
+          const seq = parseEventId(e.id) ?? this.eventCursor;
+          signalsUpTo(seq - 1);
+          this.eventCursor = seq;
           this.bus.publish(e);
         }
-        if (events.length < BATCH) break;
-      }
-      for (;;) {
-        const signals = this.store.listSignals(this.signalCursor, BATCH);
-        for (const s of signals) {
-          this.signalCursor = s.seq;
-          this.bus.publish(s.event as CardEvent);
-        }
-        if (signals.length < BATCH) break;
+        // a full page of events may have more after it: the signals that follow those wait
+        signalsUpTo(events.length < BATCH ? Number.MAX_SAFE_INTEGER : this.eventCursor);
+        if (events.length < BATCH && signals.length < BATCH) break;
       }
     } finally {
       this.polling = false;

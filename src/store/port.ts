@@ -71,7 +71,8 @@ export interface StoreReads {
   listEvents(q: EventQuery): StoredEvent[];
   lastEventId(): string | null;
   /** condition signals after `afterSeq` (ephemeral; they carry no event id) */
-  listSignals(afterSeq: number, limit: number): Array<{ seq: number; event: CardEvent }>;
+  /** signals after `afterSeq`; `afterEvent`: the newest event id when each was written (0 if unknown) */
+  listSignals(afterSeq: number, limit: number): Array<{ seq: number; afterEvent: number; event: CardEvent }>;
   lastSignalSeq(): number;
   /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
   countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;

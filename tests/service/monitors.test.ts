@@ -123,12 +123,37 @@ describe("persisted board conditions under a board filter", () => {
       expect(liveWip.length).toBe(1);
       expect(liveWip[0]!.id).toBeDefined(); // persisted
       const page = listEvents(svc, { board_id: "main", types: "wip_exceeded" });
-      expect(page.items.map((e) => e.id)).toEqual([liveWip[0]!.id]);
-      expect(replayEvents(svc, f).filter(matches).map((e) => e.id)).toEqual(live.map((e) => e.id));
+      const ids = (xs: Array<{ id?: string }>): string[] => xs.map((e) => e.id ?? "");
+      expect(ids(page.items)).toEqual(ids(liveWip));
+      expect(ids(replayEvents(svc, f).filter(matches))).toEqual(ids(live));
       // another board's filter does not see it
       expect(listEvents(svc, { board_id: "bugs", types: "wip_exceeded" }).items).toEqual([]);
     } finally {
       svc.close();
+    }
+  });
+});
+
+describe("commit order across processes", () => {
+  test("a reader of the log publishes another process's signals right after the events they follow", async () => {
+    const { deleteCard } = await import("../../src/service/index.ts");
+    const dir = makeWorkspace();
+    const reader = await openTestService(dir, "serve");
+    const writer = await openTestService(dir, "embedded");
+    try {
+      const got: string[] = [];
+      const off = reader.subscribe((e) => got.push(e.type), { types: ["card_created", "card_deleted", "lane_refilled", "lane_drained"] });
+      // the todo lane starts empty: the first card refills it, deleting the last drains it
+      const a = await createCard(writer, { type_id: "task", title: "A", status: "todo" }, ada);
+      const b = await createCard(writer, { type_id: "task", title: "B", status: "todo" }, ada);
+      await deleteCard(writer, a.id, undefined, ada);
+      await deleteCard(writer, b.id, undefined, ada);
+      reader.pollFeed();
+      off();
+      expect(got).toEqual(["card_created", "lane_refilled", "card_created", "card_deleted", "card_deleted", "lane_drained"]);
+    } finally {
+      writer.close();
+      reader.close();
     }
   });
 });

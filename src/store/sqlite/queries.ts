@@ -274,15 +274,17 @@ export class SqliteQueries implements StoreTx {
 
   appendSignal(e: CardEvent): number {
     const r = this.db
-      .query("INSERT INTO signals (type, actor, at, card_id, scope, board_id, diff) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .query(`INSERT INTO signals (type, actor, at, card_id, scope, board_id, diff, after_seq)
+        VALUES (?, ?, ?, ?, ?, ?, ?, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))`)
       .run(e.type, e.actor, e.at, e.card_id ?? null, e.scope, e.board_id ?? null, JSON.stringify(e.diff));
     return Number(r.lastInsertRowid);
   }
 
-  listSignals(afterSeq: number, limit: number): Array<{ seq: number; event: CardEvent }> {
+  listSignals(afterSeq: number, limit: number): Array<{ seq: number; afterEvent: number; event: CardEvent }> {
     return this.db.query("SELECT * FROM signals WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit).map((r) => {
-      const { id: _none, ...event } = rowToEvent({ ...r, seq: 0 });
-      return { seq: r.seq as number, event: event as CardEvent };
+      const { after_seq, ...rest } = r;
+      const { id: _none, ...event } = rowToEvent({ ...rest, seq: 0 });
+      return { seq: r.seq as number, afterEvent: Number(after_seq ?? 0), event: event as CardEvent };
     });
   }
 

@@ -132,4 +132,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX cards_unowned;
   CREATE INDEX cards_unowned ON cards(updated_at, id, type_id, status, owner) WHERE owner IS NULL;
   `,
+  // 8: a signal records the newest event id when it was written, so a process reading
+  // the log publishes signals and events in commit order (events/feed.ts). An older
+  // binary leaves it NULL: such a signal goes out ahead of the events read with it.
+  `
+  ALTER TABLE signals ADD COLUMN after_seq INTEGER;
+  `,
 ];
