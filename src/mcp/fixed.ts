@@ -109,7 +109,7 @@ export function fixedTools(defs: Definitions): Tool[] {
     tool("history", "A card's history as {at, actor, type, summary}, oldest first; read it to resume work.", { card_id: id() }, ["card_id"],
       (a, c) => cardHistory(c.svc, a.card_id, {})),
     tool("breaches", "Conditions that hold now: WIP over limit, drained lanes, blocked cards, status timeouts, idle cards.", {
-      board_id: str(), type: str("wip_exceeded, lane_drained, card_blocked, status_timeout or card_idle"),
+      board_id: str(), type: str("wip_exceeded, lane_limit, card_blocked, status_timeout or card_idle"),
     }, [], (a, c) => listBreaches(c.svc, params(a, ["board_id", "type"]))),
     tool("events", "Durable events in id order; page with since = next_cursor.", {
       types: str("comma-separated"), board_id: str(), since: str("event id"), limit: int("default 100, max 500"),

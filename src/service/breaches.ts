@@ -11,7 +11,8 @@ import type { ListParams } from "./list.ts";
 import type { Service } from "./service.ts";
 
 export const BREACH_SCAN_LIMIT = 500;
-export const BREACH_KINDS = ["wip_exceeded", "lane_drained", "card_blocked", "status_timeout", "card_idle"] as const;
+/** SPEC Conditions: a watched lane that drained is a `lane_limit` item ({column, count, limit}: limit 0, the count at which alert_when_empty holds). */
+export const BREACH_KINDS = ["wip_exceeded", "lane_limit", "card_blocked", "status_timeout", "card_idle"] as const;
 
 export interface Breaches {
   as_of: string;
@@ -42,9 +43,9 @@ export function listBreaches(svc: Service, p: ListParams): Breaches {
           if (count > limit) out.items.push({ kind: "wip_exceeded", ...base, column, count, limit });
         }
       }
-      if (want("lane_drained")) {
+      if (want("lane_limit")) {
         for (const column of board.monitors?.alert_when_empty ?? []) {
-          if (r.countInStatus(scope, column, 1) === 0) out.items.push({ kind: "lane_drained", ...base, column, count: 0 });
+          if (r.countInStatus(scope, column, 1) === 0) out.items.push({ kind: "lane_limit", ...base, column, count: 0, limit: 0 });
         }
       }
       if (want("card_blocked")) {
