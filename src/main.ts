@@ -24,6 +24,7 @@ const root = defineCommand({
     users: () => simple().then((m) => m.users),
     cards: () => import("./cli/commands/cards.ts").then((m) => m.default),
     events: () => simple().then((m) => m.events),
+    breaches: () => simple().then((m) => m.breaches),
     api: () => simple().then((m) => m.api),
     ext: () => import("./cli/commands/ext.ts").then((m) => m.default),
     artifacts: () => import("./cli/commands/artifacts.ts").then((m) => m.default),

@@ -22,7 +22,7 @@ describe("process interface", () => {
   test("--help lists every command, without colour when piped", () => {
     const r = run(["--help"]);
     expect(r.code).toBe(0);
-    for (const cmd of ["init", "check", "serve", "workspace", "boards", "users", "cards", "events", "api"]) expect(r.stdout).toContain(cmd);
+    for (const cmd of ["init", "check", "serve", "workspace", "boards", "users", "cards", "events", "breaches", "api"]) expect(r.stdout).toContain(cmd);
     expect(r.stdout).not.toContain("\u001b[");
   });
 
@@ -233,6 +233,7 @@ describe("embedded and remote modes print the same bytes", () => {
     ["cards", "list"], ["cards", "list", "--status", "backlog", "--limit", "1"], ["cards", "list", "--sort", "bogus"],
     ["cards", "get", "ID"], ["cards", "get", "card_0000000000000000"], ["cards", "events", "ID"], ["cards", "history", "ID"],
     ["events", "--limit", "2"], ["cards", "patch", "ID", "--version", "99", "--title", "x"],
+    ["breaches", "--type", "nope"],
     ["cards", "create", "--type", "task", "--title", "x", "--fields", '{"priority":"bogus"}'],
     ["api", "GET", "/cards/ID"], ["api", "DELETE", "/cards/ID?version=77"],
   ];
@@ -282,6 +283,14 @@ describe("embedded and remote modes print the same bytes", () => {
       expect(stream.error.hint).toContain("cards events --follow");
     }
     expect(outputs).toEqual(["bytes via api\n", "bytes via api\n"]);
+  });
+
+  test("breaches lists what holds now in both modes (as_of aside)", () => {
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const r = run(["breaches", "--board", "main", "--type", "lane_limit"], { cwd: dir, env });
+      expect(r.code).toBe(0);
+      expect(r.json.items).toEqual([{ kind: "lane_limit", board_id: "main", column: "todo", count: 0, limit: 0 }]);
+    }
   });
 
   test("an unreachable server is `unavailable` (exit 7)", () => {

@@ -1,4 +1,4 @@
-/** Small commands that mirror one route each: workspace, boards, users, events, health, api. */
+/** Small commands that mirror one route each: workspace, boards, users, events, breaches, health, api. */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type ApiCall, type CliGlobals } from "../client.ts";
 import { readBytes, readData } from "../input.ts";
@@ -86,6 +86,15 @@ export const events = defineCommand({
     const items = (page as { items: unknown[] }).items;
     return outcome({ text: items.map((e) => JSON.stringify(e)).join("\n") || undefined });
   },
+});
+
+export const breaches = defineCommand({
+  meta: { name: "breaches", description: "The conditions that hold now (GET /breaches): WIP over limit, drained lanes, blocked, timed-out and idle cards" },
+  args: {
+    board: { type: "string", description: "only this board" },
+    type: { type: "string", description: "only this kind: wip_exceeded, lane_limit, card_blocked, status_timeout, card_idle" },
+  },
+  run: ({ args, data }) => callApi(g(data), { method: "GET", path: "/breaches", query: { board_id: args.board, type: args.type } }),
 });
 
 export const api = defineCommand({
