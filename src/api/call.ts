@@ -57,7 +57,7 @@ export class RouteCall {
     if (key.length === 0 || key.length > 255) {
       throw badRequest("Idempotency-Key must be 1 to 255 characters", { field: "Idempotency-Key" });
     }
-    return { actor, idempotency: { key, hash: requestHash(this.req.method, this.req.path, this.req.body ?? ""), status } };
+    return { actor, idempotency: { key, hash: requestHash(this.req.method, this.req.path, this.req.body ?? "", this.req.query), status } };
   }
 
   /** An integer query parameter (e.g. DELETE ?version=N); 400 when it is not one. */

@@ -133,7 +133,7 @@ export class Service {
     try {
       result = await this.store.write(async (tx) => {
         if (idem) {
-          const rec = tx.getIdempotency(idem.key);
+          const rec = tx.getIdempotency(scopedKey(ctx.actor, idem.key));
           if (rec) {
             if (rec.request_hash !== idem.hash) {
               throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
@@ -169,7 +169,7 @@ export class Service {
         if (opts.dryRun) throw new DryRunRollback(value);
         if (idem) {
           tx.putIdempotency({
-            key: idem.key, actor: ctx.actor, request_hash: idem.hash, status: idem.status,
+            key: scopedKey(ctx.actor, idem.key), actor: ctx.actor, request_hash: idem.hash, status: idem.status,
             body: JSON.stringify(value), created_at: now,
           });
         }
@@ -244,7 +244,21 @@ export class Service {
   }
 }
 
-/** Hash of a request for idempotency comparison. */
-export function requestHash(method: string, path: string, body: unknown): string {
-  return hash128(`${method} ${path}\n${typeof body === "string" ? body : JSON.stringify(body ?? null)}`);
+/**
+ * Hash of a request for idempotency comparison: method, path, query (sorted) and body
+ * as sent (a DELETE ?version=2 under the key of a DELETE ?version=1 is another request).
+ */
+export function requestHash(method: string, path: string, body: unknown, query?: Record<string, string>): string {
+  const keys = query ? Object.keys(query).sort() : [];
+  const qs = keys.length ? `?${keys.map((k) => `${encodeURIComponent(k)}=${encodeURIComponent(query![k]!)}`).join("&")}` : "";
+  return hash128(`${method} ${path}${qs}\n${typeof body === "string" ? body : JSON.stringify(body ?? null)}`);
+}
+
+/**
+ * Idempotency keys belong to the actor that sent them: two agents that happen to pick the
+ * same key never get each other's answers (a take-next replay would hand one agent the
+ * card the other claimed).
+ */
+function scopedKey(actor: string, key: string): string {
+  return `${actor}\u001f${key}`;
 }

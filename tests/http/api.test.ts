@@ -138,13 +138,41 @@ describe("Idempotency-Key", () => {
 
   test("keys are stored in the database and survive a restart", async () => {
     const { openTestService } = await import("../helpers/workspace.ts");
-    await api.post("/cards", { type_id: "task", title: "durable" }, { "idempotency-key": "durable-1" });
+    const { createHttpApp } = await import("../../src/http/app.ts");
+    const body = JSON.stringify({ type_id: "task", title: "durable" });
+    const first = await api.post("/cards", body, { "idempotency-key": "durable-1" });
     const again = await openTestService(api.dir);
     try {
-      expect(again.store.getIdempotency("durable-1")?.status).toBe(201);
+      const r = await createHttpApp(again).fetch(new Request("http://test/v1/cards", { method: "POST", body, headers: { "content-type": "application/json", "idempotency-key": "durable-1" } }));
+      expect(r.status).toBe(201);
+      expect(r.headers.get("idempotent-replayed")).toBe("true");
+      expect(await r.text()).toBe(first.text);
     } finally {
       again.close();
     }
+  });
+
+  test("keys belong to their actor: another actor's same key is a new request", async () => {
+    for (let i = 0; i < 2; i++) await api.task({ title: `pool ${i}`, status: "todo" });
+    const take = (actor: string) => api.post("/cards/take-next", { type_id: "task" }, { "idempotency-key": "take-1", "x-service-actor": actor });
+    const a = await take("ada");
+    const b = await take("agent-1");
+    expect(b.headers.get("idempotent-replayed")).toBeNull();
+    expect(a.body.card.owner).toBe("ada");
+    expect(b.body.card.owner).toBe("agent-1");
+    expect(b.body.card.id).not.toBe(a.body.card.id);
+    const again = await take("ada");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.card.id).toBe(a.body.card.id);
+  });
+
+  test("the query string is part of the request: DELETE ?version=2 under the key of ?version=1 is refused", async () => {
+    const c = await api.task();
+    const first = await api.del(`/cards/${c.id}?version=1`, { "idempotency-key": "del-q" });
+    expect(first.status).toBe(200);
+    const other = await api.del(`/cards/${c.id}?version=2`, { "idempotency-key": "del-q" });
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe("idempotency_key_reused");
   });
 });
 
