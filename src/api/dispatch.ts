@@ -17,6 +17,12 @@ export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<A
     const match = table.find(req.method, req.path);
     if (!match) throw routeMiss(req);
     const route = match.data;
+    if (req.method === "DELETE" && req.body !== undefined && req.body.trim() !== "") {
+      // SPEC: DELETE guards go in the query; a body (say {"version":5}) would be ignored
+      throw new CardsError("bad_request", "DELETE takes no request body", {
+        hint: "send the version guard as a query parameter: ?version=N",
+      });
+    }
     if (route.serveOnly && svc.mode !== "serve") {
       throw new CardsError("serve_only", `${route.method} ${route.path} exists only on a running server`, {
         hint: "start `cards serve` and call it with CARDS_URL or --url",

@@ -166,6 +166,14 @@ describe("Idempotency-Key", () => {
     expect(again.body.card.id).toBe(a.body.card.id);
   });
 
+  test("a DELETE with a body is 400: its version guard belongs in the query, and is never ignored", async () => {
+    const c = await api.task();
+    const r = await api.call("DELETE", `/cards/${c.id}`, { version: 5 });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: "bad_request", hint: expect.stringContaining("?version=") });
+    expect((await api.get(`/cards/${c.id}`)).status).toBe(200);
+  });
+
   test("the query string is part of the request: DELETE ?version=2 under the key of ?version=1 is refused", async () => {
     const c = await api.task();
     const first = await api.del(`/cards/${c.id}?version=1`, { "idempotency-key": "del-q" });
