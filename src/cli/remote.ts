@@ -5,7 +5,8 @@ import type { ApiRequest } from "../api/types.ts";
 import type { RawResponse } from "./client.ts";
 
 export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes = false): Promise<RawResponse> {
-  const base = baseUrl.replace(/\/+$/, "");
+  // a base URL given with the API prefix (http://host:port/v1) means the same server
+  const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   const qs = new URLSearchParams(req.query).toString();
   const url = `${base}/v1${req.path}${qs ? `?${qs}` : ""}`;
   try {
@@ -22,10 +23,19 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes 
     res.headers.forEach((v, k) => { headers[k] = v; });
     if (wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
     const text = wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
+    // every answer of the cards API but a download is JSON: anything else is another server
+    if (!(headers["content-type"] ?? "").includes("json") && res.status !== 204) throw notCards(base, `${req.method} /v1${req.path} answered ${res.status} ${headers["content-type"] ?? "without a content type"}`);
     return { status: res.status, text, headers };
   } catch (e) {
+    if (e instanceof CardsError) throw e;
     throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, {
       hint: "check that `cards serve` is running and CARDS_URL / --url points at it",
     });
   }
+}
+
+function notCards(base: string, what: string): CardsError {
+  return new CardsError("unavailable", `${base} is not a cards server: ${what}`, {
+    hint: "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
+  });
 }

@@ -3,6 +3,7 @@
  * and shut down cleanly on SIGINT/SIGTERM (stop accepting, close, checkpoint, exit 0).
  */
 import { createConsola } from "consola";
+import { CardsError } from "../domain/errors.ts";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
 import { TemporalMonitor, onReload, watchDefinitions } from "../service/index.ts";
@@ -33,7 +34,15 @@ export async function startService(o: ServeOptions): Promise<void> {
   const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];
-  const server = await startServer(app, { host: o.host, port: o.port });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(app, { host: o.host, port: o.port });
+  } catch (e) {
+    monitor.stop();
+    unwatch();
+    svc.close();
+    throw listenError(e, o.host, o.port);
+  }
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
   }
@@ -60,4 +69,14 @@ export async function startService(o: ServeOptions): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/** A port in use or not allowed is the caller's to fix: `unavailable` with a hint, not an internal error. */
+function listenError(e: unknown, host: string, port: number): CardsError {
+  const err = e as { code?: string; message?: string };
+  const what = `${host}:${port}`;
+  if (err.code === "EADDRINUSE" || /in use/i.test(err.message ?? "")) {
+    return new CardsError("unavailable", `cannot listen on ${what}: the address is in use`, { hint: "pick another --port, or --port 0 for a free one" });
+  }
+  return new CardsError("unavailable", `cannot listen on ${what}: ${err.message ?? String(e)}`, { hint: "check --host and --port" });
 }

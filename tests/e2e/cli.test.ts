@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
+import { assertBinary, cleanEnv, run, serve, type Server } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 
 let ws: string;
@@ -291,6 +291,29 @@ describe("embedded and remote modes print the same bytes", () => {
       expect(r.code).toBe(0);
       expect(r.json.items).toEqual([{ kind: "lane_limit", board_id: "main", column: "todo", count: 0, limit: 0 }]);
     }
+  });
+
+  test("a base URL with /v1 reaches the same server; a server that is not cards is `unavailable`, without a stack trace", async () => {
+    expect(run(["health"], { cwd: dir, env: { CARDS_URL: `${server.url}/v1/` } }).json.workspace_id).toBeDefined();
+    // in this process: the call runs in a child spawned asynchronously (spawnSync would block this server)
+    const other = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("<html>hi</html>", { status: 404, headers: { "content-type": "text/html" } }) });
+    try {
+      const p = Bun.spawn([BIN, "health"], { cwd: dir, env: cleanEnv({ CARDS_URL: `http://127.0.0.1:${other.port}` }), stdout: "pipe", stderr: "pipe" });
+      const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+      expect(code).toBe(7);
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+      expect(JSON.parse(stderr)).toMatchObject({ error: "unavailable", message: expect.stringContaining("is not a cards server") });
+    } finally {
+      other.stop(true);
+    }
+  });
+
+  test("serve on a port in use is `unavailable` (exit 7) with a hint, not an internal error", () => {
+    const port = new URL(server.url).port;
+    const r = run(["serve", "--port", port], { cwd: dir });
+    expect(r.code).toBe(7);
+    expect(r.error).toMatchObject({ error: "unavailable", hint: expect.stringContaining("--port 0") });
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
   });
 
   test("an unreachable server is `unavailable` (exit 7)", () => {
