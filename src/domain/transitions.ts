@@ -35,15 +35,16 @@ export function allowedNext(board: Board, from: string): string[] {
 
 /**
  * Check 3. Throws `transition_illegal` with the allowed board columns as valid_options.
- * A board without a transitions map, or an unchanged status, passes.
+ * A board without a transitions map, or an unchanged status, passes. `forceHint` tells
+ * the caller how to skip the check where the operation allows it.
  */
-export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean): void {
+export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean, forceHint = "force: true skips the check"): void {
   if (force || from === to || !board || !isEnforced(ws, board) || !board.transitions) return;
   const allowed = allowedNext(board, from);
   if (!allowed.includes(to)) {
     throw new CardsError("transition_illegal", `moving from ${from} to ${to} is not allowed on board ${board.id}`, {
       field: "status", value: to, valid_options: allowed,
-      hint: allowed.length ? `allowed from ${from}: ${allowed.join(", ")}; force: true skips the check` : `no move is allowed from ${from}; force: true skips the check`,
+      hint: allowed.length ? `allowed from ${from}: ${allowed.join(", ")}; ${forceHint}` : `no move is allowed from ${from}; ${forceHint}`,
     });
   }
 }

@@ -37,5 +37,5 @@ function decode(buf: Uint8Array, max: number): string | undefined {
 }
 
 function tooLarge(max: number): CardsError {
-  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "see docs/limits.md for the size limits" });
+  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "see docs/limits.md" });
 }

@@ -155,7 +155,8 @@ export function withParts(r: StoreReads, card: Card): Card {
 export function loadForWrite(tx: StoreTx, id: string, version: number | undefined): Card {
   const cur = tx.getCard(id);
   if (!cur) throw notFound("card", id);
-  if (version !== undefined && cur.version !== version) throw versionConflict(cur);
+  // a conflict carries the card as a read answers it (links and comments), like every write
+  if (version !== undefined && cur.version !== version) throw versionConflict(withParts(tx, cur));
   return cur;
 }
 
@@ -164,7 +165,7 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
   const blocks = card.status !== cur.status ? new BlockWatch(w.tx).watchDependentsOf(cur.id) : undefined;
   const lanes = svc ? new LaneWatch(svc, w.tx).watch(new Set([cur.status, card.status]), card.status !== cur.status) : undefined;
-  if (!w.tx.updateCard(card, cur.version)) throw versionConflict(w.tx.getCard(cur.id) ?? cur);
+  if (!w.tx.updateCard(card, cur.version)) throw versionConflict(withParts(w.tx, w.tx.getCard(cur.id) ?? cur));
   for (const e of events) w.emit({ type: e.type, card_id: card.id, diff: e.diff });
   blocks?.flush(w);
   lanes?.flush(w);

@@ -32,7 +32,7 @@ export async function claimCard(svc: Service, id: string, input: unknown, ctx: O
       next.owner = ctx.actor;
       events.push({ type: "owner_changed", diff: { before: null, after: ctx.actor } });
     }
-    if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, false, events);
+    if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, false, events, false);
     if (events.length === 0) return withParts(w.tx, cur);
     return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
   });
@@ -60,11 +60,12 @@ export async function releaseCard(svc: Service, id: string, input: unknown, ctx:
 /** Moves `next` to `status` when it differs (status checks 1-3), recording status_changed. */
 function moveStatus(
   svc: Service, now: string, type: CardType, cur: Card, next: Card, requested: string, force: boolean,
-  events: Array<Pick<CardEvent, "type" | "diff">>,
+  events: Array<Pick<CardEvent, "type" | "diff">>, canForce = true,
 ): void {
   const status = assertStatusAllowed(svc.defs.workspace, type, requested);
   if (status === cur.status) return;
-  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force);
+  // claim takes no force: a forced move is a PATCH with force: true
+  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force, canForce ? undefined : "claim without status, then PATCH the status with force: true to skip the check");
   next.status = status;
   next.status_since = now;
   events.push({ type: "status_changed", diff: { before: cur.status, after: status } });

@@ -28,6 +28,31 @@ describe("claim", () => {
     expect(r.body.card.version).toBe(1);
   });
 
+  test("every version conflict carries the card as GET answers it, with links and comments", async () => {
+    const c = await api.task();
+    await api.post(`/cards/${c.id}/comments`, { body: "hello" });
+    const full = (await api.get(`/cards/${c.id}`)).body;
+    const conflicts = [
+      await api.post(`/cards/${c.id}/claim`, { version: 9 }, as("agent-1")),
+      await api.patch(`/cards/${c.id}`, { version: 9, title: "x" }),
+      await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 9, entry: { note: "n" } }),
+      await api.del(`/cards/${c.id}?version=9`),
+    ];
+    for (const r of conflicts) {
+      expect(r.status).toBe(409);
+      expect(r.body.card).toEqual(full);
+    }
+  });
+
+  test("an illegal move on claim hints at PATCH with force (claim takes no force)", async () => {
+    const c = await api.task();
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 1, status: "done" }, as("agent-1"));
+    expect(r.body.error).toBe("transition_illegal");
+    expect(r.body.hint).toContain("PATCH the status with force: true");
+    const p = await api.patch(`/cards/${c.id}`, { version: 1, status: "done" });
+    expect(p.body.hint).toContain("force: true skips the check");
+  });
+
   test("claiming a card another actor owns is 409 with the current card", async () => {
     const c = await api.task();
     await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
