@@ -54,13 +54,23 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body);
   if (call.contentType) headers["content-type"] = call.contentType;
   const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
-  const url = g.url ?? g.env.CARDS_URL;
+  const url = serverUrl(g);
   if (url) {
     const { remoteRequest } = await import("./remote.ts");
     return remoteRequest(url, req, call.wantBytes === true);
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);
+}
+
+/**
+ * The server a call goes to, if any: `--url`, else CARDS_URL unless `--dir` names a
+ * workspace on the command line (the flag the caller just typed wins over the environment).
+ */
+export function serverUrl(g: CliGlobals): string | undefined {
+  if (g.url) return g.url;
+  if (g.dir !== undefined) return undefined;
+  return g.env.CARDS_URL || undefined;
 }
 
 /** Rebuilds a CardsError from an envelope so the runner prints the same envelope back. */

@@ -6,7 +6,7 @@
  * writes of every process within its polling interval (DECISIONS: within one second).
  * Durable events carry `id`; condition signals do not.
  */
-import type { CliGlobals } from "./client.ts";
+import { serverUrl, type CliGlobals } from "./client.ts";
 import { CardsError } from "../domain/errors.ts";
 
 export interface FollowQuery {
@@ -29,7 +29,7 @@ function endOnClosedPipe(): void {
 
 export async function followEvents(g: CliGlobals, q: FollowQuery): Promise<never> {
   endOnClosedPipe();
-  const url = g.url ?? g.env.CARDS_URL;
+  const url = serverUrl(g);
   return url ? followRemote(url, g, q) : followEmbedded(g, q);
 }
 

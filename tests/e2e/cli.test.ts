@@ -258,7 +258,8 @@ describe("embedded and remote modes print the same bytes", () => {
       expect(get.stdout).toBe("artifact bytes");
       const viaStdin = run(["cards", "artifacts", "put", card.id, "output", "-", "--type", "text/csv"], { cwd: dir, env, input: "a,b\n" });
       expect(viaStdin.json.fields.output.mime).toBe("text/csv");
-      expect(run(["cards", "upgrade-schema", card.id, "--dry-run"], { cwd: dir, env }).json.schema_version).toBe(2);
+      const preview = run(["cards", "upgrade-schema", card.id, "--dry-run"], { cwd: dir, env }).json;
+      expect(preview).toMatchObject({ applied: false, report: { from: 2, to: 2, fields_dropped: [] }, card: { id: card.id, schema_version: 2 } });
       expect(run(["artifacts", "get", "artifacts/sha256/00/nope"], { cwd: dir, env }).code).toBe(3);
       // a dot segment stays inside /artifacts: an HTTP client would have resolved it to /health
       const dots = run(["artifacts", "get", "artifacts/../health"], { cwd: dir, env });
@@ -306,6 +307,13 @@ describe("embedded and remote modes print the same bytes", () => {
     } finally {
       other.stop(true);
     }
+  });
+
+  test("--dir on the command line wins over CARDS_URL in the environment; --url wins over --dir", () => {
+    const other = makeWorkspace();
+    const mine = run(["--dir", other, "workspace"], { env: { CARDS_URL: "http://127.0.0.1:9" } });
+    expect(mine.code).toBe(0);
+    expect(run(["--dir", other, "--url", "http://127.0.0.1:9", "workspace"]).code).toBe(7);
   });
 
   test("serve on a port in use is `unavailable` (exit 7) with a hint, not an internal error", () => {

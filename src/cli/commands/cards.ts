@@ -3,7 +3,7 @@
  * building every definition at load cost ~0.4M instructions of each call (docs/decisions.md).
  */
 import { defineCommand } from "../define.ts";
-import { callApi, type CliGlobals } from "../client.ts";
+import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
 import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
 
 const g = (data: unknown) => data as CliGlobals;
@@ -278,13 +278,23 @@ const upgrade = () => defineCommand({
     "target-version": { type: "string", description: "must be the loaded version (the default)" },
     "dry-run": { type: "boolean", description: "answer with the card as it would be; change nothing" },
   },
-  run: ({ args, data }) => callApi(g(data), {
-    method: "POST", path: `/cards/${enc(args.id)}/upgrade-schema`,
-    body: {
-      ...(args["target-version"] !== undefined ? { target_version: intFlag("target-version", args["target-version"]) } : {}),
-      ...(args["dry-run"] ? { dry_run: true } : {}),
-    },
-  }),
+  // prints {applied, report, card}, as the upgrade_schema tool answers: the report (defaults
+  // applied, fields dropped) travels in HTTP's upgrade-report header, and a dry run is
+  // mostly read for it (SPEC: "the dry run reports what would be lost")
+  run: async ({ args, data }) => {
+    const dryRun = args["dry-run"] === true;
+    const res = await callRaw(g(data), {
+      method: "POST", path: `/cards/${enc(args.id)}/upgrade-schema`,
+      body: {
+        ...(args["target-version"] !== undefined ? { target_version: intFlag("target-version", args["target-version"]) } : {}),
+        ...(dryRun ? { dry_run: true } : {}),
+      },
+    });
+    const card = res.body !== undefined ? res.body : JSON.parse(res.text);
+    if (res.status >= 400) throw envelopeError(card);
+    const report = res.headers?.["upgrade-report"];
+    return { applied: !dryRun, report: report ? JSON.parse(report) : null, card };
+  },
 });
 
 const artifacts = () => defineCommand({

@@ -10,7 +10,7 @@ import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
-import type { CliGlobals } from "../client.ts";
+import { serverUrl, type CliGlobals } from "../client.ts";
 
 const FLUSH_BYTES = 256 * 1024;
 
@@ -77,7 +77,7 @@ export const backup = defineCommand({
 });
 
 function local(g: CliGlobals, what: string): CliGlobals {
-  if (g.url ?? g.env.CARDS_URL) {
+  if (serverUrl(g)) {
     throw new CardsError("usage", `${what} works on the workspace files, not through a server`, {
       hint: `run it with --dir on the machine that holds the workspace (a running server may stay up), without CARDS_URL / --url`,
     });
