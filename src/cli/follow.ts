@@ -76,7 +76,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
       if (!connected) {
         throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, { hint: "check that `cards serve` is running and CARDS_URL / --url points at it" });
       }
-      await Bun.sleep(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
+      await sleep(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
       continue;
     }
     if (!res.ok || !res.body) {
@@ -103,6 +103,8 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
       for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch { /* the connection broke: resume below */ }
     await chain;
-    await Bun.sleep(250);
+    await sleep(250);
   }
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
