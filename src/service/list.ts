@@ -61,6 +61,10 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (filters.length) q.filter = andFilters(...filters);
   if (p.type_id !== undefined) q.typeIds = csv(p.type_id);
   if (p.status !== undefined) q.statuses = csv(p.status);
+  if (p.owner === "") {
+    // an empty owner matched no card at all: say how to ask for unowned ones
+    throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
+  }
   if (p.owner !== undefined) q.owner = p.owner === "me" && viewer ? viewer : p.owner;
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   if (p.has_link !== undefined) q.hasLink = p.has_link;

@@ -166,6 +166,13 @@ describe("Idempotency-Key", () => {
     expect(again.body.card.id).toBe(a.body.card.id);
   });
 
+  test("owner= (empty) is 400 saying where unowned cards come from (it silently matched nothing)", async () => {
+    const r = await api.get("/cards?owner=");
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: "bad_request", field: "owner" });
+    expect(r.body.hint).toContain('{"owner": null}');
+  });
+
   test("a DELETE with a body is 400: its version guard belongs in the query, and is never ignored", async () => {
     const c = await api.task();
     const r = await api.call("DELETE", `/cards/${c.id}`, { version: 5 });
