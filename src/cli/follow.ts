@@ -55,6 +55,8 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   const stop = (): void => { svc.close(); process.exit(0); };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  // the feed's polling timer does not hold the process (a one-shot call must exit): this does
+  setInterval(() => {}, 1 << 30);
   return new Promise<never>(() => {});
 }
 
