@@ -18,17 +18,29 @@ export interface FollowQuery {
   owner?: string;
 }
 
-/** Writes one line; resolves once the bytes are handed over (a closed pipe ends the process quietly). */
-function writeLine(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
+/**
+ * Writes one line, blocking while stdout is full: a reader that stops reading stops the
+ * follower (embedded: the feed resumes from its cursor; remote: the server drops the
+ * stream and the follower resumes after the last id), instead of lines piling up in memory.
+ * A closed pipe ends the process quietly.
+ */
+function writeLine(line: string): void {
+  const bytes = encoder.encode(`${line}\n`);
+  for (let o = 0; o < bytes.length;) {
+    try {
+      o += fs().writeSync(1, bytes, o);
+    } catch (e) {
+      // a non-blocking pipe that is full: wait a little, without spinning
+      if ((e as { code?: string }).code === "EAGAIN") { Atomics.wait(pause, 0, 0, 5); continue; }
+      process.exit(0);
+    }
+  }
 }
-
-function endOnClosedPipe(): void {
-  process.stdout.on("error", () => process.exit(0));
-}
+const encoder = new TextEncoder();
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
 
 export async function followEvents(g: CliGlobals, q: FollowQuery): Promise<never> {
-  endOnClosedPipe();
   const url = serverUrl(g);
   return url ? followRemote(url, g, q) : followEmbedded(g, q);
 }
@@ -42,8 +54,7 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   for (const [k, v] of Object.entries(q)) if (v !== undefined) query[k] = v;
   const f = parseStreamFilter(svc, query);
   const matches = eventMatcher(svc, f);
-  let chain = Promise.resolve();
-  const print = (e: unknown): void => { chain = chain.then(() => writeLine(JSON.stringify(e))); };
+  const print = (e: unknown): void => writeLine(JSON.stringify(e));
   // the feed publishes what comes after the newest event at subscription time; the replay
   // (at most 500 after --since, as the server's stream) runs synchronously up to there
   svc.subscribe((e) => { if (matches(e)) print(e); }, { types: f.types });
@@ -62,7 +73,8 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
 
 async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Promise<never> {
   const { createParser } = await import("eventsource-parser");
-  const base = baseUrl.replace(/\/+$/, "");
+  // as remote.ts: a base URL given with the API prefix means the same server
+  const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   let lastId = q.since;
   let connected = false;
   for (let attempt = 0; ; attempt++) {
@@ -91,20 +103,27 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
       }
       throw new CardsError("unavailable", `${base} answered ${res.status} to GET /v1/events/stream, not an event stream`, { hint: "check that CARDS_URL / --url points at `cards serve`" });
     }
+    if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+      throw new CardsError("unavailable", `${base} is not a cards server: GET /v1/events/stream answered ${res.status} ${res.headers.get("content-type") ?? "without a content type"}`, {
+        hint: "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
+      });
+    }
     connected = true;
     attempt = 0;
-    let chain = Promise.resolve();
     const parser = createParser({
       onEvent: (ev) => {
-        if (ev.id) lastId = ev.id;
-        chain = chain.then(() => writeLine(ev.data));
+        if (ev.id) {
+          // after a reconnect nothing at or before the last id printed is printed again
+          if (lastId !== undefined && Number(ev.id) <= Number(lastId)) return;
+          lastId = ev.id;
+        }
+        writeLine(ev.data);
       },
     });
     const decoder = new TextDecoder();
     try {
       for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch { /* the connection broke: resume below */ }
-    await chain;
     await sleep(250);
   }
 }

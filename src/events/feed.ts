@@ -6,6 +6,9 @@
  */
 import type { CardEvent, StoredEvent } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
+
+/** what the feed reads: the log, in one snapshot per poll */
+type FeedStore = StoreReads & { snapshot<T>(fn: (r: StoreReads) => T): T };
 import { parseEventId } from "../domain/ids.ts";
 import type { EventBus } from "./bus.ts";
 
@@ -19,7 +22,7 @@ export class Feed {
   private timer?: ReturnType<typeof setInterval>;
   private polling = false;
 
-  constructor(private readonly store: StoreReads, private readonly bus: EventBus) {
+  constructor(private readonly store: FeedStore, private readonly bus: EventBus) {
     this.eventCursor = parseEventId(store.lastEventId() ?? "0") ?? 0;
     this.signalCursor = store.lastSignalSeq();
   }
@@ -48,16 +51,19 @@ export class Feed {
 
   /**
    * Publishes everything committed since the last poll in commit order: a signal goes out
-   * right after the newest event that existed when it was written. Signals are read before
-   * events, so every event a signal follows is in the events read after it.
+   * right after the newest event that existed when it was written. Both are read in one
+   * snapshot, so every event a signal follows is in the events read with it.
    */
   poll(): void {
     if (this.polling) return;
     this.polling = true;
     try {
       for (;;) {
-        const signals = this.store.listSignals(this.signalCursor, BATCH);
-        const events = this.store.listEvents({ afterId: String(this.eventCursor), limit: BATCH });
+        // one read snapshot: a commit between the two reads cannot split a signal from its event
+        const { signals, events } = this.store.snapshot((r) => ({
+          signals: r.listSignals(this.signalCursor, BATCH),
+          events: r.listEvents({ afterId: String(this.eventCursor), limit: BATCH }),
+        }));
         let si = 0;
         const signalsUpTo = (eventSeq: number): void => {
           for (; si < signals.length && signals[si]!.afterEvent <= eventSeq; si++) {

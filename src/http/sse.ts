@@ -5,6 +5,7 @@
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
 import { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import { parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
 export const SSE_REPLAY_LIMIT = STREAM_REPLAY_LIMIT;
@@ -53,12 +54,16 @@ export function eventStream(svc: Service, req: Request): Response {
       };
       open.add(cleanup);
       write(CONNECTED);
-      // replay and joining are synchronous: no event is published in between
+      // subscribing, replay and joining are synchronous: no event is published in between.
+      // The replay stops at what the feed has published: a later event (another process's
+      // write the feed has not polled yet) comes live, once, with the next poll
+      group = groupFor(svc, f, matches);
+      const live = svc.liveCursor;
       for (const e of replayEvents(svc, f)) {
+        if ((parseEventId(e.id) ?? 0) > live) break;
         if (!matches(e)) continue;
         if (!write(frame(e))) return;
       }
-      group = groupFor(svc, f, matches);
       group.join(member);
     },
     cancel() {

@@ -84,7 +84,9 @@ export class RpcPeer {
       return;
     }
     if (exceedsJsonDepth(msg)) {
-      this.send(errorMessage(idOf(msg), INVALID_REQUEST, `invalid request: JSON nests deeper than ${MAX_JSON_DEPTH} levels`));
+      // answered only when it is a request (it has an id): notifications never get an answer
+      const isRequest = msg !== null && typeof msg === "object" && !Array.isArray(msg) && Object.hasOwn(msg, "id");
+      if (isRequest) this.send(errorMessage(idOf(msg), INVALID_REQUEST, `invalid request: JSON nests deeper than ${MAX_JSON_DEPTH} levels`));
       return;
     }
     if (Array.isArray(msg)) {

@@ -133,7 +133,8 @@ export class Service {
     try {
       result = await this.store.write(async (tx) => {
         if (idem) {
-          const rec = tx.getIdempotency(scopedKey(ctx.actor, idem.key));
+          // a record stored before keys were scoped (same actor) still replays
+          const rec = tx.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(tx.getIdempotency(idem.key), ctx.actor);
           if (rec) {
             if (rec.request_hash !== idem.hash) {
               throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
@@ -261,4 +262,8 @@ export function requestHash(method: string, path: string, body: unknown, query?:
  */
 function scopedKey(actor: string, key: string): string {
   return `${actor}\u001f${key}`;
+}
+
+function ownLegacyRecord<R extends { actor: string }>(rec: R | null, actor: string): R | null {
+  return rec && rec.actor === actor ? rec : null;
 }

@@ -64,6 +64,25 @@ describe("cards events --follow", () => {
     });
   }
 
+  test("remote: a base URL ending in /v1 works; a server that is not cards is `unavailable`, not a silent retry loop", async () => {
+    const f = follow(dir, ["--since", "0", "--types", "card_created"], { CARDS_URL: `${server.url}/v1` });
+    try {
+      await f.waitFor((l) => l.length >= 1);
+      expect(f.lines[0].type).toBe("card_created");
+    } finally {
+      await f.stop();
+    }
+    const other = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("<html></html>", { headers: { "content-type": "text/html" } }) });
+    try {
+      const p = Bun.spawn([BIN, "events", "--follow"], { cwd: dir, env: cleanEnv({ CARDS_URL: `http://127.0.0.1:${other.port}` }), stdout: "pipe", stderr: "pipe" });
+      const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+      expect(code).toBe(7);
+      expect(JSON.parse(stderr)).toMatchObject({ error: "unavailable", message: expect.stringContaining("not a cards server") });
+    } finally {
+      other.stop(true);
+    }
+  });
+
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });

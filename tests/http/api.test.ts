@@ -152,6 +152,21 @@ describe("Idempotency-Key", () => {
     }
   });
 
+  test("a record stored before keys were scoped by actor still replays for its own actor only", async () => {
+    const { requestHash } = await import("../../src/service/index.ts");
+    const body = JSON.stringify({ type_id: "task", title: "legacy" });
+    const stored = JSON.stringify({ id: "card_00000000000000aa", title: "from the old record" });
+    await api.svc.store.write((tx) => tx.putIdempotency({
+      key: "legacy-1", actor: "ada", request_hash: requestHash("POST", "/cards", body), status: 201, body: stored, created_at: new Date().toISOString(),
+    }));
+    const mine = await api.post("/cards", body, { "idempotency-key": "legacy-1", "x-service-actor": "ada" });
+    expect(mine.headers.get("idempotent-replayed")).toBe("true");
+    expect(mine.text).toBe(stored);
+    const theirs = await api.post("/cards", body, { "idempotency-key": "legacy-1", "x-service-actor": "agent-1" });
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+    expect(theirs.body.title).toBe("legacy");
+  });
+
   test("keys belong to their actor: another actor's same key is a new request", async () => {
     for (let i = 0; i < 2; i++) await api.task({ title: `pool ${i}`, status: "todo" });
     const take = (actor: string) => api.post("/cards/take-next", { type_id: "task" }, { "idempotency-key": "take-1", "x-service-actor": actor });

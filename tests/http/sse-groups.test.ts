@@ -94,3 +94,29 @@ describe("flush delay", () => {
     expect(flushDelayMs(10_000)).toBe(20);
   });
 });
+
+describe("replay and live hand-off", () => {
+  test("another process's event the feed has not polled yet is sent once, live, not also in the replay", async () => {
+    const { makeWorkspace } = await import("../helpers/workspace.ts");
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    const other = await openTestService(dir, "embedded");
+    try {
+      const first = await createCard(svc, { type_id: "task", title: "seen" }, ada);
+      const keep = svc.subscribe(() => {}); // the feed exists, at the newest event
+      const since = (svc.store.lastEventId())!;
+      // written by another process: the server's feed has not polled it yet
+      await createCard(other, { type_id: "task", title: "from another process" }, ada);
+      const res = eventStream(svc, new Request(`http://x/v1/events/stream?since=${since}`));
+      svc.pollFeed();
+      // read for a while: a second copy would come with the flush after the poll
+      const text = await readUntil(res, (t) => (t.match(/from another process/g) ?? []).length >= 2, 800);
+      expect(titles(text).filter((t) => t === "from another process")).toHaveLength(1);
+      expect(titles(text)).not.toContain(first.title);
+      keep();
+    } finally {
+      other.close();
+      svc.close();
+    }
+  });
+});
