@@ -80,7 +80,8 @@ async function compile(bytecodeOrder?: string[]): Promise<void> {
       autoloadPackageJson: false,
       ...(bytecodeOrder ? { bytecodeOrder } : {}),
     },
-    minify: true,
+    // CARDS_MINIFY=0: readable names in CPU profiles (BUN_OPTIONS=--cpu-prof); never shipped
+    minify: process.env.CARDS_MINIFY !== "0",
     bytecode: true,
     format: "esm",
     splitting: true,
