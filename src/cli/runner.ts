@@ -25,7 +25,9 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
       return 0;
     }
     const { cmd, path, args } = await resolve(root, rest);
-    if (args.includes("--help") || args.includes("-h") || (!cmd.run && args.length === 0)) {
+    // `cards` alone prints help; a group without its command (`cards cards`) is a usage
+    // error listing the commands, so stdout never carries anything but JSON for a script
+    if (args.includes("--help") || args.includes("-h") || (!cmd.run && args.length === 0 && path.length === 1)) {
       console.log(await helpText(cmd, path));
       return 0;
     }

@@ -56,6 +56,17 @@ describe("process interface", () => {
     expect(b.error.valid_options).toContain("--status");
   });
 
+  test("a command group without its command is a usage error listing the commands; `cards` alone prints help", () => {
+    const r = run(["cards"], { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.error).toMatchObject({ error: "usage", message: "cards cards needs a command" });
+    expect(r.error.valid_options).toContain("take-next");
+    const root = run([], { cwd: ws });
+    expect(root.code).toBe(0);
+    expect(root.stdout).toContain("USAGE");
+  });
+
   test("a word past the positionals is a usage error, never dropped; a flag's value may start with a dash", () => {
     const c = run(["cards", "create", "--type", "task", "--title", "words"], { cwd: ws }).json;
     const extra = run(["cards", "comments", "add", c.id, "hello", "world"], { cwd: ws });
