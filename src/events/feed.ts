@@ -60,10 +60,15 @@ export class Feed {
     try {
       for (;;) {
         // one read snapshot: a commit between the two reads cannot split a signal from its event
-        const { signals, events } = this.store.snapshot((r) => ({
-          signals: r.listSignals(this.signalCursor, BATCH),
-          events: r.listEvents({ afterId: String(this.eventCursor), limit: BATCH }),
-        }));
+        const { signals, events } = this.store.snapshot((r) => {
+          // a restore's log is history, not news: hooks and streams never get it as new writes
+          const history = r.historyThrough();
+          if (history > this.eventCursor) this.eventCursor = history;
+          return {
+            signals: r.listSignals(this.signalCursor, BATCH),
+            events: r.listEvents({ afterId: String(this.eventCursor), limit: BATCH }),
+          };
+        });
         let si = 0;
         const signalsUpTo = (eventSeq: number): void => {
           for (; si < signals.length && signals[si]!.afterEvent <= eventSeq; si++) {

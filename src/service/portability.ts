@@ -38,13 +38,17 @@ export function dumpWorkspace(svc: Service, write: (line: string) => void, progr
 /** Restores a dump into a workspace that holds no cards. Any bad line aborts the whole restore. */
 export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string>, progress?: (c: PortCounts) => void): Promise<PortCounts> {
   const n: PortCounts = { users: 0, cards: 0, events: 0 };
-  if (svc.store.cardCount() > 0) {
-    throw new CardsError("validation_failed", "this workspace already holds cards; restore needs an empty workspace", {
+  const notEmpty = (r: { cardCount(): number; lastEventId(): string | null }): CardsError | undefined => {
+    const what = r.cardCount() > 0 ? "already holds cards" : r.lastEventId() !== null ? "already has an event log (its cards were deleted)" : undefined;
+    return what ? new CardsError("validation_failed", `this workspace ${what}; restore needs an empty workspace`, {
       hint: "restore into a fresh directory: `cards init DIR` then `cards --dir DIR restore --in dump.jsonl`",
-    });
-  }
+    }) : undefined;
+  };
+  const refused = notEmpty(svc.store);
+  if (refused) throw refused;
   await svc.store.write(async (tx) => {
-    if (tx.cardCount() > 0) throw new CardsError("validation_failed", "this workspace already holds cards; restore needs an empty workspace");
+    const late = notEmpty(tx);
+    if (late) throw late;
     let lineNo = 0;
     let sawHeader = false;
     let lastEvent = 0;
@@ -107,6 +111,9 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
+    // the restored log is history: a server serving this workspace publishes none of it live
+    // (hooks and streams would take it for new writes); replay and GET /events still read it
+    if (lastEvent > 0) tx.markHistoryThrough(lastEvent);
   });
   progress?.(n);
   return n;

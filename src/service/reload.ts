@@ -13,6 +13,8 @@ import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
 import { DEFINITIONS_SYNCED_KEY } from "../definitions/cache.ts";
+import { definitionsError } from "../definitions/problems.ts";
+import { schemaVersionProblems } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
 import { searchConfig } from "./workspace.ts";
 
@@ -52,6 +54,8 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
     // NOTE: loaded on demand: the loader pulls in every schema and the YAML parser (cold-path cost)
     const { loadDefinitions } = await import("../definitions/load.ts");
     next = await loadDefinitions(root.root);
+    const lowered = schemaVersionProblems(root.store, next);
+    if (lowered.length > 0) throw definitionsError(lowered);
   } catch (e) {
     if (isCardsError(e) && e.code === "invalid_definitions") {
       await announce(root, ctx, [...old.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));

@@ -70,10 +70,11 @@ export interface StoreReads {
   getComment(cardId: string, commentId: string): Comment | null;
   listEvents(q: EventQuery): StoredEvent[];
   lastEventId(): string | null;
-  /** condition signals after `afterSeq` (ephemeral; they carry no event id) */
-  /** signals after `afterSeq`; `afterEvent`: the newest event id when each was written (0 if unknown) */
+  /** condition signals after `afterSeq` (ephemeral, no event id); `afterEvent`: the newest event id when each was written (0 if unknown) */
   listSignals(afterSeq: number, limit: number): Array<{ seq: number; afterEvent: number; event: CardEvent }>;
   lastSignalSeq(): number;
+  /** events up to this id came from a restore: history, never published live (0: none) */
+  historyThrough(): number;
   /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
   countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;
   /**
@@ -83,6 +84,8 @@ export interface StoreReads {
   dueCards(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: { at: string; id: string } | undefined, before: string, limit: number): Card[];
   /** the earliest status_since / updated_at among cards matching, after `after` (for arming the next timer) */
   nextDue(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: string): string | null;
+  /** whether a card of `typeId` carries a schema_version above `version` (a scan of that type's cards) */
+  hasCardAboveSchema(typeId: string, version: number): boolean;
   getUser(id: string): User | null;
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;
@@ -118,6 +121,8 @@ export interface StoreWrites {
   upsertUser(u: User): void;
   /** sets a meta value (see Store.readMeta) inside this transaction */
   setMeta(key: string, value: string): void;
+  /** records that the events up to `seq` are history (a restore wrote them), see historyThrough */
+  markHistoryThrough(seq: number): void;
   putIdempotency(r: IdempotencyRecord): void;
   /** restore: an event with its original id (ids must ascend) */
   insertEventWithId(e: StoredEvent): void;

@@ -99,6 +99,16 @@ describe("cards restore", () => {
     expect(r.error.message).toContain("already holds cards");
   });
 
+  test("refuses a workspace whose cards were deleted but whose event log remains (a refusal, not a crash)", () => {
+    const dir = makeWorkspace();
+    const c = run(["cards", "create", "--type", "task", "--title", "gone"], { cwd: dir }).json;
+    expect(run(["cards", "delete", c.id], { cwd: dir }).code).toBe(0);
+    const r = run(["restore"], { cwd: dir, input: dumpText });
+    expect(r.code).toBe(5);
+    expect(r.error).toMatchObject({ error: "validation_failed", message: expect.stringContaining("already has an event log") });
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
   const broken: Array<[string, (lines: string[]) => string[], string]> = [
     ["a duplicate card id", (l) => { const i = l.findIndex((x) => x.includes('"record":"card"')); return [...l.slice(0, i + 1), l[i]!, ...l.slice(i + 1)]; }, "duplicate card id"],
     ["a malformed line", (l) => [l[0]!, "{not json", ...l.slice(1)], "line 2: not valid JSON"],

@@ -37,6 +37,24 @@ describe("POST /workspace/reload", () => {
     }
   });
 
+  test("a schema_version below what cards carry is refused, on reload and on open (versions only go up)", async () => {
+    const api = await testApi();
+    try {
+      await api.task({ title: "at v2" });
+      editJson(api.dir, "definitions/card-types/task.json", (t) => { t.schema_version = 1; delete t.migrations; });
+      const r = await api.post("/workspace/reload");
+      expect(r.status).toBe(422);
+      expect(r.body.problems).toContainEqual(expect.objectContaining({ file: "card-types/task.json", path: "schema_version" }));
+      expect((await api.get("/workspace")).body.current_schema_versions.task).toBe(2);
+      // a process opening the edited files refuses them too
+      const opened = run(["cards", "list"], { cwd: api.dir });
+      expect(opened.code).toBe(5);
+      expect(opened.error.error).toBe("invalid_definitions");
+    } finally {
+      api.close();
+    }
+  });
+
   test("a bad set is 422 with every problem; the prior definitions stay live; definition_reload_failed", async () => {
     const api = await testApi();
     const seen: CardEvent[] = [];

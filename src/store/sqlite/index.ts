@@ -92,6 +92,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     lastEventId: () => reader.lastEventId(),
     listSignals: (a, l) => reader.listSignals(a, l),
     lastSignalSeq: () => reader.lastSignalSeq(),
+    historyThrough: () => reader.historyThrough(),
+    hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
     dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),
     nextDue: (f, s, c, a) => reader.nextDue(f, s, c, a),

@@ -12,6 +12,9 @@ import { sortToSql } from "./sort-sql.ts";
 import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-names.ts";
 
+/** meta key: the newest event id a restore wrote (StoreReads.historyThrough) */
+const HISTORY_THROUGH_KEY = "history_through";
+
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
 const MANY_HITS = 1000;
@@ -286,6 +289,18 @@ export class SqliteQueries implements StoreTx {
       const { id: _none, ...event } = rowToEvent({ ...rest, seq: 0 });
       return { seq: r.seq as number, afterEvent: Number(after_seq ?? 0), event: event as CardEvent };
     });
+  }
+
+  hasCardAboveSchema(typeId: string, version: number): boolean {
+    return this.db.query("SELECT 1 FROM cards WHERE type_id = ? AND schema_version > ? LIMIT 1").get(typeId, version) !== null;
+  }
+
+  historyThrough(): number {
+    return Number(this.getMeta(HISTORY_THROUGH_KEY) ?? 0);
+  }
+
+  markHistoryThrough(seq: number): void {
+    this.setMeta(HISTORY_THROUGH_KEY, String(seq));
   }
 
   lastSignalSeq(): number {
