@@ -33,7 +33,8 @@ export class Problems {
     if (this.seen.has(key)) return;
     this.seen.add(key);
     const problem: DefinitionProblem = { file, path: p, message };
-    if (validOptions !== undefined) problem.valid_options = [...validOptions];
+    // each option once, even when a duplicated id was collected twice
+    if (validOptions !== undefined) problem.valid_options = [...new Set(validOptions)];
     this.items.push(problem);
   }
 
