@@ -84,8 +84,9 @@ export class RpcPeer {
       return;
     }
     if (exceedsJsonDepth(msg)) {
-      // answered only when it is a request (it has an id): notifications never get an answer
-      const isRequest = msg !== null && typeof msg === "object" && !Array.isArray(msg) && Object.hasOwn(msg, "id");
+      // answered unless it is a notification (an object without an id): a request or a
+      // batch gets the error, with id null when none can be read
+      const isRequest = Array.isArray(msg) || (msg !== null && typeof msg === "object" && Object.hasOwn(msg, "id"));
       if (isRequest) this.send(errorMessage(idOf(msg), INVALID_REQUEST, `invalid request: JSON nests deeper than ${MAX_JSON_DEPTH} levels`));
       return;
     }

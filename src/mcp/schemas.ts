@@ -40,7 +40,7 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
 /** update_<type_id>: card_id and version required; only the given keys change. */
 export function updateTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
-  for (const f of type.fields) if (f.type !== "repeating") props[f.id] = fieldSchema(f, defs);
+  for (const f of type.fields) if (f.type !== "repeating") props[f.id] = clearable(fieldSchema(f, defs));
   const repeating = type.fields.filter((f) => f.type === "repeating").map((f) => f.id);
   const properties: Record<string, JsonSchema> = {
     card_id: str(),
@@ -57,4 +57,17 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
     description: `Update a ${type.name} card: status moves, fields, owner, tags.`,
     inputSchema: obj(properties, ["card_id", "version"]),
   };
+}
+
+/**
+ * An update may clear a field: `null` removes it, and so does `[]` for a multiple one
+ * (SPEC multi-value rules). The schema says so, or a harness that checks arguments
+ * against it would refuse both.
+ */
+function clearable(s: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...s };
+  if (typeof out.type === "string") out.type = [out.type, "null"];
+  if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
+  delete out.minItems;
+  return out;
 }

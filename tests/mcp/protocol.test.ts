@@ -72,9 +72,11 @@ describe("JSON-RPC errors", () => {
   test("a message nested past 64 levels is an invalid request, answered with its id", () => {
     const deep = `${"[".repeat(60_000)}${"]".repeat(60_000)}`;
     const { answers, code } = rawSession(dir, [init(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_task","arguments":{"title":${deep}}}}`,
-      `{"jsonrpc":"2.0","method":"notifications/x","params":${deep}}`, rpc(8, "ping")]);
+      `{"jsonrpc":"2.0","method":"notifications/x","params":${deep}}`, deep, rpc(8, "ping")]);
     expect(code).toBe(0);
-    expect(answers.length).toBe(3); // initialize, 7 and 8: the deep notification gets no answer
+    // initialize, 7, the deep batch (id null) and 8: the deep notification gets no answer
+    expect(answers.length).toBe(4);
+    expect(answers.find((a) => a.id === null)).toMatchObject({ error: { code: -32600 } });
     expect(answers.find((a) => a.id === 7)).toMatchObject({ error: { code: -32600, message: expect.stringContaining("nests deeper than 64 levels") } });
     expect(answers.find((a) => a.id === 8)).toMatchObject({ result: {} });
   });

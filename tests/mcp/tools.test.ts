@@ -81,6 +81,16 @@ describe("tools/list", () => {
     expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toBeUndefined();
   });
 
+  test("update_<type> fields say how to clear them: null for any, [] for a multiple one", () => {
+    const f = tools.get("update_task").inputSchema.properties.fields.properties;
+    expect(f.priority.type).toEqual(["string", "null"]);
+    expect(f.priority.enum).toContain(null);
+    expect(f.components.type).toEqual(["array", "null"]);
+    expect(f.components.minItems).toBeUndefined();
+    // create keeps its stricter shapes
+    expect(tools.get("create_task").inputSchema.properties.fields.properties.priority.type).toBe("string");
+  });
+
   test("the whole list stays well under the 6,000-token budget (bytes/4)", () => {
     const bytes = JSON.stringify({ tools: [...tools.values()] }).length;
     expect(bytes / 4).toBeLessThan(6000);

@@ -94,7 +94,7 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
   return [
     "## Agent loop",
     "1. Learn the rules: `cards workspace` (full definitions) or this guide.",
-    `2. Take work: \`cards cards take-next --filter '{"blocked":false}' --status ${doing}\`. It claims the oldest unowned ready card; \`{"card":null}\` means nothing to do. Note the card's id and version.`,
+    `2. Take work: \`cards cards take-next --filter '{"blocked":false}' --status ${doing}\`. It claims the oldest unowned, unblocked card the board lets move to ${doing}; \`{"card":null}\` means none is ready. Note the card's id and version.`,
     rep && item
       ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}'\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
