@@ -47,9 +47,13 @@ const Str = v.string();
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const Bool = v.boolean();
 
+/** Ids name files, routes and tools (`update_<card type id>`: with a harness prefix such as mcp__cards__, tool names stay within the 64 characters common harnesses allow). */
+export const MAX_ID_LENGTH = 40;
+
 export const Id = v.pipe(
   v.string(),
   v.minLength(1, "must not be empty: ids are letters, digits, \"_\" and \"-\""),
+  v.maxLength(MAX_ID_LENGTH, (i) => `is ${String(i.input).length} characters: ids are at most ${MAX_ID_LENGTH} (tools are named update_<id>, and harnesses cap tool names)`),
   v.regex(ID_PATTERN, (i) =>
     `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
 );

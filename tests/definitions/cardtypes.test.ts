@@ -17,6 +17,13 @@ describe("card type references", () => {
     });
   });
 
+  test("ids are at most 40 characters (tools are named update_<id>; harnesses cap tool names)", async () => {
+    const long = "f".repeat(41);
+    const list = await problems((f) => { f[TASK].fields[0].id = long; });
+    expect(list.some((p) => p.file === TASK && p.path === "fields[0].id" && p.message.includes("at most 40"))).toBe(true);
+    expect((await problems((f) => { f[TASK].fields[1].id = "f".repeat(40); })).filter((p) => p.path === "fields[1].id")).toEqual([]);
+  });
+
   test("allowed_columns may not be empty", async () => {
     expectOnly(await problems((f) => { f[REVIEW].allowed_columns = []; }), {
       file: REVIEW, path: "allowed_columns", message: "must not be empty",
