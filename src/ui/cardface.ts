@@ -36,8 +36,8 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
   h("div", { class: "card-top" },
     icon(type?.icon, type?.name ?? card.type_id),
     h("span", { class: "short-id mono", title: card.id }, shortId(card.id)),
-    blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null,
-    card.comments?.length ? h("span", { class: "muted count" }, `✉\uFE0E ${card.comments.length}`) : null),
+    // no comment count: board lists carry no comments, so a count would come and go
+    blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null),
   h("h3", { class: "card-title" }, card.title),
   preview.length ? h("div", { class: "card-preview" }, preview.map((d) =>
     h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")))) : null,

@@ -149,6 +149,7 @@ function render(card: Card, incoming: Card[], hist: { at: string; actor: string;
 /** Replaces the panel body with a form for title, tags and every field; saves a PATCH of the changes. */
 function startEdit(card: Card, body: HTMLElement): void {
   editing = true;
+  let baseVersion = card.version;
   const title = h("input", { id: "edit-title", type: "text", value: card.title, required: true });
   const tags = tagControl("edit-tags", card.tags);
   const inputs = (cardType(card.type_id)?.fields ?? []).map((d) => fieldRow(d, card.fields[d.id])).filter((x): x is FieldInput => x !== null);
@@ -157,7 +158,7 @@ function startEdit(card: Card, body: HTMLElement): void {
     h("div", { class: "form-field", "data-field": "title" }, h("label", { for: "edit-title" }, "Title"), title, h("div", { class: "field-error", role: "alert" })),
     h("div", { class: "form-field", "data-field": "tags" }, h("span", { class: "label" }, "Tags"), tags.el, h("div", { class: "field-error", role: "alert" })),
     ...inputs.map((i) => i.el),
-    h("div", { class: "form-error", role: "alert" }),
+    h("div", { class: "form-error", role: "alert", tabindex: "-1" }),
     h("footer", { class: "dialog-actions" },
       h("button", { type: "button", onclick: () => { editing = false; void openDetail(card.id, false); } }, "Cancel"), save));
   form.addEventListener("submit", async (ev) => {
@@ -171,12 +172,26 @@ function startEdit(card: Card, body: HTMLElement): void {
     if (!Object.keys(changes).length) { editing = false; void openDetail(card.id, false); return; }
     save.disabled = true;
     try {
-      await patch(card, changes); // the version the edit started from: a concurrent change is a conflict
+      // the version the edit started from (or the one a conflict showed): a concurrent change is a conflict
+      await patch({ ...card, version: baseVersion }, changes);
       editing = false;
       toast.info("Saved");
       void openDetail(card.id, false);
     } catch (e) {
-      showFormError(form, e);
+      const body = toast.toBody(e);
+      if (body.error === "version_conflict" && body.card) {
+        // keep what the user typed (its changes are still taken against the card they
+        // edited, so nothing they left alone is reverted); the next Save applies them over
+        // the version the server now has
+        baseVersion = body.card.version;
+        const note = form.querySelector(".form-error") as HTMLElement;
+        note.replaceChildren(`This card changed while you edited it (now v${body.card.version}). Your edits are kept: Save again to apply them over it, or Cancel.`);
+        note.scrollIntoView({ block: "nearest" });
+        note.focus();
+      } else {
+        showFormError(form, e);
+        (form.querySelector(".form-error") as HTMLElement | null)?.scrollIntoView({ block: "nearest" });
+      }
     } finally {
       save.disabled = false;
     }

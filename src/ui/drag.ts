@@ -3,7 +3,7 @@
  * press so that a swipe still scrolls). Lanes the board's transition graph allows are
  * highlighted; the drop is sent to the server either way, which has the final word.
  */
-import { state } from "./state.ts";
+import { allowedColumns, cardType, state } from "./state.ts";
 
 const THRESHOLD_PX = 5;
 const LONG_PRESS_MS = 350;
@@ -11,10 +11,17 @@ const EDGE_PX = 48;
 
 interface Drag { id: string; el: HTMLElement; x0: number; y0: number; x: number; y: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
 
-export function allowedTargets(from: string): Set<string> | null {
+/**
+ * The lanes a card may be dropped on: the board's transitions from its status when they
+ * are enforced, and always only the columns its card type allows (null: every lane).
+ * The server decides; this only colours the lanes while dragging.
+ */
+export function allowedTargets(from: string, typeId?: string): Set<string> | null {
   const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
-  const next = state.board.transitions?.[from];
-  return enforced && next ? new Set(next) : null;
+  const next = enforced ? state.board.transitions?.[from] : undefined;
+  const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
+  if (!next) return typeAllows;
+  return new Set(next.filter((c) => !typeAllows || typeAllows.has(c)));
 }
 
 export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) => void): { justDragged(): boolean } {
@@ -36,7 +43,7 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     d.ghost = ghost;
     d.el.classList.add("dragging");
     document.body.classList.add("is-dragging");
-    const ok = allowedTargets(d.from);
+    const ok = allowedTargets(d.from, state.cards.get(d.id)?.type_id);
     for (const lane of root.querySelectorAll<HTMLElement>(".lane")) {
       const s = lane.dataset.lane!;
       if (s !== d.from) lane.classList.add(!ok || ok.has(s) ? "drop-allowed" : "drop-disallowed");

@@ -74,6 +74,12 @@ export function installKeyboard(actions: KeyActions): void {
     }
     if (document.querySelector("dialog[open]")) return; // a modal handles its own keys
     if (ev.key === "Escape") {
+      // an edit in progress is left with Cancel or Save: Esc never throws typed changes away
+      if (document.querySelector(".edit-form")) {
+        (document.activeElement as HTMLElement | null)?.blur();
+        ev.preventDefault();
+        return;
+      }
       if (actions.close()) ev.preventDefault();
       return;
     }

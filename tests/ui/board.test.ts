@@ -94,6 +94,26 @@ describe.serial("board UI", () => {
     await page.close();
   }, T);
 
+  test("while dragging, a lane the card's type does not allow is marked disallowed", async () => {
+    const page = await browser.page();
+    // in todo, the board's transitions allow backlog; the review type's allowed_columns do not
+    const r = await call(srv.url, "POST", "/cards", { type_id: "review", title: "review in todo", status: "todo", fields: { reviewers: ["ada"] } });
+    await openBoard(page);
+    const from = await page.locator(`.card[data-id="${r.id}"]`).boundingBox();
+    if (!from) throw new Error("review card not visible");
+    await page.mouse.move(from.x + from.width / 2, from.y + 12);
+    await page.mouse.down();
+    await page.mouse.move(from.x + from.width / 2 - 60, from.y + 40, { steps: 6 });
+    await page.locator(".lane.drop-disallowed").first().waitFor();
+    expect(await page.locator('.lane[data-lane="backlog"]').getAttribute("class")).toContain("drop-disallowed");
+    expect(await page.locator('.lane[data-lane="doing"]').getAttribute("class")).toContain("drop-allowed");
+    await page.keyboard.press("Escape");
+    await page.mouse.up();
+    expect((await call(srv.url, "GET", `/cards/${r.id}`)).status).toBe("todo");
+    await call(srv.url, "DELETE", `/cards/${r.id}`);
+    await page.close();
+  }, T);
+
   test("a refused move snaps back and shows the error with its valid options", async () => {
     const page = await browser.page();
     await openBoard(page);
@@ -202,6 +222,30 @@ describe.serial("board UI", () => {
     expect(await d.locator(".comment-form textarea").inputValue()).toBe("half-written");
     await page.keyboard.press("Escape");
     await d.waitFor({ state: "hidden" });
+    await page.close();
+  }, T);
+
+  test("an edit that meets a concurrent change keeps what was typed; the next Save applies it over the new version; Esc does not discard it", async () => {
+    const page = await browser.page();
+    const c = await call(srv.url, "POST", "/cards", { type_id: "task", title: "edited twice", status: "todo", fields: { priority: "normal" } });
+    await openBoard(page, `?card=${c.id}`);
+    const d = page.locator("#detail");
+    await d.locator("#detail-edit").click();
+    await d.locator("#edit-title").fill("my title");
+    // Esc while typing leaves the form open with the typed text
+    await page.keyboard.press("Escape");
+    expect(await d.locator("#edit-title").inputValue()).toBe("my title");
+    // meanwhile an agent changes another field
+    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
+    await d.locator(".edit-form button[type=submit]").click();
+    const note = d.locator(".edit-form .form-error", { hasText: "changed while you edited it" });
+    await note.waitFor();
+    expect(await note.textContent()).toContain("now v2");
+    expect(await d.locator("#edit-title").inputValue()).toBe("my title");
+    await d.locator(".edit-form button[type=submit]").click();
+    await d.locator(".detail-kicker", { hasText: "v3" }).waitFor();
+    // the typed title is saved, and the agent's change to a field left alone survives
+    expect(await call(srv.url, "GET", `/cards/${c.id}`)).toMatchObject({ title: "my title", version: 3, fields: { priority: "high" } });
     await page.close();
   }, T);
 
