@@ -3,21 +3,18 @@
  * `__proto__` and `prototype` are refused like any unknown key, never silently dropped
  * (valibot's record leaves them out, so the shapes do not use it).
  */
-import { beforeAll, describe, expect, test } from "bun:test";
-import { createHttpApp } from "../../src/http/app.ts";
-import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { testApi, type TestApi } from "../helpers/http.ts";
 
 describe("data keys named like Object internals", () => {
-  let app: ReturnType<typeof createHttpApp>;
+  let api: TestApi;
   let id = "";
-  const call = async (method: string, path: string, body: string) => {
-    const r = await app.fetch(new Request(`http://x/v1${path}`, { method, headers: { "content-type": "application/json", "x-service-actor": "ada" }, body }));
-    return { status: r.status, body: (await r.json()) as any };
-  };
+  const call = (method: string, path: string, body: string) => api.call(method, path, body || undefined);
   beforeAll(async () => {
-    app = createHttpApp(await openTestService(makeWorkspace()));
-    id = (await call("POST", "/cards", JSON.stringify({ type_id: "task", title: "t", status: "todo" }))).body.id;
+    api = await testApi();
+    id = (await api.task({ status: "todo" })).id;
   });
+  afterAll(() => api.close());
 
   for (const key of ["constructor", "__proto__", "prototype"]) {
     test(`${key}: unknown_field on create, patch and entry append; a filter on it is refused`, async () => {

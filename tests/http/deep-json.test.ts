@@ -2,24 +2,21 @@
  * Request JSON nests at most 64 levels (domain/json.ts): a small body of brackets is a
  * 400 on every JSON route, never a 5xx from a recursive walk after the parse.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
-import { createHttpApp } from "../../src/http/app.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from "../../src/domain/json.ts";
-import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { testApi, type TestApi } from "../helpers/http.ts";
 
 const nest = (n: number, inner = "1") => "[".repeat(n) + inner + "]".repeat(n);
 
 describe("JSON nesting bound", () => {
-  let app: ReturnType<typeof createHttpApp>;
+  let api: TestApi;
   let id = "";
-  const call = async (method: string, path: string, body: string) => {
-    const r = await app.fetch(new Request(`http://x/v1${path}`, { method, headers: { "content-type": "application/json", "x-service-actor": "ada" }, body }));
-    return { status: r.status, body: (await r.json()) as any };
-  };
+  const call = (method: string, path: string, body: string) => api.call(method, path, body);
   beforeAll(async () => {
-    app = createHttpApp(await openTestService(makeWorkspace()));
-    id = (await call("POST", "/cards", JSON.stringify({ type_id: "task", title: "t", status: "todo" }))).body.id;
+    api = await testApi();
+    id = (await api.task({ status: "todo" })).id;
   });
+  afterAll(() => api.close());
 
   test("60,000 levels (120 KB, under the size limit) is 400 bad_request on every JSON route", async () => {
     const deep = nest(60_000);
