@@ -58,7 +58,7 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   // the feed publishes what comes after the newest event at subscription time; the replay
   // (at most 500 after --since, as the server's stream) runs synchronously up to there
   svc.subscribe((e) => { if (matches(e)) print(e); }, { types: f.types });
-  const live = svc.liveCursor;
+  const live = Math.max(svc.liveCursor, svc.store.historyThrough());
   for (const e of replayEvents(svc, f)) {
     if ((parseEventId(e.id) ?? 0) > live) break;
     if (matches(e)) print(e);

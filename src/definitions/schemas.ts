@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import { ALL_EVENT_TYPES, CONDITION_EVENTS, FIELD_TYPES } from "../domain/types.ts";
 import { isDuration, parseDuration } from "../domain/durations.ts";
+import { MAX_ID_LENGTH } from "../domain/ids.ts";
 
 /** Ids of workspaces, columns, types, fields, boards, views, users, extensions. */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/i;
@@ -47,8 +48,6 @@ const Str = v.string();
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const Bool = v.boolean();
 
-/** Ids name files, routes and tools (`update_<card type id>`: with a harness prefix such as mcp__cards__, tool names stay within the 64 characters common harnesses allow). */
-export const MAX_ID_LENGTH = 40;
 
 export const Id = v.pipe(
   v.string(),
@@ -128,8 +127,17 @@ export const LinkTypeSchema = strict({
   target_types: v.optional(v.array(Str)),
 });
 
+/** User ids name no tool: the API's 64 characters (`POST /users`), not the 40 of other ids. */
+const UserId = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty: ids are letters, digits, \"_\" and \"-\""),
+  v.maxLength(64, (i) => `is ${String(i.input).length} characters: user ids are at most 64`),
+  v.regex(ID_PATTERN, (i) =>
+    `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
+);
+
 export const UserDefSchema = strict({
-  id: Id,
+  id: UserId,
   display_name: v.optional(Str),
   kind: oneOf(["human", "agent"] as const, "user kind"),
   created_at: v.optional(Timestamp),

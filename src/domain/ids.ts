@@ -33,3 +33,6 @@ export function parseEventId(s: string): number | null {
 
 /** What a field key (and a `fields.<id>` path) may look like: letters, digits, `_` and `-`. */
 export const FIELD_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** Definition ids name files, routes and tools (`update_<card type id>`): with a harness prefix such as mcp__cards__, tool names stay within the 64 characters common harnesses allow. */
+export const MAX_ID_LENGTH = 40;

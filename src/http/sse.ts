@@ -58,7 +58,8 @@ export function eventStream(svc: Service, req: Request): Response {
       // The replay stops at what the feed has published: a later event (another process's
       // write the feed has not polled yet) comes live, once, with the next poll
       group = groupFor(svc, f, matches);
-      const live = svc.liveCursor;
+      // a restored log is history the feed never publishes: replay reads it whole
+      const live = Math.max(svc.liveCursor, svc.store.historyThrough());
       for (const e of replayEvents(svc, f)) {
         if ((parseEventId(e.id) ?? 0) > live) break;
         if (!matches(e)) continue;

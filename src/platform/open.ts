@@ -1,5 +1,5 @@
 /** Wires the store driver into the service: surfaces open workspaces through here. */
-import { openWorkspace, type OpenOptions } from "../service/workspace.ts";
+import { databasePath, openWorkspace, type OpenOptions } from "../service/workspace.ts";
 import type { Service } from "../service/service.ts";
 import { createSqliteStore } from "../store/sqlite/index.ts";
 import { createFsBlobStore } from "../blobs/fs.ts";
@@ -7,4 +7,16 @@ import { fileStamp, pathExists } from "./files.ts";
 
 export function openService(o: Omit<OpenOptions, "createStore" | "createBlobStore" | "files">): Promise<Service> {
   return openWorkspace({ ...o, createStore: createSqliteStore, createBlobStore: createFsBlobStore, files: { stamp: fileStamp, exists: pathExists } });
+}
+
+/** Runs `fn` over the workspace database when it exists (`cards check`); undefined when it does not. */
+export function withExistingStore<T>(root: string, fn: (r: ReturnType<typeof createSqliteStore>) => T): T | undefined {
+  const path = databasePath(root);
+  if (!pathExists(path)) return undefined;
+  const store = createSqliteStore({ path, connections: 1 });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
 }

@@ -27,6 +27,7 @@ export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
 export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
 // Definitions lifecycle
 export { reloadDefinitions, putBoard, onReload, watchDefinitions, type ReloadResult } from "./reload.ts";
+export { assertSchemaFloor } from "./schema-floor.ts";
 // Portability
 export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
 export { backupWorkspace } from "./backup.ts";

@@ -128,6 +128,9 @@ function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): 
   if (!CARD_ID_RE.test(c.id)) throw bad(`card id ${JSON.stringify(c.id)} is not card_<16 hex>`);
   if (!svc.defs.cardTypes.has(c.type_id)) throw bad(`card ${c.id} has type ${JSON.stringify(c.type_id)}, which this workspace does not define`);
   if (!Number.isInteger(c.version) || c.version < 1 || !Number.isInteger(c.schema_version)) throw bad(`card ${c.id} needs integer version and schema_version`);
+  // schema versions only go up: a card above its type's version could never be upgraded
+  const loaded = svc.defs.cardTypes.get(c.type_id)!.schema_version;
+  if (c.schema_version > loaded) throw bad(`card ${c.id} has schema_version ${c.schema_version}, above ${loaded}, the version of type ${c.type_id} here; raise the type's schema_version (with a migration) before restoring`);
   if (typeof c.fields !== "object" || Array.isArray(c.fields) || !Array.isArray(c.tags)) throw bad(`card ${c.id} needs a fields object and a tags array`);
   return { ...c, workspace_id: svc.defs.workspace.id };
 }

@@ -13,8 +13,8 @@ import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
 import { DEFINITIONS_SYNCED_KEY } from "../definitions/cache.ts";
-import { definitionsError } from "../definitions/problems.ts";
-import { schemaVersionProblems } from "./schema-floor.ts";
+import { MAX_ID_LENGTH } from "../domain/ids.ts";
+import { assertSchemaFloor } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
 import { searchConfig } from "./workspace.ts";
 
@@ -54,8 +54,7 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
     // NOTE: loaded on demand: the loader pulls in every schema and the YAML parser (cold-path cost)
     const { loadDefinitions } = await import("../definitions/load.ts");
     next = await loadDefinitions(root.root);
-    const lowered = schemaVersionProblems(root.store, next);
-    if (lowered.length > 0) throw definitionsError(lowered);
+    assertSchemaFloor(root.store, next);
   } catch (e) {
     if (isCardsError(e) && e.code === "invalid_definitions") {
       await announce(root, ctx, [...old.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
@@ -100,14 +99,14 @@ async function announce(svc: Service, ctx: OpContext, boards: string[], make: (b
   svc.pollFeed();
 }
 
-const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are letters, digits, - and _")) });
+const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENGTH), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are letters, digits, - and _")) });
 
 /** POST /boards: writes definitions/boards/<id>.json, reloads, and restores the file if the reload fails. */
 export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<{ board: Board; created: boolean }> {
   return serial(async () => {
     const parsed = v.safeParse(BoardFile, input);
     if (!parsed.success) {
-      throw new CardsError("validation_failed", "a board definition needs an id of letters, digits, - and _", { field: "id", value: (input as { id?: unknown })?.id });
+      throw new CardsError("validation_failed", `a board definition needs an id of letters, digits, - and _, at most ${MAX_ID_LENGTH} characters`, { field: "id", value: (input as { id?: unknown })?.id });
     }
     const id = parsed.output.id;
     const dir = join(svc.root, "definitions", "boards");

@@ -84,9 +84,7 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
     if (!synced) {
       // changed definitions: loaded here only, off the one-shot path (cached definitions)
-      const { schemaVersionProblems } = await import("./schema-floor.ts");
-      const lowered = schemaVersionProblems(store, defs);
-      if (lowered.length > 0) throw (await import("../definitions/problems.ts")).definitionsError(lowered);
+      (await import("./schema-floor.ts")).assertSchemaFloor(store, defs);
       await registerDeclaredUsers(svc);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
       // new token) keeps the next open checking; a busy database is not waited for

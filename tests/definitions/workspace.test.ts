@@ -55,6 +55,12 @@ describe("workspace.json shape", () => {
     });
   });
 
+  test("user ids may be as long as the API allows (64), unlike other ids (40)", async () => {
+    expect(await problems((f) => { f[W].users.push({ id: "u".repeat(64), kind: "agent" }); })).toEqual([]);
+    const list = await problems((f) => { f[W].users.push({ id: "u".repeat(65), kind: "agent" }); });
+    expect(list.some((p) => p.path === "users[3].id" && p.message.includes("at most 64"))).toBe(true);
+  });
+
   test("ids must not be empty, nor start with - or _", async () => {
     const list = await problems((f) => { f[W].id = ""; f[W].columns[0].id = "-x"; });
     expectProblem(list, { file: W, path: "id", message: "must not be empty" });

@@ -110,6 +110,7 @@ describe("cards restore", () => {
   });
 
   const broken: Array<[string, (lines: string[]) => string[], string]> = [
+    ["a card above its type's schema version", (l) => l.map((x) => (x.includes('"record":"card"') && x.includes('"type_id":"task"') ? x.replace('"schema_version":2', '"schema_version":9') : x)), "above 2, the version of type task"],
     ["a duplicate card id", (l) => { const i = l.findIndex((x) => x.includes('"record":"card"')); return [...l.slice(0, i + 1), l[i]!, ...l.slice(i + 1)]; }, "duplicate card id"],
     ["a malformed line", (l) => [l[0]!, "{not json", ...l.slice(1)], "line 2: not valid JSON"],
     ["an unknown record kind", (l) => [l[0]!, '{"record":"board","board":{}}', ...l.slice(1)], "line 2: unknown record kind"],

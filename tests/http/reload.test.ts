@@ -44,12 +44,19 @@ describe("POST /workspace/reload", () => {
       editJson(api.dir, "definitions/card-types/task.json", (t) => { t.schema_version = 1; delete t.migrations; });
       const r = await api.post("/workspace/reload");
       expect(r.status).toBe(422);
-      expect(r.body.problems).toContainEqual(expect.objectContaining({ file: "card-types/task.json", path: "schema_version" }));
+      expect(r.body.problems).toContainEqual(expect.objectContaining({ file: "definitions/card-types/task.json", path: "schema_version" }));
       expect((await api.get("/workspace")).body.current_schema_versions.task).toBe(2);
-      // a process opening the edited files refuses them too
+      // a process opening the edited files refuses them too, and `cards check` says why
       const opened = run(["cards", "list"], { cwd: api.dir });
       expect(opened.code).toBe(5);
       expect(opened.error.error).toBe("invalid_definitions");
+      const checked = run(["check"], { cwd: api.dir });
+      expect(checked.code).toBe(5);
+      expect(checked.error.problems).toContainEqual(expect.objectContaining({ path: "schema_version" }));
+      // a board id past 40 characters is refused before any file is written
+      const long = await api.post("/boards", { id: "b".repeat(41), name: "Long", columns: ["todo"], card_type_ids: ["task"] });
+      expect(long.status).toBe(422);
+      expect(long.body.error).toBe("validation_failed");
     } finally {
       api.close();
     }

@@ -120,3 +120,29 @@ describe("replay and live hand-off", () => {
     }
   });
 });
+
+describe("a restored log", () => {
+  test("is replayed whole to a stream that asks, even before the server's feed has polled it", async () => {
+    const { makeWorkspace } = await import("../helpers/workspace.ts");
+    const { dumpWorkspace, restoreWorkspace } = await import("../../src/service/index.ts");
+    const src = await openTestService(makeWorkspace(), "embedded");
+    const lines: string[] = [];
+    for (let i = 0; i < 3; i++) await createCard(src, { type_id: "task", title: `restored ${i}` }, ada);
+    dumpWorkspace(src, (l) => lines.push(l));
+    src.close();
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    const restorer = await openTestService(dir, "embedded");
+    try {
+      const keep = svc.subscribe(() => {}); // the server's feed exists, at event 0
+      await restoreWorkspace(restorer, (async function* () { yield* lines; })());
+      const res = eventStream(svc, new Request("http://x/v1/events/stream?since=0"));
+      const text = await readUntil(res, (t) => titles(t).length >= 3, 1000);
+      expect(titles(text)).toEqual(["restored 0", "restored 1", "restored 2"]);
+      keep();
+    } finally {
+      restorer.close();
+      svc.close();
+    }
+  });
+});

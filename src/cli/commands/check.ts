@@ -2,7 +2,7 @@
 import { defineCommand } from "../define.ts";
 import { isCardsError } from "../../domain/errors.ts";
 import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
-import { findRoot } from "../../service/index.ts";
+import { assertSchemaFloor, findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 
 export default defineCommand({
@@ -12,6 +12,9 @@ export default defineCommand({
     const root = await findRoot(g.dir, g.cwd, g.env);
     try {
       const defs = await loadDefinitions(root);
+      // the rules that need the cards too (schema versions only go up), when there are any
+      const { withExistingStore } = await import("../../platform/open.ts");
+      withExistingStore(root, (r) => assertSchemaFloor(r, defs));
       return {
         ok: true, root, workspace_id: defs.workspace.id,
         card_types: [...defs.cardTypes.keys()], boards: [...defs.boards.keys()], views: [...defs.views.keys()],
