@@ -32,8 +32,11 @@ export class RouteCall {
       }
       value = parseUntrustedJson(text, "request body", { hint: "send one JSON object" });
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
-        throw badRequest("request body must be a JSON object", { value: Array.isArray(value) ? "array" : typeof value });
+        throw badRequest("request body must be a JSON object", { value: value === null ? "null" : Array.isArray(value) ? "array" : typeof value });
       }
+      // SPEC Authentication 2: a body field named actor is overwritten by the resolved
+      // identity; writes take the actor from the request, so the field is dropped here
+      if (Object.hasOwn(value, "actor")) delete (value as Record<string, unknown>).actor;
     }
     this.parsed = { value };
     return value;

@@ -146,7 +146,8 @@ export const ROUTES: Route[] = [
       const ctx = c.op(200);
       const { card, report } = await (await load.upgrade()).upgradeSchema(c.svc, c.params.id!, body, ctx);
       const res = written(c, card, 200, isDryRun(body), ctx.replayed);
-      res.headers = { ...res.headers, "upgrade-report": JSON.stringify(report) };
+      // a header value is Latin-1: non-ASCII in the report (a default like "café") goes as \u escapes
+      res.headers = { ...res.headers, "upgrade-report": asciiJson(report) };
       return res;
     } },
   { method: "POST", path: "/cards/:id/artifacts/:field", summary: "Upload an artifact (raw bytes)", rawBody: true,
@@ -154,7 +155,12 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes", rawResponse: true,
     handle: async (c) => {
       const a = await (await load.artifacts()).openArtifact(c.svc, c.params.path!);
-      return { status: 200, body: null, raw: a.body, headers: { "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable" } };
+      // stored bytes are anyone's: served from the board's origin they must never run there
+      // (an HTML or SVG artifact with a script), so no sniffing and a sandbox CSP
+      return { status: 200, body: null, raw: a.body, headers: {
+        "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable",
+        "x-content-type-options": "nosniff", "content-security-policy": "sandbox; default-src 'none'",
+      } };
     } },
 
   { method: "POST", path: "/cards/take-next", summary: "Claim the oldest unowned card in scope",
@@ -187,3 +193,8 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/breaches", summary: "Conditions that hold now (WIP, lanes, blocked, timeouts, idle)",
     handle: (c) => withModule(load.breaches, (m) => ok(m.listBreaches(c.svc, c.query))) },
 ];
+
+/** JSON with every non-ASCII character escaped (\uXXXX), for a header value. */
+function asciiJson(v: unknown): string {
+  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

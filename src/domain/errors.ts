@@ -12,7 +12,7 @@ export type ErrorCode =
   | "target_card_missing" | "target_card_type_mismatch" | "schema_version_mismatch"
   | "not_found" | "bad_request" | "payload_too_large" | "idempotency_key_reused"
   | "user_exists" | "invalid_definitions" | "serve_only" | "unavailable" | "usage"
-  | "method_not_allowed" | "internal";
+  | "method_not_allowed" | "forbidden" | "internal";
 
 /** HTTP status per code (SPEC "Errors" plus DECISIONS "HTTP status for the SPEC codes"). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -21,7 +21,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   target_card_missing: 422, target_card_type_mismatch: 422, schema_version_mismatch: 422,
   not_found: 404, bad_request: 400, payload_too_large: 413, idempotency_key_reused: 422,
   user_exists: 409, invalid_definitions: 422, serve_only: 400, unavailable: 503, usage: 400,
-  method_not_allowed: 405, internal: 500,
+  method_not_allowed: 405, forbidden: 403, internal: 500,
 };
 
 /** CLI exit codes (docs/cli.md). 0 is success. */
@@ -33,7 +33,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   validation_failed: 5, target_card_missing: 5, target_card_type_mismatch: 5,
   schema_version_mismatch: 5, payload_too_large: 5, idempotency_key_reused: 5,
   invalid_definitions: 5,
-  actor_required: 6,
+  actor_required: 6, forbidden: 6,
   unavailable: 7,
   internal: 1,
 };

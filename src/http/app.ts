@@ -14,6 +14,35 @@ import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
   log?: (msg: string) => void;
+  /**
+   * The server listens on loopback only: a request must name a loopback host. A page on
+   * another site that rebinds its own name to 127.0.0.1 (DNS rebinding) is refused.
+   */
+  loopbackOnly?: boolean;
+}
+
+const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/;
+
+/**
+ * Refuses what a web page on another site could make a browser send: any request naming
+ * a foreign host (when loopback-only) and any write carrying a foreign Origin. Clients
+ * that are not browsers send no Origin and are not affected; the board under /ui is
+ * same-origin. There is no authentication (SPEC), so this is what keeps a loopback server
+ * out of reach of the web pages its user visits.
+ */
+function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean): CardsError | undefined {
+  if (loopbackOnly && !LOOPBACK_HOST.test(url.hostname)) {
+    return new CardsError("forbidden", `requests must name a loopback host, not ${JSON.stringify(url.hostname)}`, {
+      hint: "the server listens on loopback: call it as http://127.0.0.1:PORT or http://localhost:PORT",
+    });
+  }
+  const origin = req.headers.get("origin");
+  if (origin && req.method !== "GET" && req.method !== "HEAD" && origin !== url.origin) {
+    return new CardsError("forbidden", `writes from another origin (${origin}) are refused`, {
+      hint: "a browser page may write only from the server's own origin (the board under /ui)",
+    });
+  }
+  return undefined;
 }
 
 export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
@@ -33,12 +62,24 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     },
   });
 
+  const loopbackOnly = opts.loopbackOnly === true;
+  app.use((event: H3Event) => {
+    const refused = crossSiteRefusal(event.req, event.url, loopbackOnly);
+    if (refused) return toResponse(errorResponse(refused));
+  });
+
   app.get("/v1/events/stream", (event: H3Event) => eventStream(svc, event.req));
 
   // not async: a read whose route answers at once is answered without a promise
   app.all("/v1/**", (event: H3Event) => {
     const url = event.url;
     const method = event.req.method;
+    if (method === "HEAD") {
+      // HEAD is GET without the body (HTTP): same status and headers
+      const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: Object.fromEntries(url.searchParams), headers: new ApiHeaders(event.req.headers) });
+      const head = (r: ApiResponse): Response => { const full = toResponse(r); return new Response(null, { status: full.status, headers: full.headers }); };
+      return res instanceof Promise ? res.then(head) : head(res);
+    }
     const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);
     const path = url.pathname.slice(3) || "/";
     const query: Record<string, string> = {};
@@ -79,15 +120,29 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
 /** The request headers the route table reads, each read from the request when asked for. */
 class ApiHeaders implements ApiHeaderValues {
   constructor(private readonly h: Headers) {}
-  get "x-service-actor"(): string | undefined { return this.h.get("x-service-actor") ?? undefined; }
+  get "x-service-actor"(): string | undefined { return utf8Header(this.h.get("x-service-actor") ?? undefined); }
   get "idempotency-key"(): string | undefined { return this.h.get("idempotency-key") ?? undefined; }
   get "content-type"(): string | undefined { return this.h.get("content-type") ?? undefined; }
 }
 
 export function toResponse(res: ApiResponse): Response {
   if (res.raw) return new Response(res.raw, { status: res.status, headers: res.headers });
-  return new Response(JSON.stringify(res.body), {
-    status: res.status,
-    headers: { "content-type": "application/json; charset=utf-8", ...res.headers },
-  });
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...res.headers };
+  // a 405 names the methods the path takes (HTTP), as its valid_options do
+  const allowed = res.status === 405 ? (res.body as { valid_options?: unknown[] } | undefined)?.valid_options : undefined;
+  if (allowed) headers.allow = allowed.join(", ");
+  return new Response(JSON.stringify(res.body), { status: res.status, headers });
+}
+
+/**
+ * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
+ * is read back as UTF-8; anything that does not decode stays as it came.
+ */
+function utf8Header(v: string | undefined): string | undefined {
+  if (v === undefined || !/[\u0080-\u00ff]/.test(v)) return v;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(v, (c) => c.charCodeAt(0)));
+  } catch {
+    return v;
+  }
 }

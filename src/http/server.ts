@@ -28,7 +28,8 @@ export async function startService(o: ServeOptions): Promise<void> {
   // NOTE stack.md §9: consola writes info to stdout unless told otherwise.
   const log = createConsola({ stdout: process.stderr, stderr: process.stderr });
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
-  const app = createHttpApp(svc, { log: (m) => log.error(m) });
+  const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
+  const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};

@@ -14,6 +14,9 @@ import { Feed, SIGNAL_TTL_MS } from "../events/feed.ts";
 
 export type ServiceMode = "embedded" | "serve" | "mcp";
 
+/** The longest actor a write accepts (SPEC: any string; this keeps it a name). */
+export const MAX_ACTOR_LENGTH = 200;
+
 /** Idempotency records are kept 7 days (DECISIONS: at least 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
 
@@ -85,6 +88,10 @@ export class Service {
       throw new CardsError("actor_required", "no actor: writes need an identity", {
         hint: "send the X-Service-Actor header, set CARDS_ACTOR, or set settings.default_user in workspace.json",
       });
+    }
+    // any string (SPEC), but one that fits where it is written: created_by, event actors
+    if (a.length > MAX_ACTOR_LENGTH) {
+      throw new CardsError("bad_request", `the actor is ${a.length} characters; at most ${MAX_ACTOR_LENGTH}`, { field: "actor", hint: "see docs/limits.md" });
     }
     return a;
   }

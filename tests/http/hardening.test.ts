@@ -1,0 +1,107 @@
+/**
+ * What a browser on another site could make a loopback server do, and HTTP details a
+ * client library relies on: cross-origin writes and foreign Host names are refused; HEAD
+ * answers like GET without a body; a 405 names the allowed methods; a body `actor` is
+ * overwritten by the resolved identity (SPEC Authentication 2); a UTF-8 actor header reads
+ * back as sent; artifacts never run as pages of the board's origin; an upgrade report with
+ * non-ASCII defaults travels in its header.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createHttpApp } from "../../src/http/app.ts";
+import type { Service } from "../../src/service/index.ts";
+import { makeWorkspace, openTestService, sampleTask } from "../helpers/workspace.ts";
+
+let svc: Service;
+let app: ReturnType<typeof createHttpApp>;
+const BASE = "http://127.0.0.1:4777";
+const send = (method: string, path: string, init: { body?: string; headers?: Record<string, string>; base?: string } = {}) =>
+  app.fetch(new Request(`${init.base ?? BASE}/v1${path}`, { method, body: init.body, headers: init.headers }));
+
+beforeAll(async () => {
+  svc = await openTestService(makeWorkspace(), "serve");
+  app = createHttpApp(svc, { loopbackOnly: true });
+});
+afterAll(() => svc.close());
+
+describe("cross-site requests", () => {
+  test("a write carrying another origin is 403 and writes nothing; the board's own origin and clients without Origin write", async () => {
+    const body = JSON.stringify({ type_id: "task", title: "csrf" });
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/json"]) {
+      const r = await send("POST", "/cards", { body, headers: { origin: "http://evil.example", "content-type": type } });
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as any).error).toBe("forbidden");
+    }
+    expect(svc.store.cardCount()).toBe(0);
+    expect((await send("POST", "/cards", { body, headers: { origin: BASE } })).status).toBe(201);
+    expect((await send("POST", "/cards", { body })).status).toBe(201);
+    // reads carry no Origin check (a foreign page cannot read answers without CORS)
+    expect((await send("GET", "/health", { headers: { origin: "http://evil.example" } })).status).toBe(200);
+  });
+
+  test("on a loopback server a request naming another host (DNS rebinding) is 403; loopback names pass", async () => {
+    const r = await send("GET", "/health", { base: "http://attacker.example:4777" });
+    expect(r.status).toBe(403);
+    for (const base of ["http://localhost:4777", "http://127.0.0.1:4777", "http://[::1]:4777"]) expect((await send("GET", "/health", { base })).status).toBe(200);
+  });
+});
+
+describe("HTTP details", () => {
+  test("HEAD answers like GET, without a body", async () => {
+    const r = await send("HEAD", "/health");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("application/json");
+    expect(await r.text()).toBe("");
+    expect((await send("HEAD", "/cards/card_0000000000000000")).status).toBe(404);
+  });
+
+  test("a 405 carries an Allow header with the path's methods", async () => {
+    const r = await send("DELETE", "/health");
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")).toBe("GET");
+  });
+
+  test("a body field named actor is overwritten by the resolved identity, not refused", async () => {
+    const r = await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "who", actor: "mallory" }), headers: { "x-service-actor": "agent-1" } });
+    expect(r.status).toBe(201);
+    expect(((await r.json()) as any).created_by).toBe("agent-1");
+  });
+
+  test("a UTF-8 actor header reads back as sent; an actor past 200 characters is refused", async () => {
+    const bytes = new TextEncoder().encode("josé");
+    const latin1 = String.fromCharCode(...bytes); // what arrives on the wire, read as Latin-1
+    const r = await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "accent" }), headers: { "x-service-actor": latin1 } });
+    expect(((await r.json()) as any).created_by).toBe("josé");
+    const long = await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "long" }), headers: { "x-service-actor": "a".repeat(201) } });
+    expect(long.status).toBe(400);
+  });
+
+  test("an artifact is served with nosniff and a sandbox CSP (an HTML upload never runs as a board page)", async () => {
+    const c = (await (await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "art" }) })).json()) as any;
+    const up = await app.fetch(new Request(`${BASE}/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: "<script>alert(1)</script>", headers: { "content-type": "text/html" } }));
+    const uri = ((await up.json()) as any).fields.output.uri;
+    const r = await send("GET", `/${uri}`);
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(r.headers.get("content-security-policy")).toContain("sandbox");
+  });
+});
+
+test("an upgrade report with non-ASCII defaults travels in its header (it was a 500 after the write)", async () => {
+  const task = sampleTask();
+  task.schema_version = 3;
+  task.migrations["3"] = { from: 2, summary: "a default with accents", field_defaults: { description: "café ✓ 日本" } };
+  const dir = makeWorkspace();
+  const first = await openTestService(dir);
+  const card = (await createHttpApp(first).fetch(new Request("http://x/v1/cards", { method: "POST", body: JSON.stringify({ type_id: "task", title: "old" }) })).then((r) => r.json())) as any;
+  first.close();
+  writeFileSync(join(dir, "definitions/card-types/task.json"), JSON.stringify(task));
+  const next = await openTestService(dir);
+  try {
+    const r = await createHttpApp(next).fetch(new Request(`http://x/v1/cards/${card.id}/upgrade-schema`, { method: "POST", body: "{}" }));
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.headers.get("upgrade-report")!)).toMatchObject({ from: 2, to: 3, defaults_applied: { description: "café ✓ 日本" } });
+  } finally {
+    next.close();
+  }
+});
