@@ -93,7 +93,8 @@ test("an upgrade report with non-ASCII defaults travels in its header (it was a 
   task.migrations["3"] = { from: 2, summary: "a default with accents", field_defaults: { description: "café ✓ 日本" } };
   const dir = makeWorkspace();
   const first = await openTestService(dir);
-  const card = (await createHttpApp(first).fetch(new Request("http://x/v1/cards", { method: "POST", body: JSON.stringify({ type_id: "task", title: "old" }) })).then((r) => r.json())) as any;
+  const created = await createHttpApp(first).fetch(new Request("http://x/v1/cards", { method: "POST", body: JSON.stringify({ type_id: "task", title: "old" }) }));
+  const card = (await created.json()) as any;
   first.close();
   writeFileSync(join(dir, "definitions/card-types/task.json"), JSON.stringify(task));
   const next = await openTestService(dir);

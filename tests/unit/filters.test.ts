@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
 import {
-  MAX_FILTER_DEPTH, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
+  MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
   type FilterNode,
 } from "../../src/domain/filters.ts";
 import type { Card } from "../../src/domain/types.ts";
@@ -160,6 +160,17 @@ describe("every operator gives the same cards in JS and in SQL", () => {
     const node = parseFilter(raw);
     expect(fixed.js(node)).toEqual(expected);
     expect(fixed.sql(node)).toEqual(expected);
+  });
+});
+
+describe("the longest lists a filter may hold run in SQLite", () => {
+  // a flat chain of 1,000 ORs went past SQLite's expression depth limit (a 500)
+  test.each<[string, string[]]>([["$in", ["title", "fields.labels"]], ["$nin", ["title", "fields.labels"]], ["$any", ["tags", "fields.labels"]], ["$all", ["tags", "fields.labels"]]])(`%s with ${MAX_FILTER_LIST} values gives the same cards in JS and in SQL`, (op, paths) => {
+    const values = Array.from({ length: MAX_FILTER_LIST }, (_, i) => (i === 7 ? "ui" : i === 8 ? "Fix Login bug" : `v${i}`));
+    for (const path of paths) {
+      const node = parseFilter({ [path]: { [op]: values } });
+      expect(fixed.sql(node)).toEqual(fixed.js(node));
+    }
   });
 });
 

@@ -73,7 +73,19 @@ function _join(frags: _Frag[], op: "AND" | "OR"): _Frag {
   if (kept.some((f) => f.sql === absorb)) return op === "AND" ? _FALSE : _TRUE;
   if (kept.length === 0) return op === "AND" ? _TRUE : _FALSE;
   if (kept.length === 1) return kept[0]!;
-  return { sql: `(${kept.map((f) => f.sql).join(` ${op} `)})`, params: kept.flatMap((f) => f.params) };
+  return _balanced(kept, op);
+}
+
+/**
+ * `(a OP b OP ...)`, nested as a balanced tree past 16 terms: SQLite parses a flat chain
+ * as a left-deep tree, and an `$in` of 1,000 values (the documented limit) went past its
+ * expression depth limit of 1,000 ("Expression tree is too large").
+ */
+function _balanced(frags: _Frag[], op: "AND" | "OR"): _Frag {
+  if (frags.length <= 16) return { sql: `(${frags.map((f) => f.sql).join(` ${op} `)})`, params: frags.flatMap((f) => f.params) };
+  const mid = frags.length >> 1;
+  const left = _balanced(frags.slice(0, mid), op), right = _balanced(frags.slice(mid), op);
+  return { sql: `(${left.sql} ${op} ${right.sql})`, params: [...left.params, ...right.params] };
 }
 const _and = (...f: _Frag[]) => _join(f, "AND");
 const _or = (...f: _Frag[]) => _join(f, "OR");
