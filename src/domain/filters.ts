@@ -196,7 +196,7 @@ function _isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 function _count<T extends FilterNode>(st: _State, at: string, node: T): T {
-  if (++st.nodes > MAX_FILTER_NODES) throw _fail(at, `a filter may hold at most ${MAX_FILTER_NODES} conditions`);
+  if (++st.nodes > MAX_FILTER_NODES) throw _fail(at, `a filter may hold at most ${MAX_FILTER_NODES} nodes (conditions, $and and $or each count as one)`);
   return node;
 }
 

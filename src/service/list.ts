@@ -27,7 +27,8 @@ export interface CardPage { items: Card[]; next_cursor: string | null }
 export function listCards(svc: Service, params: ListParams, viewer?: string, opts: { filter?: unknown } = {}): CardPage | Promise<CardPage> {
   const q = toListQuery(svc, params, viewer);
   if (opts.filter !== undefined) {
-    const node = resolveMe(parseFilter(opts.filter, { fieldIds: allFieldIds(svc) }, "filter"), viewer);
+    const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
+    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope) }, "filter"), viewer);
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
   const read = (): CardPage => svc.store.snapshot((r) => {
@@ -109,8 +110,19 @@ function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
 
 /** Every field id of every card type (sort keys and filter paths are checked against it). */
 export function allFieldIds(svc: Service): Set<string> {
+  return fieldIdsOf(svc);
+}
+
+/**
+ * The field ids of the card types in scope (all types when no scope is known): a filter
+ * on `fields.<id>` of a type outside the scope is refused rather than matching nothing.
+ */
+export function fieldIdsOf(svc: Service, typeIds?: readonly string[]): Set<string> {
   const ids = new Set<string>();
-  for (const t of svc.defs.cardTypes.values()) for (const f of t.fields) ids.add(f.id);
+  for (const t of svc.defs.cardTypes.values()) {
+    if (typeIds && !typeIds.includes(t.id)) continue;
+    for (const f of t.fields) ids.add(f.id);
+  }
   return ids;
 }
 

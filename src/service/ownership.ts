@@ -10,7 +10,7 @@ import type { ListQuery } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
-import { allFieldIds } from "./list.ts";
+import { fieldIdsOf } from "./list.ts";
 import { scopeOf } from "./lanes.ts";
 import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -128,7 +128,11 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     board = svc.board(workspace.settings.default_board);
     filters.push(scopeOf(board));
   }
-  if (body.filter !== undefined) filters.push(resolveMe(parseFilter(body.filter, { fieldIds: allFieldIds(svc) }, "filter"), actor));
+  if (body.filter !== undefined) {
+    // the fields of the types in scope: the type asked for, else the board's (default board included)
+    const scope = query.typeIds ?? board?.card_type_ids;
+    filters.push(resolveMe(parseFilter(body.filter, { fieldIds: fieldIdsOf(svc, scope) }, "filter"), actor));
+  }
   if (body.status !== undefined) {
     const columns = workspace.columns.map((c) => c.id);
     if (!columns.includes(body.status)) {

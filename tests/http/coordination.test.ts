@@ -105,6 +105,16 @@ describe("release", () => {
 });
 
 describe("take-next", () => {
+  test("a filter on a field no card type in scope has is refused, listing the fields in scope", async () => {
+    const r = await api.post("/cards/take-next", { board_id: "bugs", filter: { "fields.estimate_hours": 1 } });
+    expect(r.status).toBe(422);
+    expect(r.body.field).toContain("fields.estimate_hours");
+    expect(r.body.valid_options).toContain("fields.steps");
+    expect(r.body.valid_options).not.toContain("fields.estimate_hours");
+    // in the task type's scope the same filter is fine
+    expect((await api.post("/cards/take-next", { type_id: "task", filter: { "fields.estimate_hours": 1 }, dry_run: true })).status).toBe(200);
+  });
+
   test("oldest unowned first (updated_at, then id); {card: null} when nothing is left", async () => {
     const fresh = await testApi();
     try {
@@ -428,5 +438,8 @@ describe("history and search", () => {
     expect(await ids("okapi")).not.toContain(c.id);
     expect(await ids(c.id)).toEqual([c.id]);
     expect(await ids(c.id.slice(5, 13))).toEqual([c.id]);
+    // ids match in any case, as words do
+    expect(await ids(c.id.slice(5, 13).toUpperCase())).toEqual([c.id]);
+    expect(await ids(c.id.toUpperCase())).toEqual([c.id]);
   });
 });

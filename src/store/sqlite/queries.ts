@@ -474,7 +474,9 @@ export class SqliteQueries implements StoreTx {
     if (q.q !== undefined) {
       const text = q.q.trim();
       const fts = toFtsQuery(text);
-      const idMatch = /^card_[0-9a-f]{16}$/.test(text) ? "c.id = ?" : /^(card_)?[0-9a-f]{8}$/.test(text) ? "substr(c.id, 6, 8) = ?" : null;
+      // ids are lower-case hex; a full or short id matches in any case, as words do
+      const id = text.toLowerCase();
+      const idMatch = /^card_[0-9a-f]{16}$/.test(id) ? "c.id = ?" : /^(card_)?[0-9a-f]{8}$/.test(id) ? "substr(c.id, 6, 8) = ?" : null;
       const parts: string[] = [];
       if (fts) {
         this.assertSearchAttached();
@@ -482,7 +484,7 @@ export class SqliteQueries implements StoreTx {
         parts.push(`(c.seq IN (SELECT rowid FROM ${S}.cards_fts WHERE cards_fts MATCH ?) AND EXISTS (SELECT 1 FROM ${S}.docs d WHERE d.seq = c.seq AND d.card_id = c.id))`);
         params.push(fts);
       }
-      if (idMatch) { parts.push(idMatch); params.push(idMatch === "c.id = ?" ? text : text.replace(/^card_/, "")); }
+      if (idMatch) { parts.push(idMatch); params.push(idMatch === "c.id = ?" ? id : id.replace(/^card_/, "")); }
       where.push(parts.length ? `(${parts.join(" OR ")})` : "0");
     }
     return { where, params };
