@@ -12,6 +12,12 @@ export interface OperationDoc {
   response: string;
   status?: number;
   okDescription?: string;
+  /** other success statuses this route answers, with what they mean (same body) */
+  also?: Record<number, string>;
+  /** takes dry_run: a dry run answers with the Dry-Run header */
+  dryRun?: boolean;
+  /** response headers beyond Idempotent-Replayed and Dry-Run */
+  headers?: Record<string, string>;
 }
 
 const int = { type: "integer", minimum: 1 };
@@ -43,19 +49,20 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   "GET /workspace": { id: "getWorkspace", tag: "workspace", response: "WorkspaceView" },
   "GET /boards/:board_id": { id: "getBoard", tag: "workspace", response: "Board" },
   "POST /workspace/reload": { id: "reloadWorkspace", tag: "workspace", body: "Empty", bodyRequired: false, response: "ReloadResult" },
-  "POST /boards": { id: "putBoard", tag: "workspace", body: "Board", response: "Board", status: 201 },
-  "POST /users": { id: "registerUser", tag: "users", body: "RegisterUserBody", response: "User", status: 201 },
+  "POST /boards": { id: "putBoard", tag: "workspace", body: "Board", response: "Board", status: 201, okDescription: "Created", also: { 200: "Replaced the existing board's file" } },
+  "POST /users": { id: "registerUser", tag: "users", body: "RegisterUserBody", response: "User", status: 201, okDescription: "Registered", also: { 200: "Already registered with the same kind" } },
   "GET /cards": { id: "listCards", tag: "cards", query: LIST, response: "CardPage" },
-  "POST /cards": { id: "createCard", tag: "cards", body: "CreateCardBody", response: "Card", status: 201, okDescription: "Created (200 with Dry-Run: true for dry_run)" },
+  "POST /cards": { id: "createCard", tag: "cards", body: "CreateCardBody", response: "Card", status: 201, okDescription: "Created", also: { 200: "dry_run: the card as it would be, nothing stored (Dry-Run: true)" }, dryRun: true },
   "GET /cards/:id": { id: "getCard", tag: "cards", response: "Card" },
-  "PATCH /cards/:id": { id: "patchCard", tag: "cards", body: "PatchCardBody", response: "Card" },
+  "PATCH /cards/:id": { id: "patchCard", tag: "cards", body: "PatchCardBody", response: "Card", dryRun: true },
   "DELETE /cards/:id": { id: "deleteCard", tag: "cards", query: [["version", "only delete at this version", int]], response: "Card" },
   "GET /cards/:id/events": { id: "listCardEvents", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "EventList" },
   "GET /cards/:id/history": { id: "getCardHistory", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "History" },
-  "POST /cards/:id/upgrade-schema": { id: "upgradeSchema", tag: "cards", body: "UpgradeBody", bodyRequired: false, response: "Card", okDescription: "The upgraded card; the report is in the Upgrade-Report header" },
+  "POST /cards/:id/upgrade-schema": { id: "upgradeSchema", tag: "cards", body: "UpgradeBody", bodyRequired: false, response: "Card", okDescription: "The upgraded card; the report is in the Upgrade-Report header", dryRun: true,
+    headers: { "Upgrade-Report": "JSON {from, to, defaults_applied, fields_dropped} (non-ASCII characters as \\u escapes)" } },
   "POST /cards/:id/artifacts/:field": { id: "uploadArtifact", tag: "artifacts", body: "bytes", response: "Card", status: 201 },
   "GET /artifacts/**:path": { id: "getArtifact", tag: "artifacts", response: "bytes" },
-  "POST /cards/take-next": { id: "takeNext", tag: "ownership", body: "TakeNextBody", bodyRequired: false, response: "TakeNextResult" },
+  "POST /cards/take-next": { id: "takeNext", tag: "ownership", body: "TakeNextBody", bodyRequired: false, response: "TakeNextResult", dryRun: true },
   "POST /cards/:id/claim": { id: "claimCard", tag: "ownership", body: "ClaimBody", response: "Card" },
   "POST /cards/:id/release": { id: "releaseCard", tag: "ownership", body: "ReleaseBody", bodyRequired: false, response: "Card" },
   "POST /cards/:id/links": { id: "addLink", tag: "links", body: "LinkBody", response: "Card", status: 201 },

@@ -113,7 +113,16 @@ function operation(route: Route, doc: OperationDoc): Record<string, unknown> {
   if (doc.response === "bytes") ok.content = { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
   else if (doc.response === "sse") ok.content = { "text/event-stream": { schema: { type: "string", description: "SSE frames: `event: <type>`, `id: <event id>` (durable events only), `data: <event JSON>`" } } };
   else ok.content = json(ref(doc.response));
+  if (route.method !== "GET") {
+    const headers: Record<string, unknown> = {
+      "Idempotent-Replayed": { description: "true when this answer replays an earlier request with the same Idempotency-Key (same actor)", schema: { type: "string", enum: ["true"] } },
+    };
+    if (doc.dryRun) headers["Dry-Run"] = { description: "true when the request was a dry run: nothing was stored", schema: { type: "string", enum: ["true"] } };
+    for (const [name, description] of Object.entries(doc.headers ?? {})) headers[name] = { description, schema: { type: "string" } };
+    ok.headers = headers;
+  }
   op.responses = { [String(doc.status ?? 200)]: ok, "4XX": { $ref: "#/components/responses/Error" } };
+  for (const [status, description] of Object.entries(doc.also ?? {})) (op.responses as Record<string, unknown>)[status] = { ...ok, description };
   return op;
 }
 

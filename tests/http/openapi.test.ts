@@ -45,6 +45,17 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/cards"].post["x-serve-only"]).toBeUndefined();
   });
 
+  test("every success status and response header the server sends is documented", () => {
+    const created = doc.paths["/cards"].post.responses;
+    expect(Object.keys(created)).toEqual(expect.arrayContaining(["201", "200"]));
+    expect(Object.keys(created["201"].headers)).toEqual(["Idempotent-Replayed", "Dry-Run"]);
+    expect(Object.keys(doc.paths["/users"].post.responses)).toEqual(expect.arrayContaining(["201", "200"]));
+    expect(Object.keys(doc.paths["/boards"].post.responses)).toEqual(expect.arrayContaining(["201", "200"]));
+    expect(doc.paths["/cards/{id}/upgrade-schema"].post.responses["200"].headers["Upgrade-Report"]).toBeDefined();
+    expect(doc.paths["/cards/take-next"].post.responses["200"].headers["Dry-Run"]).toBeDefined();
+    expect(doc.paths["/cards/{id}"].get.responses["200"].headers).toBeUndefined();
+  });
+
   test("per-type field schemas for create and update bodies, from the live definitions", async () => {
     const s = doc.components.schemas;
     expect(s.FieldsTask.properties.priority.enum).toEqual(["low", "normal", "high", "urgent"]);
