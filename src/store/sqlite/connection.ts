@@ -70,13 +70,31 @@ export function openDatabase(path: string): SqliteDb {
       return db;
     } catch (e) {
       try { db?.close(); } catch { /* closing a half-open handle */ }
-      if (sqliteErrorCode(e) === "SQLITE_BUSY" && Date.now() < deadline) {
+      if ((sqliteErrorCode(e) === "SQLITE_BUSY" || transientReadOnly(e, path)) && Date.now() < deadline) {
         sleepSync(2 + Math.random() * 8);
         continue;
       }
       if (e instanceof CardsError) throw e;
       throw openError(path, e);
     }
+  }
+}
+
+/**
+ * "attempt to write a readonly database" from a file that is writable: another process
+ * was creating, switching to WAL or recovering the same new database at that moment
+ * (seen once in ~1,000 simultaneous first opens under load). A file that really is
+ * read-only answers at once.
+ */
+function transientReadOnly(e: unknown, path: string): boolean {
+  if (!sqliteErrorCode(e)?.startsWith("SQLITE_READONLY")) return false;
+  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+  try {
+    fs.accessSync(path, fs.constants.W_OK);
+    fs.accessSync(dirname(path), fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
