@@ -10,12 +10,14 @@ import type { SqliteDb } from "../../platform/sqlite.ts";
 import { startBacklogCheckpointer, type BacklogCheckpointer } from "../../platform/sqlite-backlog.ts";
 
 /**
- * The writer checkpoints once the WAL holds this many pages (~1.6 MiB). POST /cards at 32
+ * The writer checkpoints once the WAL holds this many pages (~1.2 MiB). POST /cards at 32
  * connections, 10,000 -> 190,000 cards over three 5 s reps, p99 by rep: a background
  * thread rewinding at 8,000 pages 13 / 26 / 34 ms; inline at 1,000 pages 15 / 16.5 / 17
- * ms; at 400 pages 11.6 / 12.2 / 13.4 ms.
+ * ms; at 400 pages 11.6 / 12.2 / 13.4 ms on a quiet machine, but 14.5-16 ms (median of
+ * reps) on a busy one; at 300 pages 12.4 / 13.2 ms there, at the same rate (bench/http,
+ * two rounds each, alternating), and take-next at 8 clients unchanged (4.6-5.0k/s).
  */
-export const SERVER_CHECKPOINT_PAGES = 400;
+export const SERVER_CHECKPOINT_PAGES = 300;
 
 /** More frames than this (4 checkpoints' worth) not yet copied into the database: a backlog. */
 export const WAL_BACKLOG_FRAMES = 4 * SERVER_CHECKPOINT_PAGES;
