@@ -4,11 +4,10 @@
  * `since` (replay of at most 500, then live). A consumer whose buffer fills gets
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
-import { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import { eventMatcher, parseStreamFilter, replayEvents, type Service, type StreamFilter } from "../service/index.ts";
 import { parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
-export const SSE_REPLAY_LIMIT = STREAM_REPLAY_LIMIT;
 export const SSE_BUFFER_BYTES = 256 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
 

@@ -82,7 +82,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     if (p.cursor !== undefined) {
       throw new CardsError("validation_failed", "sort and cursor cannot be combined: a custom sort returns one page", { field: "sort" });
     }
-    q.sort = parseSort(p.sort, allFieldIds(svc));
+    q.sort = parseSort(p.sort, fieldIdsOf(svc));
   }
   if (p.cursor !== undefined) {
     const c = decodeCursor(p.cursor);
@@ -109,10 +109,6 @@ function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
 }
 
 /** Every field id of every card type (sort keys and filter paths are checked against it). */
-export function allFieldIds(svc: Service): Set<string> {
-  return fieldIdsOf(svc);
-}
-
 /**
  * The field ids of the card types in scope (all types when no scope is known): a filter
  * on `fields.<id>` of a type outside the scope is refused rather than matching nothing.
