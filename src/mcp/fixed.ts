@@ -99,7 +99,8 @@ export function fixedTools(defs: Definitions): Tool[] {
     }, ["card_id"], async (a, c) => {
       const input = { ...(a.target_version !== undefined ? { target_version: a.target_version } : {}), dry_run: a.confirm !== true };
       const r = await upgradeSchema(c.svc, a.card_id, input, c);
-      return { applied: a.confirm === true, report: r.report, card: r.card };
+      // applied: something changed (a card already at the target version is left as it is)
+      return { applied: a.confirm === true && r.report.from !== r.report.to, report: r.report, card: r.card };
     }),
     tool("attach_artifact", `Store a file in an artifact field${artifacts ? ` (${artifacts})` : ""}; returns the card.`, {
       card_id: id(), field: str(), content_base64: str(),

@@ -82,6 +82,9 @@ describe("upgrade_schema", () => {
       expect(old).toMatchObject({ schema_version: 1, fields: { legacy: "keep?" } });
       const same = (await s.call("upgrade_schema", { card_id: old.id })).data;
       expect(same).toMatchObject({ applied: false, report: { from: 1, to: 1, fields_dropped: [] } });
+      // confirming an upgrade to the version the card already has changes nothing: not applied
+      const current = (await s.call("upgrade_schema", { card_id: old.id, confirm: true })).data;
+      expect(current).toMatchObject({ applied: false, card: { version: old.version } });
 
       const v2 = makeWorkspace(); // the sample files hold task v2 with a migration
       writeFileSync(join(dir, "definitions/card-types/task.json"), readFileSync(join(v2, "definitions/card-types/task.json"), "utf8"));

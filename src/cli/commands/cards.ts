@@ -292,8 +292,10 @@ const upgrade = () => defineCommand({
     });
     const card = res.body !== undefined ? res.body : JSON.parse(res.text);
     if (res.status >= 400) throw envelopeError(card);
-    const report = res.headers?.["upgrade-report"];
-    return { applied: !dryRun, report: report ? JSON.parse(report) : null, card };
+    const header = res.headers?.["upgrade-report"];
+    const report = header ? (JSON.parse(header) as { from: number; to: number }) : null;
+    // applied: something changed (a card already at the target version is left as it is)
+    return { applied: !dryRun && report !== null && report.from !== report.to, report, card };
   },
 });
 
