@@ -108,10 +108,10 @@ function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
   return viewer ? resolveMe(node, viewer) : node;
 }
 
-/** Every field id of every card type (sort keys and filter paths are checked against it). */
 /**
- * The field ids of the card types in scope (all types when no scope is known): a filter
- * on `fields.<id>` of a type outside the scope is refused rather than matching nothing.
+ * The field ids of the card types in scope, every type's when no scope is given (sort
+ * keys and filter paths are checked against it): a filter on `fields.<id>` of a type
+ * outside the scope is refused rather than matching nothing.
  */
 export function fieldIdsOf(svc: Service, typeIds?: readonly string[]): Set<string> {
   const ids = new Set<string>();
