@@ -11,6 +11,7 @@ import type { StoreReads } from "../store/port.ts";
 type FeedStore = StoreReads & { snapshot<T>(fn: (r: StoreReads) => T): T };
 import { parseEventId } from "../domain/ids.ts";
 import type { EventBus } from "./bus.ts";
+import { markSignal } from "./signal-seq.ts";
 
 /** Signals older than this are pruned: they are live-only and every reader has polled by then. */
 export const SIGNAL_TTL_MS = 10 * 60 * 1000;
@@ -45,7 +46,7 @@ export class Feed {
     }
     for (const s of signals) {
       this.signalCursor = s.seq;
-      this.bus.publish(s.event);
+      this.bus.publish(markSignal(s.event, s.seq));
     }
   }
 
@@ -73,7 +74,7 @@ export class Feed {
         const signalsUpTo = (eventSeq: number): void => {
           for (; si < signals.length && signals[si]!.afterEvent <= eventSeq; si++) {
             this.signalCursor = signals[si]!.seq;
-            this.bus.publish(signals[si]!.event as CardEvent);
+            this.bus.publish(markSignal(signals[si]!.event as CardEvent, signals[si]!.seq));
           }
         };
         for (const e of events) {

@@ -7,8 +7,9 @@
  * runs at most `maxConcurrent` processes at a time; up to `maxQueue` more wait, the rest
  * are dropped with a log line. Runs of one hook may finish out of order.
  */
-import { hash128 } from "../domain/hash.ts";
 import type { CardEvent, ExtensionDef } from "../domain/types.ts";
+import { hash128 } from "../domain/hash.ts";
+import { signalSeq } from "../events/signal-seq.ts";
 import { spawnSupervised, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { consumedTypes, hookMatches, type MatchContext } from "./match.ts";
@@ -214,7 +215,13 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   };
 }
 
-/** The once-key of a (hook, event) pair; signals have no id, so their content identifies them. */
+/**
+ * The once-key of a (hook, event) pair: the event's id, or for a condition signal its
+ * row in the shared signals table (every server publishes a signal rebuilt from that row,
+ * or, in the writing process, the object it built: only the row number is the same).
+ */
 function onceKey(j: Job): string {
-  return `hook:${j.hook.id}:${j.event.id ?? `signal:${hash128(JSON.stringify(j.event))}`}`;
+  if (j.event.id) return `hook:${j.hook.id}:${j.event.id}`;
+  const seq = signalSeq(j.event);
+  return `hook:${j.hook.id}:signal:${seq ?? hash128(JSON.stringify(j.event))}`;
 }

@@ -224,6 +224,21 @@ describe("lifecycle", () => {
     expect(records(rec).length).toBe(5);
   });
 
+  test("two servers on one workspace run a hook once per condition signal (signals have no id)", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    const exts = [{ id: "drained", kind: "hook" as const, on: ["lane_drained" as const, "lane_refilled" as const], filter: { board_id: "main" }, run: sh("record.sh"), env: { RECORD_DIR: rec } }];
+    svc.defs = { ...svc.defs, extensions: exts };
+    const other = await openTestService(ws, "serve");
+    other.defs = { ...other.defs, extensions: exts };
+    const otherHooks = startHooks(other, { url: URL, log: () => {} });
+    cleanup.push(() => other.close(), () => otherHooks.stop());
+    await moveTask(svc); // todo refills, then drains: two signals written by svc
+    await waitFor(() => records(rec).length >= 2, "two records");
+    await Bun.sleep(700); // the other process's feed polls every 200 ms and publishes both again
+    expect(records(rec).map((r) => r.env.CARDS_EVENT_TYPE).sort()).toEqual(["lane_drained", "lane_refilled"]);
+  });
+
   test("stop() terminates running hooks and drops the queue", async () => {
     const { svc, hooks, logs } = await setup([{ id: "slow", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "30") }], { maxConcurrent: 1, killGraceMs: 300 });
     await createCard(svc, { type_id: "task", title: "a" }, ctx);
