@@ -27,7 +27,9 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     const { cmd, path, args } = await resolve(root, rest);
     // `cards` alone prints help; a group without its command (`cards cards`) is a usage
     // error listing the commands, so stdout never carries anything but JSON for a script
-    if (args.includes("--help") || args.includes("-h") || (!cmd.run && args.length === 0 && path.length === 1)) {
+    // words after `--` belong to the command (`ext run ID -- --help` passes --help on)
+    const own = args.includes("--") ? args.slice(0, args.indexOf("--")) : args;
+    if (own.includes("--help") || own.includes("-h") || (!cmd.run && args.length === 0 && path.length === 1)) {
       console.log(await helpText(cmd, path));
       return 0;
     }
@@ -64,6 +66,7 @@ function extractGlobals(argv: string[], env: Record<string, string | undefined>)
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (a === "--") { rest.push(...argv.slice(i)); break; }
     const eq = a.indexOf("=");
     const name = eq > 0 ? a.slice(0, eq) : a;
     const key = GLOBAL_FLAGS[name];

@@ -27,6 +27,7 @@ export function extensionCwd(root: string, ext: ExtensionDef): string {
 
 /** A short human description of how a process ended, for log lines. */
 export function describeExit(s: ExitStatus, argv0: string): string {
+  if (s.error !== undefined && s.errorIn === "cwd") return `could not start: ${s.error} (check \`cwd\`)`;
   if (s.error !== undefined) return `could not start ${JSON.stringify(argv0)}: ${s.error}`;
   if (s.signal) return `killed by ${s.signal}`;
   return `exited with code ${s.code}`;

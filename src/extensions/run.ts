@@ -44,6 +44,12 @@ export async function runExtension(host: RunHost, id: string, args: readonly str
     cwd: extensionCwd(host.root, ext),
     env: extensionEnv(base, ext, { CARDS_WORKSPACE: host.root, CARDS_URL: opts.url ?? base.CARDS_URL }),
   });
+  if (status.error !== undefined && status.errorIn === "cwd") {
+    throw new CardsError("not_found", `extension ${id}: ${status.error}`, {
+      field: "cwd", value: ext.cwd ?? ".",
+      hint: `create the directory, or fix \`cwd\` of ${id} in definitions/extensions.yaml (it is resolved against the workspace root)`,
+    });
+  }
   if (status.error !== undefined) {
     throw new CardsError(status.errorCode === "ENOENT" ? "not_found" : "unavailable", `extension ${id}: could not start ${JSON.stringify(ext.run[0])}: ${status.error}`, {
       field: "run", value: ext.run[0],

@@ -5,12 +5,13 @@
  * never) after a backoff that doubles from `initialMs` to `maxMs` and resets once a run
  * lasted `resetAfterMs`. reconcile() applies a definitions reload: new declarations start,
  * removed ones stop, changed ones (compared as JSON) restart. stop() sends SIGTERM and
- * SIGKILL after the grace. State is mirrored to `.cards/services.json` for `cards ext list`.
+ * SIGKILL after the grace. State is mirrored to `.cards/services/<pid>.json` for
+ * `cards ext list`.
  */
 import type { ExtensionDef } from "../domain/types.ts";
 import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
-import { stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
+import { pruneSnapshots, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
 
@@ -32,7 +33,7 @@ export interface ServiceOptions {
   backoff?: { initialMs?: number; maxMs?: number; resetAfterMs?: number };
   /** the base environment of service processes (default process.env) */
   env?: Record<string, string | undefined>;
-  /** where to mirror the state; false: nowhere (default `<root>/.cards/services.json`) */
+  /** where to mirror the state; false: nowhere (default `<root>/.cards/services/<pid>.json`) */
   stateFile?: string | false;
 }
 
@@ -68,9 +69,18 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const resetAfterMs = opts.backoff?.resetAfterMs ?? 60_000;
   const baseEnv = opts.env ?? (process.env as Record<string, string | undefined>);
-  const output = opts.output ?? ((id, _stream, line) => opts.log(`service ${id}: ${line}`));
+  const sink = opts.output ?? ((id, _stream, line) => opts.log(`service ${id}: ${line}`));
+  const budgets = new Map<string, (stream: "stdout" | "stderr", line: string) => void>();
+  /** each service's lines go to the sink at most OUTPUT_LINES_PER_SECOND; the rest are counted */
+  const output = (id: string, stream: "stdout" | "stderr", line: string): void => {
+    let pass = budgets.get(id);
+    if (!pass) budgets.set(id, (pass = lineBudget(OUTPUT_LINES_PER_SECOND, (st, l) => sink(id, st, l), (n) => opts.log(`service ${id}: ${n} more output line(s) not logged (over ${OUTPUT_LINES_PER_SECOND} a second)`))));
+    pass(stream, line);
+  };
   const statePath = opts.stateFile === false ? undefined : (opts.stateFile ?? stateFile(host.root));
   const managed = new Map<string, Managed>();
+  /** per id: resolves once every earlier process of that service has exited */
+  const gone = new Map<string, Promise<void>>();
   let stopped = false;
   let mirrored = false;
 
@@ -148,23 +158,29 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     if (m.timer) clearTimeout(m.timer);
     m.timer = undefined;
     const child = m.child?.running ? m.child : undefined;
+    // an entry that never started (waiting for its predecessor) is gone once that one is
+    const before = gone.get(m.def.id) ?? Promise.resolve();
     if (!child) {
-      m.retired = Promise.resolve();
+      m.retired = before;
       if (m.state !== "failed") setState(m, "stopped");
       return m.retired;
     }
     setState(m, "stopping");
-    m.retired = child.terminate(graceMs).then(({ status: s, killed }) => {
+    const ended = child.terminate(graceMs).then(({ status: s, killed }) => {
       const how = killed ? `killed (SIGKILL) after ignoring SIGTERM for ${graceMs} ms` : s.signal ? `terminated (${s.signal})` : `exited with code ${s.code}`;
       opts.log(`service ${m.def.id}: stopped (${why}): ${how}`);
       setState(m, "stopped");
     });
+    m.retired = Promise.all([before, ended]).then(() => {});
+    gone.set(m.def.id, m.retired);
     return m.retired;
   };
 
-  const declare = (def: ExtensionDef, after?: Promise<void>): void => {
+  /** A new entry for `def`; it starts once every earlier process of that id has exited. */
+  const declare = (def: ExtensionDef): void => {
     const m: Managed = { def, key: JSON.stringify(def), state: "stopped", restarts: 0, failures: 0 };
     managed.set(def.id, m);
+    const after = gone.get(def.id);
     if (def.autostart === false) {
       opts.log(`service ${def.id}: not started (autostart false)`);
       mirror();
@@ -172,7 +188,10 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     }
     if (!after) return start(m);
     setState(m, "starting");
-    void after.then(() => { if (managed.get(def.id) === m) start(m); });
+    void after.then(() => {
+      if (gone.get(def.id) === after) gone.delete(def.id);
+      if (managed.get(def.id) === m) start(m);
+    });
   };
 
   const reconcile = (): void => {
@@ -185,13 +204,17 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
         void stopEntry(m, "no longer declared").then(mirror);
       } else if (JSON.stringify(def) !== m.key) {
         opts.log(`service ${id}: declaration changed; restarting`);
-        declare(def, stopEntry(m, "declaration changed"));
+        void stopEntry(m, "declaration changed");
+        declare(def);
       }
     }
     for (const [id, def] of declared) if (!managed.has(id)) declare(def);
     mirror();
   };
 
+  if (statePath) {
+    try { pruneSnapshots(host.root); } catch { /* only housekeeping */ }
+  }
   reconcile();
   return {
     reconcile,
@@ -202,6 +225,43 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
       await Promise.all([...managed.values()].map((m) => stopEntry(m, "shutdown")));
       mirror();
     },
+  };
+}
+
+/**
+ * Lines of output a service may log per second. A service printing a flood (a debug
+ * mode, `yes`) would otherwise keep the server's one thread formatting log lines: 7 MB
+ * of output held GET /v1/health for 11 s.
+ */
+export const OUTPUT_LINES_PER_SECOND = 200;
+
+/** Passes at most `perSecond` lines a second to `emit`; reports the count of the others once each second they occur. */
+function lineBudget(perSecond: number, emit: (stream: "stdout" | "stderr", line: string) => void, dropped: (n: number) => void) {
+  let windowStart = 0;
+  let used = 0;
+  let over = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const report = (): void => {
+    timer = undefined;
+    if (over > 0) dropped(over);
+    over = 0;
+  };
+  return (stream: "stdout" | "stderr", line: string): void => {
+    const now = Date.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      used = 0;
+    }
+    if (used < perSecond) {
+      used++;
+      emit(stream, line);
+      return;
+    }
+    over++;
+    if (!timer) {
+      timer = setTimeout(report, 1000 - (now - windowStart));
+      (timer as { unref?: () => void }).unref?.();
+    }
   };
 }
 

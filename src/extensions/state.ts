@@ -1,10 +1,10 @@
 /**
- * The service supervisor's state, shared with other processes through
- * `<root>/.cards/services.json` so that `cards ext list` (a separate process) can show
- * whether each service runs. The file names the supervising process; when that process
- * is gone, nothing runs, whatever the file says.
+ * The service supervisors' state, shared with other processes through one file per
+ * supervising process under `<root>/.cards/services/`, so that `cards ext list` (a
+ * separate process) can show whether each service runs. A file whose process is gone
+ * says nothing, whatever it holds.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 export type ServiceState = "starting" | "running" | "backoff" | "stopping" | "stopped" | "failed";
@@ -29,10 +29,17 @@ export interface SupervisorSnapshot {
   services: ServiceStatus[];
 }
 
-/** Where the supervisor's state is kept. */
-export function stateFile(root: string): string {
-  return join(root, ".cards", "services.json");
+/**
+ * Where a supervisor keeps its state: one file per supervising process, so two servers
+ * on one workspace never overwrite each other's (`.cards/services/<pid>.json`).
+ */
+export function stateFile(root: string, pid = process.pid): string {
+  return join(stateDir(root), `${pid}.json`);
 }
+
+const stateDir = (root: string): string => join(root, ".cards", "services");
+/** the single file of older versions, read while such a server still runs */
+const legacyFile = (root: string): string => join(root, ".cards", "services.json");
 
 /** Replaces the state file atomically (write, then rename). */
 export function writeSnapshot(path: string, snap: SupervisorSnapshot): void {
@@ -42,15 +49,39 @@ export function writeSnapshot(path: string, snap: SupervisorSnapshot): void {
   renameSync(tmp, path);
 }
 
-/** The last snapshot of a supervisor that is still alive; undefined when none runs. */
-export function liveSnapshot(root: string): SupervisorSnapshot | undefined {
-  let snap: SupervisorSnapshot;
+function readSnapshot(path: string): SupervisorSnapshot | undefined {
   try {
-    snap = JSON.parse(readFileSync(stateFile(root), "utf8")) as SupervisorSnapshot;
+    const snap = JSON.parse(readFileSync(path, "utf8")) as SupervisorSnapshot;
+    return typeof snap?.pid === "number" && Array.isArray(snap.services) ? snap : undefined;
   } catch {
     return undefined;
   }
-  return typeof snap?.pid === "number" && isAlive(snap.pid) && Array.isArray(snap.services) ? snap : undefined;
+}
+
+const snapshotNames = (root: string): string[] => {
+  try {
+    return readdirSync(stateDir(root)).filter((n) => /^\d+\.json$/.test(n));
+  } catch {
+    return [];
+  }
+};
+
+/** The last snapshots of the supervisors still alive (none when no server runs services). */
+export function liveSnapshots(root: string): SupervisorSnapshot[] {
+  const snaps: SupervisorSnapshot[] = [];
+  for (const path of [...snapshotNames(root).map((n) => join(stateDir(root), n)), legacyFile(root)]) {
+    const snap = readSnapshot(path);
+    if (snap && isAlive(snap.pid) && !snaps.some((s) => s.pid === snap.pid)) snaps.push(snap);
+  }
+  return snaps;
+}
+
+/** Removes the state files of supervisors that are gone (a crashed server leaves its file). */
+export function pruneSnapshots(root: string): void {
+  for (const n of snapshotNames(root)) {
+    const pid = Number(n.slice(0, -5));
+    if (pid !== process.pid && !isAlive(pid)) rmSync(join(stateDir(root), n), { force: true });
+  }
 }
 
 /** True when a process with this id exists (signal 0 probes without signalling). */

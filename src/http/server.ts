@@ -1,6 +1,7 @@
 /**
  * `cards serve` lifecycle: open the workspace, listen, log `listening on URL` to stderr,
- * and shut down cleanly on SIGINT/SIGTERM (stop accepting, close, checkpoint, exit 0).
+ * and shut down cleanly on SIGINT/SIGTERM/SIGHUP (stop accepting, stop extensions, close,
+ * checkpoint, exit 0).
  */
 import { createConsola } from "consola";
 import { CardsError } from "../domain/errors.ts";
@@ -35,7 +36,30 @@ export async function startService(o: ServeOptions): Promise<void> {
   const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    monitor.stop();
+    unwatch();
+    if (server) {
+      // stop accepting, end SSE streams, let in-flight requests finish (bounded), then cut the rest
+      const closing = server.close(false).catch(() => {});
+      closeAllStreams();
+      await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
+      await server.close(true).catch(() => {});
+    }
+    await Promise.all(stoppers.map((s) => s().catch(() => {})));
+    svc.close(); // checkpoints the WAL
+    process.exit(0);
+  };
+  // before anything starts: a signal that comes while services are being started must
+  // not find the default action (which would end the server and leave them running).
+  // SIGHUP is a closed terminal or a dropped ssh session: services run in their own
+  // process groups, so the hangup never reaches them; they are stopped like on SIGTERM
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => void stop(sig));
   try {
     server = await startServer(app, { host: o.host, port: o.port });
   } catch (e) {
@@ -44,6 +68,7 @@ export async function startService(o: ServeOptions): Promise<void> {
     svc.close();
     throw listenError(e, o.host, o.port);
   }
+  if (stopping) return; // a signal came while the server started: stop() exits
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
   }
@@ -52,24 +77,6 @@ export async function startService(o: ServeOptions): Promise<void> {
   const offReload = onReload(svc, () => { hooks.reconcile(); services.reconcile(); });
   stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services.stop()]); });
   console.error(`listening on ${server.url}`);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal}: shutting down`);
-    monitor.stop();
-    unwatch();
-    // stop accepting, end SSE streams, let in-flight requests finish (bounded), then cut the rest
-    const closing = server.close(false).catch(() => {});
-    closeAllStreams();
-    await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
-    await server.close(true).catch(() => {});
-    await Promise.all(stoppers.map((s) => s().catch(() => {})));
-    svc.close(); // checkpoints the WAL
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
 /** A port in use or not allowed is the caller's to fix: `unavailable` with a hint, not an internal error. */

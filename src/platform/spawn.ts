@@ -5,6 +5,7 @@
  * terminal and this process's stdio. Argument arrays only: no shell is ever involved.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { statSync } from "node:fs";
 import { constants } from "node:os";
 
 /** How a child ended. */
@@ -17,6 +18,8 @@ export interface ExitStatus {
   error?: string;
   /** the errno name of a start failure, e.g. "ENOENT" */
   errorCode?: string;
+  /** what a start failure is about: the working directory, or the executable (`run`) */
+  errorIn?: "cwd" | "run";
 }
 
 /** What to do with the child's stdout and stderr. */
@@ -71,7 +74,9 @@ export function spawnSupervised(o: SpawnOptions): SupervisedChild {
   const keepTail = (chunk: string) => {
     tail = (tail + chunk).slice(-TAIL_BYTES);
   };
-  try {
+  const noCwd = cwdFailure(o.cwd);
+  if (noCwd) settle(noCwd);
+  else try {
     child = spawn(cmd ?? "", args, {
       cwd: o.cwd,
       env: o.env,
@@ -84,7 +89,10 @@ export function spawnSupervised(o: SpawnOptions): SupervisedChild {
   }
   if (child) {
     child.once("error", (e) => settle(startFailure(e)));
-    child.once("exit", (code, signal) => settle({ code, signal }));
+    child.once("exit", (code, signal) => {
+      settle({ code, signal });
+      reapGroup(child!.pid);
+    });
     if (o.input !== undefined && child.stdin) {
       child.stdin.on("error", () => { /* the child exited without reading stdin (EPIPE) */ });
       child.stdin.end(o.input);
@@ -130,6 +138,8 @@ export function runForeground(o: Omit<SpawnOptions, "input" | "output">): Promis
   const [cmd, ...args] = o.argv;
   return new Promise<ExitStatus>((resolve) => {
     let child: ChildProcess;
+    const noCwd = cwdFailure(o.cwd);
+    if (noCwd) return resolve(noCwd);
     try {
       child = spawn(cmd ?? "", args, { cwd: o.cwd, env: o.env, stdio: "inherit", windowsHide: true });
     } catch (e) {
@@ -163,6 +173,30 @@ export function exitCodeOf(s: ExitStatus): number {
   return s.error ? 126 : 1;
 }
 
+/** How long what a supervised child left in its process group gets between SIGTERM and SIGKILL. */
+export const LEFTOVER_GRACE_MS = 5_000;
+
+/**
+ * After a supervised child exited: terminates whatever it left running in its process
+ * group (background jobs of a shell script), SIGKILL after LEFTOVER_GRACE_MS. The group's
+ * id stays taken while any member lives, so the signal cannot reach another process.
+ */
+function reapGroup(pid: number | undefined): void {
+  if (pid === undefined || process.platform === "win32") return;
+  if (!signalOnlyGroup(pid, "SIGTERM")) return; // the group is empty
+  const timer = setTimeout(() => { signalOnlyGroup(pid, "SIGKILL"); }, LEFTOVER_GRACE_MS);
+  (timer as { unref?: () => void }).unref?.();
+}
+
+function signalOnlyGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Sends a signal to a supervised child's process group (the child alone on Windows). */
 function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
   if (pid === undefined) return;
@@ -175,22 +209,59 @@ function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
 
 function startFailure(e: unknown): ExitStatus {
   const err = e as NodeJS.ErrnoException;
-  return { code: null, signal: null, error: String(err?.message ?? e), errorCode: err?.code };
+  return { code: null, signal: null, error: String(err?.message ?? e), errorCode: err?.code, errorIn: "run" };
 }
+
+/**
+ * A working directory that is missing or not a directory, as a start failure about `cwd`
+ * (spawn itself would answer ENOENT naming the executable, which exists).
+ */
+function cwdFailure(cwd: string): ExitStatus | undefined {
+  try {
+    if (statSync(cwd).isDirectory()) return undefined;
+    return { code: null, signal: null, error: `the working directory ${cwd} is not a directory`, errorCode: "ENOTDIR", errorIn: "cwd" };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? "ENOENT";
+    return { code: null, signal: null, error: `the working directory ${cwd} ${code === "ENOENT" ? "does not exist" : `cannot be used (${code})`}`, errorCode: code, errorIn: "cwd" };
+  }
+}
+
+/**
+ * Lines read per second from one child stream before reading pauses until the second is
+ * over. A child printing without pause (`yes`) would otherwise keep this process's one
+ * thread reading and splitting; paused, it waits on its full pipe instead.
+ */
+export const FLOOD_LINES_PER_SECOND = 20_000;
 
 function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
   let buf = "";
+  let windowStart = 0;
+  let count = 0;
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      onLine(buf.slice(0, nl).replace(/\r$/, "").slice(0, MAX_LINE));
-      buf = buf.slice(nl + 1);
+    const now = Date.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      count = 0;
     }
+    const text = buf + chunk;
+    let start = 0;
+    let nl: number;
+    while ((nl = text.indexOf("\n", start)) >= 0) {
+      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+      onLine(text.slice(start, Math.min(end, start + MAX_LINE)));
+      start = nl + 1;
+      count++;
+    }
+    buf = start === 0 ? text : text.slice(start);
     if (buf.length > MAX_LINE) {
       onLine(buf.slice(0, MAX_LINE));
       buf = "";
+      count++;
+    }
+    if (count > FLOOD_LINES_PER_SECOND) {
+      stream.pause();
+      setTimeout(() => stream.resume(), Math.max(1, 1000 - (Date.now() - windowStart)));
     }
   });
   stream.on("end", () => { if (buf) onLine(buf.slice(0, MAX_LINE)); });

@@ -54,6 +54,25 @@ describe("graceful shutdown", () => {
   });
 });
 
+describe("SIGHUP", () => {
+  test("stops the server like SIGTERM, and its services with it (they run in their own process groups)", async () => {
+    const dir = makeWorkspace((f) => {
+      f["definitions/extensions.yaml"] = JSON.stringify([{ id: "keeper", kind: "service", run: ["/bin/sh", "-c", "echo $$ > keeper.pid; exec sleep 4242"] }]);
+    });
+    const srv = await serve(dir);
+    const pidFile = join(dir, "keeper.pid");
+    for (let i = 0; i < 100 && !existsSync(pidFile); i++) await Bun.sleep(50);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    const alive = (p: number) => { try { process.kill(p, 0); return true; } catch { return false; } };
+    expect(alive(pid)).toBe(true);
+    const exited = new Promise<number | null>((r) => srv.proc.once("exit", (code) => r(code)));
+    srv.proc.kill("SIGHUP");
+    expect(await exited).toBe(0);
+    for (let i = 0; i < 40 && alive(pid); i++) await Bun.sleep(50);
+    expect(alive(pid)).toBe(false);
+  });
+});
+
 describe("cards backup", () => {
   test("an online copy while a writer runs restores into a working workspace", async () => {
     const dir = makeWorkspace();

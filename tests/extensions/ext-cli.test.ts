@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { startServices, type Services } from "../../src/extensions/services.ts";
+import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
 import { assertBinary, run } from "../helpers/binary.ts";
 import { sh, waitFor, workspaceWith } from "./util.ts";
 
@@ -15,6 +16,7 @@ beforeAll(() => {
     { id: "elsewhere", kind: "run", cwd: "sub/dir", run: sh("exit-with.sh", "0") },
     { id: "suicide", kind: "run", run: ["/bin/sh", "-c", "kill -TERM $$"] },
     { id: "ghost", kind: "run", run: ["/no/such/tool"] },
+    { id: "nocwd", kind: "run", cwd: "no-such-dir", run: sh("exit-with.sh", "0") },
     { id: "notify", kind: "hook", on: ["card_created"], run: ["true"] },
     { id: "web", kind: "service", run: sh("sleep.sh", "30"), env: { SECRET: "hunter2" } },
   ]);
@@ -39,6 +41,13 @@ describe("cards ext run", () => {
     expect(r.stdout).toContain("CARDS_URL=http://127.0.0.1:9\n");
   });
 
+  test("after --, cards' own flags (--help, -h, --url, --actor, --dir) go to the extension untouched", () => {
+    const r = run(["ext", "run", "echo", "--", "0", "--help", "-h", "--url", "http://x", "--actor", "bob", "--dir", "/nonexistent"], { cwd: ws });
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout).slice(0, 10)).toEqual(["arg=0", "arg=--help", "arg=-h", "arg=--url", "arg=http://x", "arg=--actor", "arg=bob", "arg=--dir", "arg=/nonexistent", `cwd=${real}`]);
+    expect(r.stdout).toContain("CARDS_URL=<unset>\n");
+  });
+
   test("cwd is resolved against the workspace root; --dir finds the workspace", () => {
     const r = run(["ext", "run", "elsewhere", "--dir", ws], { cwd: "/" });
     expect(r.code).toBe(0);
@@ -52,7 +61,7 @@ describe("cards ext run", () => {
   test("an unknown id is not_found (exit 3) listing the run extensions", () => {
     const r = run(["ext", "run", "nope"], { cwd: ws });
     expect(r.code).toBe(3);
-    expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost"] });
+    expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost", "nocwd"] });
   });
 
   test("a hook or service id is a usage error (exit 2)", () => {
@@ -67,6 +76,13 @@ describe("cards ext run", () => {
     expect(r.code).toBe(3);
     expect(r.error).toMatchObject({ error: "not_found", field: "run", value: "/no/such/tool" });
   });
+
+  test("a missing working directory is not_found naming `cwd`, not the executable", () => {
+    const r = run(["ext", "run", "nocwd"], { cwd: ws });
+    expect(r.code).toBe(3);
+    expect(r.error).toMatchObject({ error: "not_found", field: "cwd", value: "no-such-dir" });
+    expect(r.error.message).toContain("no-such-dir does not exist");
+  });
 });
 
 describe("cards ext list", () => {
@@ -74,7 +90,7 @@ describe("cards ext list", () => {
     const r = run(["ext", "list"], { cwd: ws });
     expect(r.code).toBe(0);
     const byId = Object.fromEntries(r.json.extensions.map((e: any) => [e.id, e]));
-    expect(Object.keys(byId)).toEqual(["echo", "elsewhere", "suicide", "ghost", "notify", "web"]);
+    expect(Object.keys(byId)).toEqual(["echo", "elsewhere", "suicide", "ghost", "nocwd", "notify", "web"]);
     expect(byId.echo).toEqual({ id: "echo", kind: "run", description: "prints its arguments", run: expect.any(Array) });
     expect(byId.notify).toMatchObject({ kind: "hook", on: ["card_created"] });
     expect(byId.web).toMatchObject({ kind: "service", state: "not running" });
@@ -89,6 +105,26 @@ describe("cards ext list", () => {
       const web = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
       expect(web).toMatchObject({ state: "running", pid: services.list()[0]!.pid, restarts: 0, supervisor_pid: process.pid });
     } finally {
+      await services?.stop();
+    }
+  });
+
+  test("two supervisors on one workspace: one that stopped does not hide the other's running service", async () => {
+    const other = Bun.spawn(["sleep", "30"]); // stands for a second server: a live pid with its own state file
+    let services: Services | undefined;
+    try {
+      writeSnapshot(stateFile(ws, other.pid), { pid: other.pid, updated_at: new Date().toISOString(), services: [{ id: "web", kind: "service", state: "running", pid: 424242, restarts: 0 }] });
+      services = startServices({ root: ws, defs: { extensions: [{ id: "web", kind: "service", run: sh("sleep.sh", "30") }] } }, { log: () => {}, output: () => {} });
+      await waitFor(() => services!.list()[0]?.state === "running", "running");
+      await services.stop();
+      const web = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
+      expect(web).toMatchObject({ state: "running", pid: 424242, supervisor_pid: other.pid });
+      other.kill();
+      await other.exited;
+      // the other is gone: what is left is this process's own (stopped) view
+      expect(run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web")).toMatchObject({ state: "stopped", supervisor_pid: process.pid });
+    } finally {
+      other.kill();
       await services?.stop();
     }
   });

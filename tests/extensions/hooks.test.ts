@@ -163,6 +163,13 @@ describe("hook failures are logged, never fatal", () => {
     expect(svc.store.getCard(card.id)).not.toBeNull();
   });
 
+  test("a missing cwd is logged as such, not as a missing executable", async () => {
+    const { logs, svc } = await setup([{ id: "badcwd", kind: "hook", on: ["card_created"], cwd: "no-such-dir", run: sh("record.sh") }]);
+    await createCard(svc, { type_id: "task", title: "x" }, ctx);
+    await waitFor(() => logs.length === 1, "a log line");
+    expect(logs[0]).toMatch(/^hook badcwd: event \d+ card_created: could not start: the working directory \S+\/no-such-dir does not exist \(check `cwd`\)$/);
+  });
+
   test("concurrency is bounded per hook: the rest queue, past the queue cap they are dropped and logged", async () => {
     const { ws, svc, logs } = await setup([], { maxConcurrent: 2, maxQueue: 2 });
     const rec = recordDir(ws);

@@ -1,11 +1,11 @@
 /** Service extensions with real child processes: restart policies, backoff, reconcile, shutdown. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionDef } from "../../src/domain/types.ts";
-import { startServices, type ServiceOptions, type Services } from "../../src/extensions/services.ts";
-import { liveSnapshot } from "../../src/extensions/state.ts";
+import { OUTPUT_LINES_PER_SECOND, startServices, type ServiceOptions, type Services } from "../../src/extensions/services.ts";
+import { liveSnapshots, stateFile, writeSnapshot } from "../../src/extensions/state.ts";
 import { alive, sh, waitFor } from "./util.ts";
 
 let running: Services[] = [];
@@ -101,6 +101,33 @@ describe("supervision", () => {
   });
 });
 
+describe("output", () => {
+  test("a flood of output reaches the log at most OUTPUT_LINES_PER_SECOND a second, counted, and never stalls the event loop", async () => {
+    const { lines, logs } = supervise([svc("flood", ["/usr/bin/yes", "flood"])]);
+    let worst = 0;
+    let last = performance.now();
+    const probe = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 10);
+    await Bun.sleep(2500);
+    clearInterval(probe);
+    // windows of one second: at most three of them in 2.5 s
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBeLessThanOrEqual(3 * OUTPUT_LINES_PER_SECOND);
+    expect(logs.some((l) => /^service flood: \d+ more output line\(s\) not logged \(over 200 a second\)$/.test(l))).toBe(true);
+    expect(worst).toBeLessThan(250);
+  });
+
+  test("what a service leaves running in its process group is terminated when it exits", async () => {
+    const { root, one } = supervise([svc("leaver", ["/bin/sh", "-c", "sleep 4343 & echo $! > leftover.pid; exit 1"], { restart_policy: "never" })]);
+    await waitFor(() => one("leaver")?.state === "failed", "the service exited");
+    const pid = Number(await Bun.file(join(root, "leftover.pid")).text());
+    await waitFor(() => !alive(pid), "the background sleep is gone", 3000);
+  });
+});
+
 describe("stopping", () => {
   test("stop() terminates a service, and kills one that ignores SIGTERM after the grace", async () => {
     const { services, lines, logs, one } = supervise([svc("polite", sh("sleep.sh", "30")), svc("stubborn", sh("hang.sh"))]);
@@ -141,14 +168,72 @@ describe("reconcile after a reload", () => {
   });
 });
 
+describe("one process per service", () => {
+  const runs = (root: string) => readdirSync(root).filter((n) => n.startsWith("run-"));
+  const living = (root: string) => runs(root).map((n) => Number(n.slice(4, -4))).filter(alive);
+
+  const stubborn = (root: string) => ["/bin/sh", "-c", `trap '' TERM; : > "${root}/run-$$.txt"; while :; do sleep 1; done`];
+  const watch = async (root: string, ms: number): Promise<number> => {
+    let most = 0;
+    for (const end = Date.now() + ms; Date.now() < end; await Bun.sleep(20)) most = Math.max(most, living(root).length);
+    return most;
+  };
+
+  test("two changes in a row while the old process takes its grace: the new one starts only after the old is gone", async () => {
+    const { root, host, services, one } = supervise([], { stopGraceMs: 800 });
+    host.defs = { extensions: [svc("single", stubborn(root), { env: { V: "1" } })] };
+    services.reconcile();
+    await waitFor(() => living(root).length === 1 && one("single")?.state === "running", "first instance");
+    for (const v of ["2", "3"]) {
+      host.defs = { extensions: [svc("single", stubborn(root), { env: { V: v } })] };
+      services.reconcile();
+      await Bun.sleep(100);
+    }
+    expect(await watch(root, 2500)).toBe(1);
+    expect(one("single")!.state).toBe("running");
+  });
+
+  test("removed, then declared again within the old process's grace: no overlap", async () => {
+    const { root, host, services, one } = supervise([], { stopGraceMs: 800 });
+    host.defs = { extensions: [svc("again", stubborn(root))] };
+    services.reconcile();
+    await waitFor(() => living(root).length === 1, "first instance");
+    host.defs = { extensions: [] };
+    services.reconcile();
+    await Bun.sleep(100);
+    host.defs = { extensions: [svc("again", stubborn(root))] };
+    services.reconcile();
+    expect(await watch(root, 2000)).toBe(1);
+    expect(runs(root).length).toBe(2);
+    expect(one("again")!.state).toBe("running");
+  });
+});
+
 describe("state file", () => {
-  test("mirrors list() to .cards/services.json for `cards ext list`", async () => {
+  test("mirrors list() to .cards/services/<pid>.json for `cards ext list`", async () => {
     const { root, services, one } = supervise([svc("web", sh("sleep.sh", "30"))]);
     await waitFor(() => one("web")?.state === "running", "running");
-    const snap = liveSnapshot(root)!;
-    expect(snap.pid).toBe(process.pid);
-    expect(snap.services).toEqual(services.list());
+    expect(stateFile(root)).toBe(join(root, ".cards/services", `${process.pid}.json`));
+    const [snap, ...more] = liveSnapshots(root);
+    expect(more).toEqual([]);
+    expect(snap!.pid).toBe(process.pid);
+    expect(snap!.services).toEqual(services.list());
     await services.stop();
-    expect(liveSnapshot(root)!.services[0]!.state).toBe("stopped");
+    expect(liveSnapshots(root)[0]!.services[0]!.state).toBe("stopped");
+  });
+
+  test("a supervisor removes the files of supervisors that are gone; files of live ones stay", async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "cards-svc-")));
+    const dead = Bun.spawnSync(["true"]).pid;
+    const live = Bun.spawn(["sleep", "30"]);
+    try {
+      for (const pid of [dead, live.pid]) writeSnapshot(stateFile(root, pid), { pid, updated_at: new Date().toISOString(), services: [] });
+      running.push(startServices({ root, defs: { extensions: [svc("web", sh("sleep.sh", "30"))] } }, { log: () => {}, output: () => {} }));
+      expect(existsSync(stateFile(root, dead))).toBe(false);
+      expect(existsSync(stateFile(root, live.pid))).toBe(true);
+      expect(liveSnapshots(root).map((s) => s.pid).sort()).toEqual([process.pid, live.pid].sort());
+    } finally {
+      live.kill();
+    }
   });
 });
