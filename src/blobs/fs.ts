@@ -19,12 +19,21 @@ export function createFsBlobStore(dir: string): BlobStore {
   const pathOf = (digest: string) => join(dir, "sha256", digest.slice(0, 2), digest);
   return {
     async put(body, maxBytes, mimeOf): Promise<StoredBlob & { mime: string }> {
-      fs().mkdirSync(join(dir, "tmp"), { recursive: true });
+      const f = fs();
       const tmp = join(dir, "tmp", `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-      const out = fs().createWriteStream(tmp);
+      // plain descriptor writes: the temp file exists before the first chunk, and a
+      // refused or failed upload closes and removes it with nothing left in flight
+      let fd: number;
+      try {
+        f.mkdirSync(join(dir, "tmp"), { recursive: true });
+        fd = f.openSync(tmp, "wx");
+      } catch (e) {
+        throw storeError(e, dir);
+      }
       const hash = sha256();
       let size = 0;
       let head: Uint8Array = new Uint8Array(0);
+      let closed = false;
       try {
         const chunks = body instanceof Uint8Array ? [body] : body;
         for await (const chunk of chunks) {
@@ -34,26 +43,27 @@ export function createFsBlobStore(dir: string): BlobStore {
           }
           if (head.byteLength < HEAD_BYTES) head = concat(head, chunk.subarray(0, HEAD_BYTES - head.byteLength));
           hash.update(chunk);
-          if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+          for (let off = 0; off < chunk.byteLength;) off += f.writeSync(fd, chunk, off);
         }
-        await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
+        f.closeSync(fd);
+        closed = true;
         const digest = hash.hex();
         const final = pathOf(digest);
         let mime: string;
-        if (fs().existsSync(final)) {
-          fs().unlinkSync(tmp);
+        if (f.existsSync(final)) {
+          f.unlinkSync(tmp);
           mime = readMime(final) ?? mimeOf(head);
         } else {
           mime = mimeOf(head);
-          fs().mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
-          fs().writeFileSync(`${final}.type`, mime);
-          fs().renameSync(tmp, final);
+          f.mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
+          f.writeFileSync(`${final}.type`, mime);
+          f.renameSync(tmp, final);
         }
         return { sha256: digest, size, head, mime };
       } catch (e) {
-        out.destroy();
-        try { fs().unlinkSync(tmp); } catch { /* never created */ }
-        throw e;
+        if (!closed) try { f.closeSync(fd); } catch { /* already closed */ }
+        try { f.unlinkSync(tmp); } catch { /* already gone */ }
+        throw storeError(e, dir);
       }
     },
     async get(digest) {
@@ -73,6 +83,14 @@ export function createFsBlobStore(dir: string): BlobStore {
       return DIGEST.test(digest) && fs().existsSync(pathOf(digest));
     },
   };
+}
+
+/** A failure of the disk as `unavailable` (the caller's retry may work); anything else as is. */
+function storeError(e: unknown, dir: string): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === "ENOSPC" || code === "EDQUOT") return new CardsError("unavailable", `the disk is full; the artifact was not stored in ${dir}`, { hint: "free disk space and retry" });
+  if (code === "EIO" || code === "EROFS" || code === "EACCES" || code === "EPERM") return new CardsError("unavailable", `cannot write the artifact to ${dir} (${code})`, { hint: "check the workspace's .cards directory and its disk" });
+  return e;
 }
 
 function readMime(blobPath: string): string | undefined {

@@ -278,6 +278,9 @@ const _RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:
 const _CARD_LINK_RE = /^card_[0-9a-f]+$/;
 const _ARTIFACT_KEYS = ["uri", "mime", "size", "sha256"];
 const _MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[A-Za-z0-9][\w.+-]*(?:\s*;.*)?$/;
+
+/** True for a media type an artifact's `mime` accepts (`type/subtype`, parameters allowed). */
+export const isMediaType = (s: string): boolean => _MIME_RE.test(s);
 const _SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 
 function _emptyRefs(): FieldRefs { return { cards: [], users: [] }; }

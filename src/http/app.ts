@@ -77,7 +77,12 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     if (method === "HEAD") {
       // HEAD is GET without the body (HTTP): same status and headers
       const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: Object.fromEntries(url.searchParams), headers: new ApiHeaders(event.req.headers) });
-      const head = (r: ApiResponse): Response => { const full = toResponse(r); return new Response(null, { status: full.status, headers: full.headers }); };
+      const head = (r: ApiResponse): Response => {
+        const full = toResponse(r);
+        // the GET's body is never read: cancel it, or a streamed artifact keeps its file open
+        full.body?.cancel().catch(() => {});
+        return new Response(null, { status: full.status, headers: full.headers });
+      };
       return res instanceof Promise ? res.then(head) : head(res);
     }
     const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);

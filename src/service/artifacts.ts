@@ -5,7 +5,8 @@
  * Only `sha256/<2 hex>/<64 hex>` names a blob: every other path, traversal included, is 404.
  */
 import { CardsError, notFound } from "../domain/errors.ts";
-import { LOCAL_ARTIFACT_PREFIX, localArtifactUri } from "../domain/fields.ts";
+import { hash128 } from "../domain/hash.ts";
+import { isMediaType, LOCAL_ARTIFACT_PREFIX, localArtifactUri } from "../domain/fields.ts";
 import { sniffMime } from "../domain/sniff.ts";
 import type { Card } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -31,14 +32,35 @@ export async function attachArtifact(
       field, hint: `set it with PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}}`,
     });
   }
-  const declared = contentType?.split(";")[0]?.trim().toLowerCase();
-  const blob = await svc.blobs.put(body, MAX_ARTIFACT_BYTES, (head) => (declared && declared !== "application/octet-stream" ? contentType!.trim() : sniffMime(head)));
-  const meta = { uri: localArtifactUri(blob.sha256), mime: blob.mime, size: blob.size, sha256: blob.sha256 };
+  const declared = declaredMime(contentType);
+  const blob = await svc.blobs.put(body, MAX_ARTIFACT_BYTES, (head) => declared ?? sniffMime(head));
+  // the same bytes are stored once, with the type of their first upload; this card's
+  // field records the type this upload declared
+  const meta = { uri: localArtifactUri(blob.sha256), mime: declared ?? blob.mime, size: blob.size, sha256: blob.sha256 };
+  // the bytes streamed past the request's hash (it covers the JSON bodies): a repeat of the
+  // key with other bytes or another type is another request (422), not a replay
+  if (ctx.idempotency) ctx.idempotency.hash = hash128(`${ctx.idempotency.hash}\nsha256:${blob.sha256}\ntype:${declared ?? ""}`);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
     const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: meta } }, [{ type: "artifact_added", diff: { field, ...meta } }], svc);
     return withParts(w.tx, card);
   });
+}
+
+/**
+ * The upload's declared type: a media type such as `text/plain; charset=utf-8` (an
+ * artifact field accepts nothing else), or undefined when absent or
+ * application/octet-stream (the bytes are sniffed then).
+ */
+function declaredMime(contentType: string | undefined): string | undefined {
+  const t = contentType?.trim();
+  if (!t) return undefined;
+  if (!isMediaType(t) || t.length > 200) {
+    throw new CardsError("validation_failed", `Content-Type ${JSON.stringify(t.slice(0, 200))} is not a media type`, {
+      field: "Content-Type", value: t.slice(0, 200), hint: "send a media type such as text/plain or image/png, or leave Content-Type out to have the bytes sniffed",
+    });
+  }
+  return t.split(";")[0]!.trim().toLowerCase() === "application/octet-stream" ? undefined : t;
 }
 
 /** Opens a stored artifact by its path under /artifacts/ (or its full `artifacts/...` uri). */

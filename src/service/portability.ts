@@ -15,19 +15,29 @@ export const DUMP_FORMAT_VERSION = 1;
 
 export interface PortCounts { users: number; cards: number; events: number }
 
+/**
+ * One JSONL line. JSON.stringify leaves U+2028 and U+2029 raw, and line readers that
+ * follow Unicode's line breaks (readline, many editors) would split a record there:
+ * they are written escaped, which is the same JSON.
+ */
+export function jsonLine(value: unknown): string {
+  const s = JSON.stringify(value);
+  return /[\u2028\u2029]/.test(s) ? s.replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029") : s;
+}
+
 /** Writes the workspace as JSONL lines to `write` (synchronously, one line at a time). */
 export function dumpWorkspace(svc: Service, write: (line: string) => void, progress?: (c: PortCounts) => void): PortCounts {
   const n: PortCounts = { users: 0, cards: 0, events: 0 };
   return svc.store.snapshot((r) => {
-    write(JSON.stringify({ record: "header", format: DUMP_FORMAT, format_version: DUMP_FORMAT_VERSION, workspace_id: svc.defs.workspace.id, dumped_at: nowIso() }));
-    for (const user of r.iterateUsers()) { write(JSON.stringify({ record: "user", user })); n.users++; }
+    write(jsonLine({ record: "header", format: DUMP_FORMAT, format_version: DUMP_FORMAT_VERSION, workspace_id: svc.defs.workspace.id, dumped_at: nowIso() }));
+    for (const user of r.iterateUsers()) { write(jsonLine({ record: "user", user })); n.users++; }
     for (const c of r.iterateCards()) {
       const card = canonicalCard({ ...c, links: r.listLinks(c.id), comments: r.listComments(c.id) });
-      write(JSON.stringify({ record: "card", card }));
+      write(jsonLine({ record: "card", card }));
       if (++n.cards % 5000 === 0) progress?.(n);
     }
     for (const event of r.iterateEvents()) {
-      write(JSON.stringify({ record: "event", event }));
+      write(jsonLine({ record: "event", event }));
       if (++n.events % 20000 === 0) progress?.(n);
     }
     progress?.(n);
@@ -53,6 +63,7 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
     let sawHeader = false;
     let lastEvent = 0;
     const seenCards = new Set<string>();
+    const seenComments = new Set<string>();
     for await (const raw of lines) {
       lineNo++;
       if (raw.trim() === "") continue;
@@ -71,11 +82,21 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
         sawHeader = true;
         continue;
       }
+      // whatever slips past the checks below and the database still refuses is this line's fault
+      const store = (what: string, fn: () => void): void => {
+        try {
+          fn();
+        } catch (e) {
+          if (e instanceof CardsError) throw e;
+          throw bad(`${what} cannot be stored (${(e as Error)?.message ?? String(e)})`);
+        }
+      };
       switch (rec.record) {
         case "user": {
           const u = rec.user as User;
-          if (!u || typeof u.id !== "string" || (u.kind !== "human" && u.kind !== "agent") || typeof u.created_at !== "string") throw bad("a user needs id, kind and created_at");
-          tx.upsertUser(u);
+          if (!isObject(u) || !isText(u.id) || (u.kind !== "human" && u.kind !== "agent") || !isTime(u.created_at)) throw bad("a user needs id, kind (human or agent) and created_at (an ISO time)");
+          if (u.display_name !== undefined && typeof u.display_name !== "string") throw bad(`user ${u.id}: display_name must be a string`);
+          store(`user ${u.id}`, () => tx.upsertUser(u));
           n.users++;
           break;
         }
@@ -84,21 +105,34 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
           if (seenCards.has(c.id)) throw bad(`duplicate card id ${c.id}`);
           seenCards.add(c.id);
           const { links, comments, ...card } = c;
-          tx.insertCard(canonicalCard(card as Card));
-          for (const l of links ?? []) tx.addLink(c.id, checkLink(l, bad));
-          for (const cm of comments ?? []) tx.addComment(c.id, checkComment(cm, bad));
+          if (links !== undefined && !Array.isArray(links)) throw bad(`card ${c.id}: links must be an array`);
+          if (comments !== undefined && !Array.isArray(comments)) throw bad(`card ${c.id}: comments must be an array`);
+          store(`card ${c.id}`, () => tx.insertCard(canonicalCard(card as Card)));
+          for (const l of links ?? []) {
+            const link = checkLink(l, bad);
+            store(`a link of card ${c.id}`, () => tx.addLink(c.id, link));
+          }
+          for (const cm of comments ?? []) {
+            const comment = checkComment(cm, bad);
+            if (seenComments.has(comment.id)) throw bad(`duplicate comment id ${comment.id}`);
+            seenComments.add(comment.id);
+            store(`comment ${comment.id}`, () => tx.addComment(c.id, comment));
+          }
           if (++n.cards % 5000 === 0) progress?.(n);
           break;
         }
         case "event": {
           const e = rec.event as StoredEvent;
-          const id = e && typeof e.id === "string" ? parseEventId(e.id) : null;
-          if (id === null || !(ALL_EVENT_TYPES as readonly string[]).includes(e.type) || typeof e.actor !== "string" || typeof e.at !== "string" || (e.scope !== "card" && e.scope !== "board") || typeof e.diff !== "object") {
-            throw bad("an event needs id, type, actor, at, scope and diff");
+          const id = isObject(e) && typeof e.id === "string" ? parseEventId(e.id) : null;
+          if (id === null || !(ALL_EVENT_TYPES as readonly string[]).includes(e.type) || !isText(e.actor) || !isTime(e.at) || (e.scope !== "card" && e.scope !== "board") || !isObject(e.diff)) {
+            throw bad("an event needs id, type, actor, at (an ISO time), scope (card or board) and a diff object");
+          }
+          for (const k of ["card_id", "board_id"] as const) {
+            if (e[k] !== undefined && e[k] !== null && typeof e[k] !== "string") throw bad(`event ${e.id}: ${k} must be a string`);
           }
           if (id <= lastEvent) throw bad(`event ids must ascend (${e.id} after ${String(lastEvent)})`);
           lastEvent = id;
-          tx.insertEventWithId(e);
+          store(`event ${e.id}`, () => tx.insertEventWithId(e));
           if (++n.events % 20000 === 0) progress?.(n);
           break;
         }
@@ -109,6 +143,7 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
       }
     }
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
+
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
     // the restored log is history: a server serving this workspace publishes none of it live
@@ -121,26 +156,41 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
 
 const CARD_KEYS = ["id", "type_id", "schema_version", "title", "status", "fields", "tags", "version", "created_at", "updated_at", "status_since", "created_by"];
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isText = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
+/** the times this service writes: ISO 8601 in UTC, as Date.toISOString gives them */
+const isTime = (v: unknown): v is string => typeof v === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/.test(v) && !Number.isNaN(Date.parse(v));
+
 function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): Card {
-  const c = raw as Card;
-  if (!c || typeof c !== "object") throw bad("a card record needs a card object");
+  if (!isObject(raw)) throw bad("a card record needs a card object");
+  const c = raw as unknown as Card;
   for (const k of CARD_KEYS) if ((c as unknown as Record<string, unknown>)[k] === undefined) throw bad(`card is missing ${k}`);
-  if (!CARD_ID_RE.test(c.id)) throw bad(`card id ${JSON.stringify(c.id)} is not card_<16 hex>`);
-  if (!svc.defs.cardTypes.has(c.type_id)) throw bad(`card ${c.id} has type ${JSON.stringify(c.type_id)}, which this workspace does not define`);
+  if (typeof c.id !== "string" || !CARD_ID_RE.test(c.id)) throw bad(`card id ${JSON.stringify(c.id)} is not card_<16 hex>`);
+  if (typeof c.type_id !== "string" || !svc.defs.cardTypes.has(c.type_id)) throw bad(`card ${c.id} has type ${JSON.stringify(c.type_id)}, which this workspace does not define`);
   if (!Number.isInteger(c.version) || c.version < 1 || !Number.isInteger(c.schema_version)) throw bad(`card ${c.id} needs integer version and schema_version`);
   // schema versions only go up: a card above its type's version could never be upgraded
   const loaded = svc.defs.cardTypes.get(c.type_id)!.schema_version;
   if (c.schema_version > loaded) throw bad(`card ${c.id} has schema_version ${c.schema_version}, above ${loaded}, the version of type ${c.type_id} here; raise the type's schema_version (with a migration) before restoring`);
-  if (typeof c.fields !== "object" || Array.isArray(c.fields) || !Array.isArray(c.tags)) throw bad(`card ${c.id} needs a fields object and a tags array`);
+  if (!isObject(c.fields) || !Array.isArray(c.tags) || !c.tags.every((t) => typeof t === "string")) throw bad(`card ${c.id} needs a fields object and a tags array of strings`);
+  if (!isText(c.title)) throw bad(`card ${c.id} needs a non-empty string title`);
+  // not checked against today's columns: a reload may have removed a column that still
+  // holds cards, and a restore keeps what the dump holds
+  if (!isText(c.status)) throw bad(`card ${c.id} needs a status`);
+  if (c.owner !== undefined && c.owner !== null && !isText(c.owner)) throw bad(`card ${c.id}: owner must be a user id or null`);
+  if (!isText(c.created_by)) throw bad(`card ${c.id} needs created_by`);
+  for (const k of ["created_at", "updated_at", "status_since"] as const) if (!isTime(c[k])) throw bad(`card ${c.id}: ${k} must be an ISO time such as 2026-01-31T12:00:00.000Z`);
   return { ...c, workspace_id: svc.defs.workspace.id };
 }
 
+/** A link's type and target are kept as dumped: a removed link type or a deleted target card is history too. */
 function checkLink(l: Link, bad: (m: string) => CardsError): Link {
-  if (!l || typeof l.type_id !== "string" || typeof l.target !== "string" || typeof l.created_by !== "string" || typeof l.created_at !== "string") throw bad("a link needs type_id, target, created_by and created_at");
+  if (!isObject(l) || !isText(l.type_id) || !isText(l.target) || !isText(l.created_by) || !isTime(l.created_at)) throw bad("a link needs type_id, target, created_by and created_at (an ISO time)");
+  if (l.note !== undefined && l.note !== null && typeof l.note !== "string") throw bad("a link's note must be a string");
   return l;
 }
 
 function checkComment(c: Comment, bad: (m: string) => CardsError): Comment {
-  if (!c || typeof c.id !== "string" || typeof c.author !== "string" || typeof c.body !== "string" || typeof c.created_at !== "string") throw bad("a comment needs id, author, body and created_at");
+  if (!isObject(c) || !isText(c.id) || !isText(c.author) || typeof c.body !== "string" || !isTime(c.created_at)) throw bad("a comment needs id, author, body and created_at (an ISO time)");
+  if (c.edited_at !== undefined && c.edited_at !== null && !isTime(c.edited_at)) throw bad(`comment ${c.id}: edited_at must be an ISO time`);
   return c;
 }

@@ -69,8 +69,12 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
   await root.store.write((tx) => {
     root.defs = next;
     tx.setMeta(DEFINITIONS_SYNCED_KEY, `reloaded:${crypto.randomUUID()}`);
+    // users newly declared in workspace.json are registered with the swap (as at load)
+    for (const u of next.workspace.users ?? []) {
+      if (!tx.getUser(u.id)) tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? nowIso() });
+    }
   });
-  await root.store.reconfigure({ doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
+  await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
   await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {
     try { fn(next); } catch { /* a listener's failure never undoes the reload */ }

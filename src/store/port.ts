@@ -162,7 +162,7 @@ export interface Store extends StoreReads {
    */
   configure(o: StoreConfig): void;
   /** new definitions: the done column and the searchable fields (see configure) */
-  reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void>;
+  reconfigure(o: { workspaceId: string; doneStatus: string; search: SearchConfig }): Promise<void>;
   /** a small value kept beside the data under `key` (caches), readable before configure() */
   readMeta(key: string): string | undefined;
   /** stores it in a transaction of its own; throws when the database cannot be written */

@@ -267,6 +267,8 @@ describe("embedded and remote modes print the same bytes", () => {
       expect(put.json.fields.output).toMatchObject({ size: 14, mime: "text/plain; charset=utf-8" });
       const get = run(["artifacts", "get", put.json.fields.output.uri], { cwd: dir, env });
       expect(get.stdout).toBe("artifact bytes");
+      // a query or fragment is no part of the artifact, in either mode
+      for (const suffix of ["?x=1", "#frag"]) expect(run(["artifacts", "get", put.json.fields.output.uri + suffix], { cwd: dir, env }).stdout).toBe("artifact bytes");
       const viaStdin = run(["cards", "artifacts", "put", card.id, "output", "-", "--type", "text/csv"], { cwd: dir, env, input: "a,b\n" });
       expect(viaStdin.json.fields.output.mime).toBe("text/csv");
       const preview = run(["cards", "upgrade-schema", card.id, "--dry-run"], { cwd: dir, env }).json;

@@ -115,7 +115,26 @@ describe("cards restore", () => {
     ["a malformed line", (l) => [l[0]!, "{not json", ...l.slice(1)], "line 2: not valid JSON"],
     ["an unknown record kind", (l) => [l[0]!, '{"record":"board","board":{}}', ...l.slice(1)], "line 2: unknown record kind"],
     ["a header of another format", (l) => ['{"record":"header","format":"other","format_version":1}', ...l.slice(1)], "line 1"],
+    ["a card with fields null", (l) => editFirst(l, "card", (r) => { r.card.fields = null; }), "needs a fields object"],
+    ["a card whose title is a number", (l) => editFirst(l, "card", (r) => { r.card.title = 7; }), "non-empty string title"],
+    ["a card with a tag that is no string", (l) => editFirst(l, "card", (r) => { r.card.tags = [1]; }), "tags array of strings"],
+    ["a card whose updated_at is no time", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "yesterday"; }), "updated_at must be an ISO time"],
+    ["a comment whose created_at is no time", (l) => editFirst(l, "card", (r) => r.card.comments?.length, (r) => { r.card.comments[0].created_at = "nope"; }), "a comment needs id, author, body and created_at"],
+    ["two cards sharing a comment id", (l) => {
+      const withComment = JSON.parse(l.find((x) => x.includes('"comments":[{'))!);
+      return editFirst(l, "card", (r) => r.card.id !== withComment.card.id, (r) => { r.card.comments = [withComment.card.comments[0]]; });
+    }, "duplicate comment id"],
+    ["an event with diff null", (l) => editFirst(l, "event", (r) => { r.event.diff = null; }), "a diff object"],
   ];
+
+  /** Parses the first line of `record` kind (matching `when`), applies `edit`, puts it back. */
+  function editFirst(lines: string[], record: string, when: ((r: any) => unknown) | ((r: any) => void), edit?: (r: any) => void): string[] {
+    const [match, change] = edit ? [when, edit] : [() => true, when];
+    const i = lines.findIndex((x) => { const r = JSON.parse(x); return r.record === record && match(r); });
+    const r = JSON.parse(lines[i]!);
+    change(r);
+    return lines.map((x, j) => (j === i ? JSON.stringify(r) : x));
+  }
   test.each(broken)("%s is a hard error naming the line, and nothing is restored", (_name, mutate, message) => {
     const dst = makeWorkspace();
     const lines = mutate(dumpText.trim().split("\n"));
@@ -124,6 +143,37 @@ describe("cards restore", () => {
     expect(r.error.message).toContain(message);
     expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
     expect(run(["events"], { cwd: dst }).json.items).toEqual([]);
+  });
+
+  test("text holding U+2028 and U+2029 round-trips (the dump escapes them; restore splits lines at \\n only)", () => {
+    const a = makeWorkspace();
+    const text = "line\u2028separator\u2029paragraph";
+    const card = run(["cards", "create", "--type", "task", "--title", `t\u2028x`, "--fields", JSON.stringify({ description: text })], { cwd: a }).json;
+    run(["cards", "comments", "add", card.id, `c\u2029d`], { cwd: a });
+    const dumped = run(["dump"], { cwd: a }).stdout;
+    expect(dumped).not.toMatch(/[\u2028\u2029]/);
+    const b = makeWorkspace();
+    const r = run(["restore"], { cwd: b, input: dumped });
+    expect(r.code).toBe(0);
+    const back = run(["cards", "get", card.id], { cwd: b }).json;
+    expect(back.fields.description).toBe(text);
+    expect(back.title).toBe("t\u2028x");
+    expect(back.comments[0].body).toBe("c\u2029d");
+    // a dump written by another tool with the characters raw restores too
+    const raw = dumped.replace(/\\u2028/g, "\u2028").replace(/\\u2029/g, "\u2029");
+    expect(raw).toMatch(/\u2028/);
+    expect(run(["restore"], { cwd: makeWorkspace(), input: raw }).code).toBe(0);
+  });
+
+  test("files that cannot be written or read are usage errors naming the flag, not internal errors", () => {
+    const d = run(["dump", "--out", "/nonexistent/dir/x.jsonl"], { cwd: src });
+    expect(d.code).toBe(2);
+    expect(d.error).toMatchObject({ error: "usage", field: "--out" });
+    const dst = makeWorkspace();
+    const r = run(["restore", "--in", dst], { cwd: dst });
+    expect(r.code).toBe(2);
+    expect(r.error).toMatchObject({ error: "usage", field: "--in" });
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
   });
 
   test("dump and restore refuse CARDS_URL (they work on the files)", () => {

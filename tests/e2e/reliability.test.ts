@@ -54,6 +54,26 @@ describe("graceful shutdown", () => {
   });
 });
 
+describe("artifact uploads", () => {
+  test("a chunked upload over 64 MiB (no Content-Length) is 413 and the server keeps serving", async () => {
+    const dir = makeWorkspace();
+    const srv = await serve(dir);
+    try {
+      const card = (await (await fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: "big" }) })).json()) as any;
+      const chunk = new Uint8Array(1024 * 1024);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({ pull(c) { if (sent++ >= 65) return c.close(); c.enqueue(chunk); } });
+      const r = await fetch(`${srv.url}/v1/cards/${card.id}/artifacts/output`, { method: "POST", body, headers: { "content-type": "application/octet-stream" } });
+      expect(r.status).toBe(413);
+      await Bun.sleep(300);
+      expect(srv.proc.exitCode).toBeNull();
+      expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await srv.stop();
+    }
+  });
+});
+
 describe("SIGHUP", () => {
   test("stops the server like SIGTERM, and its services with it (they run in their own process groups)", async () => {
     const dir = makeWorkspace((f) => {

@@ -37,6 +37,26 @@ describe("POST /workspace/reload", () => {
     }
   });
 
+  test("users newly declared in workspace.json are registered, and a new workspace id shows on every card read", async () => {
+    const api = await testApi();
+    try {
+      const card = await api.task();
+      editJson(api.dir, "definitions/workspace.json", (w) => {
+        w.id = "renamed";
+        w.users = [...(w.users ?? []), { id: "newbie", kind: "human" }];
+      });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      expect((await api.get("/workspace")).body.workspace.users.map((u: any) => u.id)).toContain("newbie");
+      const owned = await api.patch(`/cards/${card.id}`, { version: 1, owner: "newbie" });
+      expect(owned.status).toBe(200);
+      expect(owned.body.workspace_id).toBe("renamed");
+      expect((await api.get(`/cards/${card.id}`)).body.workspace_id).toBe("renamed");
+      expect((await api.get("/cards")).body.items[0].workspace_id).toBe("renamed");
+    } finally {
+      api.close();
+    }
+  });
+
   test("a schema_version below what cards carry is refused, on reload and on open (versions only go up)", async () => {
     const api = await testApi();
     try {

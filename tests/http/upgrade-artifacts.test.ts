@@ -1,6 +1,6 @@
 /** Schema upgrade (SPEC Versioning) and content-addressed artifacts over HTTP. */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpApp } from "../../src/http/app.ts";
 import { testApi } from "../helpers/http.ts";
@@ -152,6 +152,93 @@ describe("artifacts", () => {
       const r = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: "x", headers: { "content-length": String(65 * 1024 * 1024) } }));
       expect(r.status).toBe(413);
       expect((await api.get(`/cards/${c.id}`)).body.version).toBe(1);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a chunked upload over the limit (no Content-Length) is 413, leaves no temp file, and the server goes on", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const chunk = new Uint8Array(1024 * 1024);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(ctl) {
+          if (sent >= 65) return ctl.close();
+          sent++;
+          ctl.enqueue(chunk);
+        },
+      });
+      const r = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body, duplex: "half" } as RequestInit));
+      expect(r.status).toBe(413);
+      await Bun.sleep(50); // an async write failing after the answer would surface here
+      expect(readdirSync(join(api.dir, ".cards/artifacts/tmp"))).toEqual([]);
+      expect((await api.get(`/cards/${c.id}`)).body.version).toBe(1);
+      expect((await app.fetch(new Request("http://x/v1/health"))).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("HEAD on an artifact answers like GET and leaves no file open", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const bytes = new Uint8Array(1_000_000).map((_, i) => i % 251);
+      const card = (await (await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: bytes }))).json()) as any;
+      const openBlobs = () => readdirSync("/proc/self/fd").filter((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`).includes(card.fields.output.sha256); } catch { return false; } }).length;
+      for (let i = 0; i < 30; i++) {
+        const r = await app.fetch(new Request(`http://x/v1/${card.fields.output.uri}`, { method: "HEAD" }));
+        expect(r.status).toBe(200);
+        expect(r.headers.get("content-length")).toBe("1000000");
+      }
+      await Bun.sleep(50);
+      expect(openBlobs()).toBe(0);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("Idempotency-Key: the same key with other bytes or another type is 422; the same upload replays", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const c = await api.task();
+      const up = (body: string, type = "text/plain") => app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body, headers: { "idempotency-key": "k1", "content-type": type } }));
+      const first = await up("first");
+      expect(first.status).toBe(201);
+      const sha = ((await first.json()) as any).fields.output.sha256;
+      const replay = await up("first");
+      expect(replay.status).toBe(201);
+      expect(((await replay.json()) as any).version).toBe(2);
+      for (const [body, type] of [["second", "text/plain"], ["first", "text/csv"]] as const) {
+        const r = await up(body, type);
+        expect(r.status).toBe(422);
+        expect(((await r.json()) as any).error).toBe("idempotency_key_reused");
+      }
+      expect((await api.get(`/cards/${c.id}`)).body.fields.output).toMatchObject({ sha256: sha, mime: "text/plain" });
+    } finally {
+      api.close();
+    }
+  });
+
+  test("each upload records its declared type, even for bytes stored before; a Content-Type that is no media type is 422", async () => {
+    const api = await testApi();
+    try {
+      const app = createHttpApp(api.svc);
+      const [a, b] = [await api.task(), await api.task()];
+      const up = (id: string, type?: string) => app.fetch(new Request(`http://x/v1/cards/${id}/artifacts/output`, { method: "POST", body: "same bytes", headers: type ? { "content-type": type } : {} }));
+      expect(((await (await up(a.id, "text/markdown")).json()) as any).fields.output.mime).toBe("text/markdown");
+      const second = (await (await up(b.id, "text/plain")).json()) as any;
+      expect(second.fields.output.mime).toBe("text/plain");
+      // the field as read can be written back unchanged
+      expect((await api.patch(`/cards/${b.id}`, { version: second.version, fields: { output: second.fields.output } })).status).toBe(200);
+      const bad = await up(b.id, "x");
+      expect(bad.status).toBe(422);
+      expect(((await bad.json()) as any)).toMatchObject({ error: "validation_failed", field: "Content-Type", value: "x" });
     } finally {
       api.close();
     }

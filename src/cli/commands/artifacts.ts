@@ -14,7 +14,8 @@ export default defineCommand({
         out: { type: "string", description: "write to this file instead of stdout" },
       },
       run: async ({ args, data }) => {
-        const path = args.uri.replace(/^\/?(v1\/)?(artifacts\/)?/, "/artifacts/");
+        // a query or fragment is not part of the artifact (an HTTP client drops it too)
+        const path = args.uri.replace(/[?#].*$/s, "").replace(/^\/?(v1\/)?(artifacts\/)?/, "/artifacts/");
         // the server reads a `.` or `..` segment as part of the artifact path (not found);
         // an HTTP client would resolve it into another route, so it is answered here alike
         const rest = path.slice("/artifacts/".length);

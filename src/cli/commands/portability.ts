@@ -4,8 +4,7 @@
  * reads one snapshot), so they refuse CARDS_URL / --url. A progress line goes to stderr
  * when stderr is a terminal.
  */
-import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
-import { createInterface } from "node:readline";
+import { closeSync, createReadStream, openSync, statSync, writeSync } from "node:fs";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
@@ -23,9 +22,25 @@ export const dump = defineCommand({
   run: async ({ args, data }) => {
     const g = local(data as CliGlobals, "dump");
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
-    const fd = args.out ? openSync(args.out, "w") : 1;
+    let fd = 1;
+    if (args.out) {
+      try {
+        fd = openSync(args.out, "w");
+      } catch (e) {
+        svc.close();
+        throw new CardsError("usage", `cannot write ${args.out}: ${(e as Error).message}`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
+      }
+    }
     let buf = "";
-    const flush = () => { if (buf) { writeSync(fd, buf); buf = ""; } };
+    const flush = () => {
+      if (!buf) return;
+      try {
+        writeSync(fd, buf);
+      } catch (e) {
+        throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: "check the disk has space (the dump is incomplete)" });
+      }
+      buf = "";
+    };
     try {
       const n = dumpWorkspace(svc, (line) => { buf += line + "\n"; if (buf.length >= FLUSH_BYTES) flush(); }, progress("dumped"));
       flush();
@@ -45,15 +60,16 @@ export const restore = defineCommand({
     const g = local(data as CliGlobals, "restore");
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
     try {
+      const unreadable = (e: unknown) => new CardsError("usage", `cannot read ${args.in ?? "stdin"}: ${(e as Error).message}`, { field: "--in" });
       let input;
       try {
+        if (args.in && statSync(args.in).isDirectory()) throw new Error("it is a directory");
         input = args.in ? createReadStream(args.in) : createReadStream("", { fd: 0 });
         await new Promise<void>((resolve, reject) => { input!.once("open", () => resolve()); input!.once("error", reject); if (!args.in) resolve(); });
       } catch (e) {
-        throw new CardsError("usage", `cannot read ${args.in}: ${(e as Error).message}`, { field: "--in" });
+        throw unreadable(e);
       }
-      const lines = createInterface({ input, crlfDelay: Infinity });
-      const n = await restoreWorkspace(svc, lines, progress("restored"));
+      const n = await restoreWorkspace(svc, jsonlLines(input, unreadable), progress("restored"));
       done(n, "restored");
       return { restored: n };
     } finally {
@@ -75,6 +91,29 @@ export const backup = defineCommand({
     }
   },
 });
+
+/**
+ * The lines of a JSONL stream, split at "\n" only (CRLF too). node:readline would also
+ * split at U+2028 and U+2029, which JSON strings may hold raw. Read errors become `make(e)`.
+ */
+async function* jsonlLines(input: AsyncIterable<string | Uint8Array> & { setEncoding?(e: string): unknown }, make: (e: unknown) => Error): AsyncGenerator<string> {
+  input.setEncoding?.("utf8");
+  let rest = "";
+  try {
+    for await (const chunk of input) {
+      const text = rest + (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        yield text.slice(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+        start = nl + 1;
+      }
+      rest = text.slice(start);
+    }
+  } catch (e) {
+    throw make(e);
+  }
+  if (rest) yield rest.endsWith("\r") ? rest.slice(0, -1) : rest;
+}
 
 function local(g: CliGlobals, what: string): CliGlobals {
   if (serverUrl(g)) {

@@ -192,8 +192,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       db.exec("BEGIN");
       try { return fn(reader); } finally { db.exec("COMMIT"); }
     },
-    reconfigure(o: { doneStatus: string; search: SearchConfig }): Promise<void> {
+    reconfigure(o: { workspaceId: string; doneStatus: string; search: SearchConfig }): Promise<void> {
       return lockOf().run(() => {
+        config.workspaceId = o.workspaceId;
         config.doneStatus = o.doneStatus;
         config.search = o.search;
         // the index re-indexes the types whose fields changed at its next pass
