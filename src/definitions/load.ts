@@ -14,7 +14,7 @@ import { DEFINITIONS_DIR } from "./paths.ts";
 import { BoardSchema, CardTypeSchema, ExtensionsSchema, ViewSchema, WorkspaceSchema } from "./schemas.ts";
 import type * as v from "valibot";
 
-export { formatProblems } from "./problems.ts";
+export { definitionsError, formatProblems } from "./problems.ts";
 export { definitionsFingerprint, fingerprintFiles, readDefinitionFiles } from "./read.ts";
 
 const WORKSPACE_FILE = `${DEFINITIONS_DIR}/workspace.json`;

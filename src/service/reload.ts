@@ -115,10 +115,14 @@ export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<
     const id = parsed.output.id;
     const dir = join(svc.root, "definitions", "boards");
     const file = join(dir, `${id}.json`);
+    const text = `${JSON.stringify(input, null, 2)}\n`;
+    // checked with the new file in memory first: a board the load would refuse never
+    // lands in definitions/, where other processes (and a restart) would meet it
+    await checkWithBoard(svc, ctx, `definitions/boards/${id}.json`, text);
     const before = existsSync(file) ? readFileSync(file, "utf8") : undefined;
     mkdirSync(dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(input, null, 2)}\n`);
+    writeFileSync(tmp, text);
     renameSync(tmp, file);
     try {
       await reloadNow(svc, ctx);
@@ -129,6 +133,23 @@ export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<
     }
     return { board: svc.origin.defs.boards.get(id)!, created: before === undefined };
   });
+}
+
+/** Loads today's definition files with `rel` replaced by `text`; refuses (and announces) as a failed reload would. */
+async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: string): Promise<void> {
+  const root = svc.origin;
+  try {
+    const { readDefinitionFiles, parseDefinitions, definitionsError } = await import("../definitions/load.ts");
+    const { files, problems } = await readDefinitionFiles(root.root);
+    if (problems.length > 0) throw definitionsError(problems);
+    files.set(rel, text);
+    assertSchemaFloor(root.store, parseDefinitions(files));
+  } catch (e) {
+    if (isCardsError(e) && e.code === "invalid_definitions") {
+      await announce(root, ctx, [...root.defs.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
+    }
+    throw e;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Definitions on a running server: reload, POST /boards, watch mode, serve-only routes. */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, watch } from "node:fs";
 import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 import { assertBinary, run, serve } from "../helpers/binary.ts";
@@ -140,7 +140,13 @@ describe("POST /boards", () => {
   test("a board the reload rejects is rolled back (file restored or removed)", async () => {
     const api = await testApi();
     try {
+      // checked before it is written: other processes never meet the bad file
+      const touched: string[] = [];
+      const watcher = watch(join(api.dir, "definitions/boards"), (_e, f) => touched.push(String(f)));
       const bad = await api.post("/boards", { id: "broken", name: "B", columns: ["nowhere"], card_type_ids: ["task"] });
+      await Bun.sleep(100);
+      watcher.close();
+      expect(touched.filter((f) => f.startsWith("broken"))).toEqual([]);
       expect(bad.status).toBe(422);
       expect(bad.body.problems.some((p: any) => p.file === "definitions/boards/broken.json")).toBe(true);
       expect(existsSync(join(api.dir, "definitions/boards/broken.json"))).toBe(false);
