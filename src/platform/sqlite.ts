@@ -29,6 +29,8 @@ export interface SqliteDb {
 export interface OpenSqliteOptions {
   readonly?: boolean;
   create?: boolean;
+  /** keep the WAL files at the last close (default true; false for a file handed to someone else) */
+  persistWal?: boolean;
 }
 
 /** Opens a database file; throws the driver's error (with `code`) when it cannot. */
@@ -39,7 +41,7 @@ export function openSqlite(path: string, opts: OpenSqliteOptions = {}): SqliteDb
   // keep the WAL and its index file when the last connection closes (emptied: the close
   // still checkpoints, fsyncs and truncates the WAL): a one-shot CLI call then neither
   // deletes nor re-creates two files, and a read-only workspace stays readable
-  if (!opts.readonly) db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+  if (!opts.readonly && opts.persistWal !== false) db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   return {
     exec: (sql) => { db.exec(sql); },
     inTransaction: () => db.inTransaction,

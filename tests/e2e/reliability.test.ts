@@ -111,6 +111,9 @@ describe("cards backup", () => {
     expect(b.code).toBe(0);
     expect(b.json.out).toBe(out);
     const atBackup = b.json.cards;
+    // a WAL file like the original (bytes 18-19 of the header are 2 for WAL), with no WAL files beside it
+    expect([...readFileSync(out).subarray(18, 20)]).toEqual([2, 2]);
+    expect(existsSync(`${out}-wal`) || existsSync(`${out}-shm`)).toBe(false);
     writing = false;
     await writer;
     await srv.stop();

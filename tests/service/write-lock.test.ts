@@ -9,6 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, WriteLock } from "../../src/store/sqlite/connection.ts";
+import { openSqlite } from "../../src/platform/sqlite.ts";
 import { isCardsError } from "../../src/domain/errors.ts";
 
 function freshDb() {
@@ -60,5 +61,37 @@ describe("the write lock when SQLite rolls the transaction back", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(rows()).toEqual(["a", "c"]);
     db.close();
+  });
+});
+
+describe("a database file that is not in WAL mode", () => {
+  test("opening switches it back to WAL (a `cards backup` copy put in place)", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+    openDatabase(path).close();
+    const raw = openSqlite(path);
+    raw.exec("PRAGMA journal_mode = DELETE");
+    expect(raw.query("PRAGMA journal_mode").get()?.journal_mode).toBe("delete");
+    raw.close();
+    const db = openDatabase(path);
+    expect(db.query("PRAGMA journal_mode").get()?.journal_mode).toBe("wal");
+    db.close();
+  });
+
+  test("a COMMIT that meets a reader's lock (rollback journal) is retried, not answered as an error", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+    const setup = openSqlite(path);
+    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
+    setup.close();
+    const db = openSqlite(path);
+    const reader = openSqlite(path);
+    const lock = new WriteLock(db, path, true);
+    reader.exec("BEGIN");
+    reader.query("SELECT count(*) FROM t").get(); // a SHARED lock: COMMIT needs it gone
+    setTimeout(() => reader.exec("COMMIT"), 80);
+    const done = await lock.run(() => { db.query("INSERT INTO t VALUES ('x')").run(); return "ok"; });
+    expect(done).toBe("ok");
+    expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "x" }]);
+    db.close();
+    reader.close();
   });
 });

@@ -64,8 +64,10 @@ export function openDatabase(path: string): SqliteDb {
           hint: "upgrade cards: an older version could misread or damage what the newer one wrote",
         });
       }
-      // WAL is a property of the file: set it once, when the schema is first created
-      if (version === 0) db.exec("PRAGMA journal_mode = WAL");
+      // WAL is a property of the file: set when the schema is first created, and again for a
+      // file that lost it (a `cards backup` copy put in place is a rollback-journal file,
+      // where a COMMIT must wait for every reader)
+      if (version === 0 || db.query("PRAGMA journal_mode").get()?.journal_mode !== "wal") db.exec("PRAGMA journal_mode = WAL");
       if (version < MIGRATIONS.length) migrate(db);
       return db;
     } catch (e) {
@@ -226,7 +228,7 @@ export class WriteLock {
           continue;
         }
         try {
-          this.db.exec("COMMIT");
+          await this.commit();
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
           const err = writeError(e, this.path);
@@ -242,6 +244,27 @@ export class WriteLock {
       }
     } finally {
       this.draining = false;
+    }
+  }
+
+  /**
+   * COMMIT, retried while SQLite answers BUSY: the transaction stays open then (a file
+   * not in WAL mode commits only when no reader holds it). Gives up as `unavailable`
+   * after WRITE_LOCK_DEADLINE_MS.
+   */
+  private async commit(): Promise<void> {
+    const deadline = Date.now() + WRITE_LOCK_DEADLINE_MS;
+    for (;;) {
+      try {
+        this.db.exec("COMMIT");
+        return;
+      } catch (e) {
+        if (sqliteErrorCode(e) !== "SQLITE_BUSY" || !this.db.inTransaction()) throw e;
+        if (Date.now() > deadline) {
+          throw new CardsError("unavailable", "the workspace database stayed locked by readers; nothing was written", { hint: "retry" });
+        }
+        await new Promise((r) => setTimeout(r, 1 + Math.random() * 2));
+      }
     }
   }
 

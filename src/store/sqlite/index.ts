@@ -2,7 +2,7 @@
  * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
-import { sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
+import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
 import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
@@ -203,6 +203,14 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     },
     backupTo(path: string) {
       (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
+      // VACUUM INTO writes a rollback-journal file: the copy is made a WAL file like the
+      // original, so putting it in place needs nothing more
+      const copy = openSqlite(path, { create: false, persistWal: false });
+      try {
+        copy.exec("PRAGMA journal_mode = WAL");
+      } finally {
+        copy.close();
+      }
     },
     close() {
       indexer?.stop();
