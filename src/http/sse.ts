@@ -56,6 +56,10 @@ export function eventStream(svc: Service, req: Request): Response {
       // subscribing, replay and joining are synchronous: no event is published in between.
       // The replay stops at what the feed has published: a later event (another process's
       // write the feed has not polled yet) comes live, once, with the next poll
+      // first publish what other processes committed since the feed last polled: a client
+      // resuming after an event the feed has not published yet would otherwise get it
+      // live, a second time (the replay below stops where the feed stands)
+      try { svc.pollFeed(); } catch { /* a busy database: the timer polls again */ }
       group = groupFor(svc, f, matches);
       // a restored log is history the feed never publishes: replay reads it whole
       const live = Math.max(svc.liveCursor, svc.store.historyThrough());

@@ -147,6 +147,20 @@ describe("resume and replay", () => {
     s.close();
   });
 
+  test("resuming right after another process's write never sends that write again", async () => {
+    // the CLI's write is committed; the server's feed has not polled it yet (every 200 ms)
+    for (let i = 0; i < 6; i++) {
+      const made = run(["cards", "create", "--type", "task", "--title", `cli-${i}`], { cwd: dir });
+      expect(made.code).toBe(0);
+      const newest = run(["api", "GET", `/cards/${made.json.id}/events`], { cwd: dir }).json.items.at(-1).id;
+      const s = listen(`${server.url}/v1/events/stream`, { "last-event-id": newest });
+      await s.opened;
+      await Bun.sleep(350);
+      s.close();
+      expect(s.got.filter((e) => Number(e.id) <= Number(newest)).map((e) => e.id)).toEqual([]);
+    }
+  });
+
   test("replay is bounded at 500 events", async () => {
     const fresh = makeWorkspace();
     for (let i = 0; i < 3; i++) {
