@@ -168,7 +168,7 @@ export class Service {
             else signals.push({ seq: tx.appendSignal(event), event });
           },
         };
-        if (++this.origin.writes % 200 === 0) {
+        if (pruneDue(++this.origin.writes, Math.random())) {
           tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
           tx.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
           tx.pruneOnceKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
@@ -250,6 +250,18 @@ export class Service {
     this.feed?.stop();
     this.store.close();
   }
+}
+
+/** Writes between two prunes of old signals, idempotency records and once-keys. */
+export const PRUNE_EVERY = 200;
+
+/**
+ * Whether a process's `writes`-th write prunes: every PRUNE_EVERY-th, and at its first
+ * when `draw` (uniform in [0, 1)) falls under 1 / PRUNE_EVERY, so one-shot CLI calls (one
+ * write each) prune at the same rate on average.
+ */
+export function pruneDue(writes: number, draw: number): boolean {
+  return writes % PRUNE_EVERY === 0 || (writes === 1 && draw < 1 / PRUNE_EVERY);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
@@ -70,6 +70,34 @@ describe("artifact uploads", () => {
       expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
     } finally {
       await srv.stop();
+    }
+  });
+});
+
+describe("the database file replaced or deleted under a running server", () => {
+  test("writes are refused as unavailable instead of going to the file no one will read again", async () => {
+    for (const how of ["replace", "delete"] as const) {
+      const dir = makeWorkspace();
+      const srv = await serve(dir);
+      try {
+        const post = (title: string) => fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title }) });
+        expect((await post("before")).status).toBe(201);
+        const db = join(dir, ".cards/cards.db");
+        if (how === "replace") {
+          const other = join(dir, "other.db");
+          expect(run(["backup", "--out", other], { cwd: dir }).code).toBe(0);
+          renameSync(other, db);
+        } else {
+          rmSync(db);
+        }
+        const r = await post("after");
+        expect(r.status).toBe(503);
+        const body = (await r.json()) as any;
+        expect(body.error).toBe("unavailable");
+        expect(body.message).toContain("was replaced or deleted");
+      } finally {
+        await srv.stop();
+      }
     }
   });
 });

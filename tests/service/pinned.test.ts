@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { dispatch } from "../../src/api/dispatch.ts";
 import { openTestService } from "../helpers/workspace.ts";
+import { pruneDue, PRUNE_EVERY } from "../../src/service/service.ts";
 
 describe("pinned service views", () => {
   test("old idempotency records are pruned after 200 writes made through requests", async () => {
@@ -25,6 +26,15 @@ describe("pinned service views", () => {
     } finally {
       svc.close();
     }
+  });
+
+  test("pruning is due every 200th write, and at a process's first write by a 1-in-200 draw (one-shot CLI calls)", () => {
+    expect(pruneDue(PRUNE_EVERY, 0.99)).toBe(true);
+    expect(pruneDue(2 * PRUNE_EVERY, 0.99)).toBe(true);
+    expect(pruneDue(1, 0.001)).toBe(true);
+    expect(pruneDue(1, 1 / PRUNE_EVERY)).toBe(false);
+    expect(pruneDue(2, 0)).toBe(false);
+    expect(pruneDue(199, 0)).toBe(false);
   });
 
   test("requests share one view per definitions set; a reload gives the next ones a new view", async () => {

@@ -57,6 +57,7 @@ describe("schema migrations", () => {
       CREATE INDEX cards_by_type ON cards(type_id, updated_at DESC, id DESC);
       CREATE INDEX cards_by_owner ON cards(owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL;
       ALTER TABLE signals DROP COLUMN after_seq;
+      DROP INDEX once_keys_by_at;
       PRAGMA user_version = 4;`);
     expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at desc", "id desc"]);
     db.close();

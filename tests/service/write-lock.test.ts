@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, WriteLock } from "../../src/store/sqlite/connection.ts";
+import { openDatabase, WriteLock, writeError } from "../../src/store/sqlite/connection.ts";
 import { openSqlite } from "../../src/platform/sqlite.ts";
 import { isCardsError } from "../../src/domain/errors.ts";
 
@@ -93,5 +93,13 @@ describe("a database file that is not in WAL mode", () => {
     expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "x" }]);
     db.close();
     reader.close();
+  });
+});
+
+describe("write errors that name the file", () => {
+  test("a damaged page met by a write is unavailable naming the file, not internal", () => {
+    const err = writeError(Object.assign(new Error("database disk image is malformed"), { code: "SQLITE_CORRUPT" }), "/w/.cards/cards.db");
+    expect(isCardsError(err)).toBe(true);
+    expect(err).toMatchObject({ code: "unavailable", message: expect.stringContaining("/w/.cards/cards.db is damaged") });
   });
 });

@@ -184,8 +184,8 @@ export class WriteLock {
       while (this.queue.length > 0) {
         // let requests that are already read off the sockets join this transaction
         if (this.dedicated) await new Promise((r) => setImmediate(r));
-        this.hooks.beforeBegin?.();
         try {
+          this.hooks.beforeBegin?.();
           await this.begin();
         } catch (e) {
           for (const job of this.queue.splice(0)) job.reject(e);
@@ -298,5 +298,10 @@ export function writeError(e: unknown, path: string): unknown {
   if (code === "SQLITE_FULL") return new CardsError("unavailable", `the disk is full; nothing was written to ${path}`, { hint: "free disk space and retry" });
   if (code?.startsWith("SQLITE_READONLY")) return new CardsError("unavailable", `${path} is read-only; nothing was written`, { hint: "check the permissions of the workspace's .cards directory and its file system" });
   if (code?.startsWith("SQLITE_IOERR")) return new CardsError("unavailable", `an I/O error stopped the write to ${path}; nothing was written`, { hint: "check the disk and retry" });
+  if (code?.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
+    return new CardsError("unavailable", `${path} is damaged (${(e as Error).message}); nothing was written`, {
+      hint: "stop the processes using it and restore from a backup or dump (docs/backup.md); `cards check` reports whether the definitions still load",
+    });
+  }
   return e;
 }

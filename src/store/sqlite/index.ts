@@ -119,8 +119,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         set: (v: SearchConfig) => { search = v; },
         enumerable: true,
       });
+      // a long-lived process writes only while its path still names the file it opened
+      const sameFile = opts.connections === 2 ? fileGuard(opts.path) : undefined;
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         beforeBegin: () => {
+          sameFile?.();
           // BEGIN IMMEDIATE would take the write lock of every attached database too: with
           // one connection, the search index leaves before a write (a search attaches it again)
           if (writer.searchAttached) {
@@ -242,4 +245,24 @@ function searchError(e: unknown, file: string): unknown {
     return new CardsError("unavailable", `cannot open the full-text index ${file}`, { hint: "the first search creates it: check that the workspace's .cards directory is writable" });
   }
   return writeError(e, file);
+}
+
+/**
+ * Remembers which file `path` names now; the returned check throws `unavailable` once the
+ * path names another file or none (a backup moved into place, the file deleted) while
+ * this process still writes to the one it opened: those writes would be lost.
+ */
+function fileGuard(path: string): () => void {
+  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+  const id = (): string | undefined => {
+    const st = fs.statSync(path, { throwIfNoEntry: false });
+    return st ? `${st.dev}:${st.ino}` : undefined;
+  };
+  const opened = id();
+  return () => {
+    if (id() === opened) return;
+    throw new CardsError("unavailable", `${path} was replaced or deleted while this process had it open; nothing was written`, {
+      hint: "restart `cards serve` (or `cards mcp`) so it opens the file now in place; put backups in place only while no server runs (docs/backup.md)",
+    });
+  };
 }

@@ -138,4 +138,8 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE signals ADD COLUMN after_seq INTEGER;
   `,
+  // 9: pruning once-keys (one per hook run and timed condition) reads by age, not the whole table
+  `
+  CREATE INDEX once_keys_by_at ON once_keys(at);
+  `,
 ];
