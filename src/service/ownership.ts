@@ -138,13 +138,24 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     if (!columns.includes(body.status)) {
       throw new CardsError("validation_failed", `status ${JSON.stringify(body.status)} is not a workspace column`, { field: "status", value: body.status, valid_options: columns });
     }
-    // Only cards that may move to `status` are candidates: the type allows it, and an enforced graph has the edge.
-    const types = [...svc.defs.cardTypes.values()].filter((t) => !t.allowed_columns || t.allowed_columns.includes(body.status!)).map((t) => t.id);
-    filters.push(parseFilter({ type_id: { $in: types } }));
-    if (board && isEnforced(workspace, board) && board.transitions) {
-      const from = board.columns.filter((s) => s === body.status || allowedNext(board!, s).includes(body.status!));
-      filters.push(parseFilter({ status: { $in: from } }));
+    // Only cards that may move to `status` are candidates: the type allows it, and the graph
+    // that governs the card's type (the same one a PATCH or claim meets, whatever board
+    // scopes the call) has the edge when it is enforced
+    const to = body.status;
+    const types = [...svc.defs.cardTypes.values()].filter((t) => !t.allowed_columns || t.allowed_columns.includes(to));
+    const free: string[] = [];
+    const bound: Array<Record<string, unknown>> = [];
+    for (const t of types) {
+      const governing = boardFor(svc, t);
+      if (governing && isEnforced(workspace, governing) && governing.transitions) {
+        const from = governing.columns.filter((s) => s === to || allowedNext(governing, s).includes(to));
+        bound.push({ type_id: t.id, status: { $in: from } });
+      } else {
+        free.push(t.id);
+      }
     }
+    const anyOf = [...(free.length ? [{ type_id: { $in: free } }] : []), ...bound];
+    filters.push(parseFilter(anyOf.length === 1 ? anyOf[0]! : anyOf.length ? { $or: anyOf } : { type_id: { $in: [] } }));
   }
   if (filters.length) query.filter = andFilters(...filters);
   return query;

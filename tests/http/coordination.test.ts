@@ -147,6 +147,20 @@ describe("take-next", () => {
     }
   });
 
+  test("with status, the graph that governs the card's type applies, whatever board scopes the call", async () => {
+    const fresh = await testApi();
+    try {
+      // bugs are shown on main (the default board, its graph enforced) and on bugs (no graph)
+      const bug = (await fresh.post("/cards", { type_id: "bug", title: "b", status: "todo", fields: { steps: "s" } })).body;
+      expect((await fresh.post(`/cards/${bug.id}/claim`, { version: bug.version, status: "done" })).body.error).toBe("transition_illegal");
+      expect((await fresh.post("/cards/take-next", { board_id: "bugs", status: "done" })).body.card).toBeNull();
+      const moved = (await fresh.post("/cards/take-next", { board_id: "bugs", status: "doing" })).body.card;
+      expect(moved).toMatchObject({ id: bug.id, status: "doing" });
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("with status, only cards the graph lets move there are candidates", async () => {
     const fresh = await testApi();
     try {

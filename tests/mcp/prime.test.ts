@@ -24,6 +24,9 @@ describe("cards prime", () => {
     for (const f of ["priority*", "steps*", "verdict*", "severity*", "low|normal|high|urgent", "evidence repeating {note*, at, by}"]) expect(text).toContain(f);
     for (const l of ["depends-on", "blocked-by", "related", "parent", "sent-to"]) expect(text).toContain(l);
     expect(text).toContain("moves backlog>todo, todo>doing|backlog, doing>review|todo, review>done|doing, done>todo");
+    // bugs shows bug cards, whose moves main's graph governs: not "any move"
+    expect(text).toMatch(/^- bugs: bug; .*bug moves by main's graph/m);
+    expect(text).not.toContain("any move");
     expect(text).toContain('You act as "agent-1"');
   });
 

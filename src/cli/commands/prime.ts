@@ -8,6 +8,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
+import { governingBoard, isEnforced } from "../../domain/transitions.ts";
 
 interface WorkspaceView {
   workspace: WorkspaceDef;
@@ -32,13 +33,13 @@ export function primeText(v: WorkspaceView, actor?: string): string {
   const me = actor?.trim() || ws.settings.default_user;
   const out: string[] = [
     `# cards: ${ws.name} (${ws.id})`,
-    `Typed work cards shared by agents and people. ${me ? `You act as "${me}"` : "Set CARDS_ACTOR to act as yourself"} (CARDS_ACTOR, else settings.default_user). Every command prints JSON.`,
+    `Typed work cards shared by agents and people. ${me ? `You act as "${me}"` : "Set CARDS_ACTOR to act as yourself"} (CARDS_ACTOR, else settings.default_user). Commands print JSON on stdout (artifact bytes and this guide excepted); errors are JSON on stderr.`,
     "",
     "## Columns (status values)",
     ws.columns.map((c) => (c.name && c.name !== c.id ? `${c.id} (${c.name})` : c.id)).join(", "),
     "",
     "## Boards",
-    ...boards.map((b) => boardLine(b, ws)),
+    ...boards.map((b) => boardLine(b, ws, new Map(boards.map((x) => [x.id, x])))),
     "",
     "## Card types (* required, =default)",
     ...types.flatMap((t) => typeLines(t)),
@@ -53,15 +54,22 @@ export function primeText(v: WorkspaceView, actor?: string): string {
   return out.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n").trim();
 }
 
-function boardLine(b: Board, ws: WorkspaceDef): string {
-  const enforced = ws.settings.enforce_transitions || b.settings?.enforce_transitions === true;
+function boardLine(b: Board, ws: WorkspaceDef, all: Map<string, Board>): string {
   const parts = [`- ${b.id}${b.id === ws.settings.default_board ? " (default)" : ""}: ${b.card_type_ids.join(", ")}`];
   if (b.default_filter) parts.push(`scope ${JSON.stringify(b.default_filter)}`);
-  if (enforced && b.transitions) {
-    parts.push(`moves ${b.columns.map((c) => `${c}>${(b.transitions![c] ?? []).join("|") || "none"}`).join(", ")}`);
-  } else {
-    parts.push("any move");
+  // a card's moves follow one board's graph, whichever board shows it (docs/decisions.md)
+  const governs = (t: string) => governingBoard(all, ws.settings.default_board, t)?.id ?? b.id;
+  const own = b.card_type_ids.filter((t) => governs(t) === b.id);
+  if (own.length > 0) {
+    if (isEnforced(ws, b) && b.transitions) {
+      parts.push(`moves ${b.columns.map((c) => `${c}>${(b.transitions![c] ?? []).join("|") || "none"}`).join(", ")}`);
+    } else {
+      parts.push("any move");
+    }
   }
+  const elsewhere = new Map<string, string[]>();
+  for (const t of b.card_type_ids) if (governs(t) !== b.id) elsewhere.set(governs(t), [...(elsewhere.get(governs(t)) ?? []), t]);
+  for (const [g, ts] of elsewhere) parts.push(`${ts.join(", ")} move${ts.length === 1 ? "s" : ""} by ${g}'s graph`);
   const wip = Object.entries(b.wip_limits ?? {});
   if (wip.length) parts.push(`WIP ${wip.map(([c, n]) => `${c} ${n}`).join(", ")}`);
   return parts.join("; ");
