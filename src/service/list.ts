@@ -28,7 +28,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
   const q = toListQuery(svc, params, viewer);
   if (opts.filter !== undefined) {
     const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
-    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope) }, "filter"), viewer);
+    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope) }, "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
   const read = (): CardPage => svc.store.snapshot((r) => {
@@ -55,7 +55,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (p.board_id !== undefined) {
     const board = svc.board(p.board_id);
     filters.push(scopeOf(board));
-    if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer));
+    if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
   } else if (p.filter !== undefined) {
     throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });
   }
@@ -66,7 +66,10 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     // an empty owner matched no card at all: say how to ask for unowned ones
     throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
   }
-  if (p.owner !== undefined) q.owner = p.owner === "me" && viewer ? viewer : p.owner;
+  if (p.owner === "me" && !viewer) {
+    throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "send the X-Service-Actor header or set CARDS_ACTOR" });
+  }
+  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner;
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   if (p.has_link !== undefined) q.hasLink = p.has_link;
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
@@ -98,14 +101,23 @@ export function boardScope(board: Board): FilterNode {
   return board.default_filter ? andFilters(byType, parseFilter(board.default_filter, undefined, "default_filter")) : byType;
 }
 
-function savedFilter(board: Board, name: string, viewer?: string): FilterNode {
+function savedFilter(board: Board, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
   const saved = board.presentation?.filters ?? {};
   const raw = saved[name];
   if (!raw) {
     throw badRequest(`board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
   }
-  const node = parseFilter(raw, undefined, `presentation.filters.${name}`);
-  return viewer ? resolveMe(node, viewer) : node;
+  return resolveMe(parseFilter(raw, undefined, `presentation.filters.${name}`), viewer, userPaths);
+}
+
+/** `fields.<id>` of the user-typed fields of the types in scope (every type's without one): where `me` means the viewer. */
+export function userFieldPaths(svc: Service, typeIds?: readonly string[]): string[] {
+  const paths = new Set<string>();
+  for (const t of svc.defs.cardTypes.values()) {
+    if (typeIds && !typeIds.includes(t.id)) continue;
+    for (const f of t.fields) if (f.type === "user") paths.add(`fields.${f.id}`);
+  }
+  return [...paths];
 }
 
 /**

@@ -220,6 +220,27 @@ describe("take-next", () => {
     }
   });
 
+  test("`me` means the actor in user-typed fields too; without an actor, a filter that says `me` is refused", async () => {
+    const fresh = await testApi();
+    const nobody = await testApi({ edit: (f) => { delete f["definitions/workspace.json"].settings.default_user; } });
+    try {
+      const review = (await fresh.post("/cards", { type_id: "review", title: "r", fields: { reviewers: ["agent-1"] } }, { "x-service-actor": "ada" })).body;
+      const mine = { "fields.reviewers": { $has: "me" } };
+      const taken = (await fresh.post("/cards/take-next", { type_id: "review", filter: mine, dry_run: true }, { "x-service-actor": "agent-1" })).body.card;
+      expect(taken?.id).toBe(review.id);
+      expect((await fresh.post("/cards/take-next", { type_id: "review", filter: mine, dry_run: true }, { "x-service-actor": "ada" })).body.card).toBeNull();
+      // no actor at all (no header, no CARDS_ACTOR, no default_user)
+      for (const path of ["/cards?owner=me", "/cards?board_id=main&filter=mine"]) {
+        const r = await nobody.get(path);
+        expect(r.status).toBe(422);
+        expect(r.body).toMatchObject({ error: "validation_failed", value: "me" });
+      }
+    } finally {
+      fresh.close();
+      nobody.close();
+    }
+  });
+
   test("a bad filter is 422 with the path of the problem", async () => {
     const r = await api.post("/cards/take-next", { filter: { $and: [{ status: { $near: 1 } }] } });
     expect(r.status).toBe(422);
