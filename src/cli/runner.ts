@@ -135,10 +135,20 @@ function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void 
 async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
   const parent = path.length > 1 ? ({ meta: { name: path.slice(0, -1).join(" ") } } as CommandDef) : undefined;
   const { renderUsage } = await import("citty");
-  const text = await renderUsage(cmd, parent);
   // NOTE stack.md §2 pitfall 1: citty colours help even when piped; strip ANSI always.
-  return text.replace(/\u001b\[[0-9;]*m/g, "");
+  let text = (await renderUsage(cmd, parent)).replace(/\u001b\[[0-9;]*m/g, "");
+  // a group that runs on its own too (`cards workspace`): citty shows only the subcommands' usage
+  if (cmd.run && cmd.subCommands) text = text.replace(/^USAGE (.*)$/m, (_m, u: string) => `USAGE ${path.join(" ")} | ${u.trim()}`);
+  return `${text.trimEnd()}\n\n${GLOBAL_HELP}`;
 }
+
+/** The flags every command takes (extractGlobals), shown under each command's help. */
+const GLOBAL_HELP = `GLOBAL OPTIONS (any command, anywhere before --)
+
+  --dir=<dir>              workspace root (default: found upward from the current directory)
+  --url=<url>              use a running server (same as CARDS_URL; --dir wins over CARDS_URL)
+  --actor=<actor>          act as this user (X-Service-Actor; else CARDS_ACTOR, settings.default_user)
+  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key)`;
 
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
   return typeof v === "function" ? await (v as () => T | Promise<T>)() : await v;

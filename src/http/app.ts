@@ -81,7 +81,10 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
         const full = toResponse(r);
         // the GET's body is never read: cancel it, or a streamed artifact keeps its file open
         full.body?.cancel().catch(() => {});
-        return new Response(null, { status: full.status, headers: full.headers });
+        const headers = new Headers(full.headers);
+        // the length the GET would send (a streamed artifact's route sets its own)
+        if (!r.raw && !headers.has("content-length")) headers.set("content-length", String(new TextEncoder().encode(JSON.stringify(r.body)).byteLength));
+        return new Response(null, { status: full.status, headers });
       };
       return res instanceof Promise ? res.then(head) : head(res);
     }

@@ -60,6 +60,7 @@ export function registerUi(app: H3): void {
     return uiResponse(event.req, rel);
   };
   app.get("/", () => redirect("/ui/"));
+  app.head("/", () => redirect("/ui/"));
   for (const path of ["/ui", "/ui/**"]) {
     app.get(path, handler);
     app.head(path, handler);

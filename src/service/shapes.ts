@@ -143,7 +143,7 @@ export const TakeNextBody = shape(() => v.strictObject({
 export const LinkBody = shape(() => v.strictObject({
   type_id: Id(),
   target: Id(),
-  note: v.optional(v.pipe(v.string(), v.maxLength(4096))),
+  note: v.optional(v.string()), // at most MAX_LINK_NOTE_BYTES (links.ts: 413, a size limit)
 }));
 
 export const CommentBody = shape(() => v.strictObject({

@@ -44,6 +44,10 @@ describe("process interface", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("cards cards take-next");
     expect(r.stdout).toContain("--filter");
+    // the global flags show under every command's help
+    for (const g of ["--dir=<dir>", "--url=<url>", "--actor=<actor>", "--idempotency-key=<key>"]) expect(r.stdout).toContain(g);
+    // a group that also runs on its own says both
+    expect(run(["workspace", "--help"]).stdout).toContain("USAGE cards workspace | cards workspace reload");
   });
 
   test("unknown command and unknown flag are usage errors (exit 2) listing the valid ones", () => {

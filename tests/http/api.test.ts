@@ -407,6 +407,15 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     expect((await api.post("/cards", { type_id: "task", title: "x", fields: { description: "d".repeat(300 * 1024) } })).status).toBe(413);
   });
 
+  test("a comment over 64 KiB and a link note over 4 KiB are 413 naming the field; at the limit they pass", async () => {
+    const [a, b] = [await api.task(), await api.task()];
+    const big = await api.post(`/cards/${a.id}/comments`, { body: "c".repeat(64 * 1024 + 1) });
+    expect([big.status, big.body.error, big.body.field]).toEqual([413, "payload_too_large", "body"]);
+    const note = await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "n".repeat(4097) });
+    expect([note.status, note.body.error, note.body.field]).toEqual([413, "payload_too_large", "note"]);
+    expect((await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "n".repeat(4096) })).status).toBe(201);
+  });
+
   test("unknown routes and methods", async () => {
     const a = await api.get("/nope");
     expect(a.status).toBe(404);

@@ -53,7 +53,12 @@ describe("HTTP details", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("application/json");
     expect(await r.text()).toBe("");
+    const get = await send("GET", "/health");
+    expect(r.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
     expect((await send("HEAD", "/cards/card_0000000000000000")).status).toBe(404);
+    // outside /v1 too: the root redirects to the board either way
+    const root = await app.fetch(new Request(`${BASE}/`, { method: "HEAD" }));
+    expect([root.status, root.headers.get("location")]).toEqual([302, "/ui/"]);
   });
 
   test("a 405 carries an Allow header with the path's methods", async () => {
