@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
 import {
   MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
-  type FilterNode,
+  type FilterNode, type FilterScalar,
 } from "../../src/domain/filters.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
@@ -172,6 +172,32 @@ describe("the longest lists a filter may hold run in SQLite", () => {
       expect(fixed.sql(node)).toEqual(fixed.js(node));
     }
   });
+});
+
+describe("long lists (bound as one JSON parameter) agree with JS for every kind of value and path", () => {
+  const padding = Array.from({ length: 12 }, (_, i) => `pad${i}`);
+  const lists: Array<[string, FilterScalar[]]> = [
+    ["strings", ["todo", "ui", "a", "Fix Login bug", "high", "alice", "3", ...padding]],
+    ["numbers", [1, 2, 3, 8.5, ...padding.map((_, i) => 100 + i)]],
+    ["mixed", [null, true, 3, "c", "backend", "Crash on Élan", ...padding]],
+    ["false and null", [false, null, ...padding]],
+  ];
+  const paths = ["title", "status", "owner", "version", "tags", "fields.priority", "fields.estimate", "fields.labels", "fields.n", "fields.flag", "fields.notes", "fields.missing"];
+  for (const [name, values] of lists) {
+    test.each(["$in", "$nin", "$any", "$all"])(`%s of ${name}`, (op) => {
+      for (const path of paths) {
+        if ((op === "$any" || op === "$all") && !(path === "tags" || path.startsWith("fields."))) continue;
+        let node: FilterNode;
+        try { node = parseFilter({ [path]: { [op]: values } }); } catch { continue; } // an operand the grammar refuses
+        expect([path, fixed.sql(node)]).toEqual([path, fixed.js(node)]);
+        // parameters and SQL do not grow with the list (one JSON parameter per kind of value)
+        const more = values.map((v, i) => (typeof v === "number" ? 1000 + i : `${String(v)}-more`));
+        const longer = parseFilter({ [path]: { [op]: [...values, ...more] } });
+        const [a, b] = [filterToSql(node, "c", { doneStatus: "done" }), filterToSql(longer, "c", { doneStatus: "done" })];
+        expect([b.params.length, b.sql.length]).toEqual([a.params.length, a.sql.length]);
+      }
+    });
+  }
 });
 
 describe("parseFilter: errors name the path inside the filter", () => {
