@@ -49,7 +49,8 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) query[k] = v;
   const headers: Record<string, string> = {};
-  if (g.actor) headers["x-service-actor"] = g.actor;
+  const actor = callerActor(g);
+  if (actor) headers["x-service-actor"] = actor;
   if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body);
   if (call.contentType) headers["content-type"] = call.contentType;
@@ -61,6 +62,15 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);
+}
+
+/**
+ * Who the caller is: `--actor`, else this process's CARDS_ACTOR. Sent as X-Service-Actor
+ * in both modes: a server must not fall back to its own CARDS_ACTOR or default_user for a
+ * caller that named itself (embedded, the service would read the same CARDS_ACTOR).
+ */
+export function callerActor(g: CliGlobals): string | undefined {
+  return g.actor ?? (g.env.CARDS_ACTOR?.trim() || undefined);
 }
 
 /**

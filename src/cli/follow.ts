@@ -6,7 +6,7 @@
  * writes of every process within its polling interval (DECISIONS: within one second).
  * Durable events carry `id`; condition signals do not.
  */
-import { serverUrl, type CliGlobals } from "./client.ts";
+import { callerActor, serverUrl, type CliGlobals } from "./client.ts";
 import { CardsError } from "../domain/errors.ts";
 
 export interface FollowQuery {
@@ -82,7 +82,8 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
     for (const [k, v] of Object.entries(q)) if (v !== undefined && k !== "since") qs.set(k, v);
     const headers: Record<string, string> = { accept: "text/event-stream" };
     if (lastId) headers["last-event-id"] = lastId;
-    if (g.actor) headers["x-service-actor"] = g.actor;
+    const actor = callerActor(g);
+    if (actor) headers["x-service-actor"] = actor;
     let res: Response;
     try {
       res = await fetch(`${base}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers });

@@ -243,6 +243,19 @@ describe("embedded and remote modes print the same bytes", () => {
   });
   afterAll(async () => { await server?.stop(); });
 
+  test("the caller's CARDS_ACTOR is who acts in both modes (a server never falls back to its own identity)", () => {
+    for (const env of [{ CARDS_ACTOR: "agent-2" }, { CARDS_ACTOR: "agent-2", CARDS_URL: server.url }]) {
+      const made = run(["cards", "create", "--type", "task", "--title", "whose"], { cwd: dir, env });
+      expect(made.json.created_by).toBe("agent-2");
+      const claimed = run(["cards", "claim", made.json.id, "--version", "1"], { cwd: dir, env });
+      expect(claimed.json.owner).toBe("agent-2");
+      expect(run(["cards", "list", "--owner", "me"], { cwd: dir, env }).json.items.map((c: any) => c.id)).toContain(made.json.id);
+      // --actor still wins over the environment
+      expect(run(["cards", "create", "--type", "task", "--title", "flag", "--actor", "agent-1"], { cwd: dir, env }).json.created_by).toBe("agent-1");
+    }
+  });
+
+
   const commands: string[][] = [
     ["workspace"], ["health"], ["boards", "get", "main"], ["boards", "get", "nope"],
     ["cards", "list"], ["cards", "list", "--status", "backlog", "--limit", "1"], ["cards", "list", "--sort", "bogus"],
