@@ -23,8 +23,8 @@ export interface ServerOptions {
 export function instructions(actor: string): string {
   return [
     `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
-    "Loop: 1) workspace: columns, card types, boards, allowed transitions.",
-    '2) take_next {"filter":{"blocked":false},"status":"doing"} claims the oldest unblocked card the board lets move to doing (e.g. from todo, not backlog); {"card":null} means none is ready.',
+    'Loop: 1) workspace: columns, card types, boards, allowed transitions. Already holding work? list_cards {"owner":"me","status":"doing"}.',
+    '2) take_next {"filter":{"blocked":false,"status":"todo"},"status":"doing"} claims the oldest unblocked todo card and moves it to doing (a card in review is not pulled back); {"card":null} means none is ready. Reviewers: take_next {"filter":{"status":"review"},"status":"done"}.',
     "3) Work: append_entry (e.g. evidence) as you go; attach_artifact for files.",
     "4) Move it with update_<type> {card_id, version, status}; pass the version of the card you last got (every write returns the new card).",
     "5) Hand off with add_comment (what was done, what is next); release if someone else continues.",

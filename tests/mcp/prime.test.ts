@@ -62,5 +62,10 @@ describe("cards prime", () => {
     expect(sh(fill(find("cards cards release"))).owner).toBeUndefined();
     const history = sh(fill(find("cards cards history"))).items.map((h: any) => h.type);
     expect(history).toContain("comment_added");
+    // the card waits in review, released: the next worker's take-next leaves it there
+    expect(sh(find("cards cards take-next")).card).toBeNull();
+    // a reviewer's take-next finds it
+    const reviewed = sh(find("cards cards take-next --filter '{\"status\":\"review\"}'")).card;
+    expect(reviewed).toMatchObject({ id: card.id, status: "done", owner: "agent-1" });
   });
 });

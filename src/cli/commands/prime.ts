@@ -93,25 +93,31 @@ function fieldText(f: FieldDef): string {
 
 /** The agent loop with real commands; the example fields come from the definitions. */
 function loop(types: CardType[], ws: WorkspaceDef): string[] {
-  const done = ws.columns.at(-1)?.id ?? "done";
-  const doing = ws.columns.find((c) => c.id === "doing")?.id ?? ws.columns[Math.min(2, ws.columns.length - 1)]?.id ?? "doing";
-  const review = ws.columns.find((c) => c.id === "review")?.id ?? done;
+  const cols = ws.columns.map((c) => c.id);
+  const done = cols.at(-1) ?? "done";
+  const doing = cols.includes("doing") ? "doing" : cols[Math.min(2, cols.length - 1)] ?? "doing";
+  // the queue: the column before doing (todo in the starter); a card already past doing
+  // (in review) must not be pulled back into doing by the next worker
+  const ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
+  const review = cols.includes("review") ? "review" : done;
   const rep = firstField(types, "repeating");
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
   const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");
+  const take = `{"blocked":false,"status":"${ready}"}`;
   return [
     "## Agent loop",
-    "1. Learn the rules: `cards workspace` (full definitions) or this guide.",
-    `2. Take work: \`cards cards take-next --filter '{"blocked":false}' --status ${doing}\`. It claims the oldest unowned, unblocked card the board lets move to ${doing}; \`{"card":null}\` means none is ready. Note the card's id and version.`,
+    `1. Learn the rules: \`cards workspace\` (full definitions) or this guide. Already holding work? \`cards cards list --owner me --status ${doing}\`.`,
+    `2. Take work: \`cards cards take-next --filter '${take}' --status ${doing}\`. It claims the oldest unowned, unblocked ${ready} card and moves it to ${doing}; \`{"card":null}\` means none is ready. Note the card's id and version.`,
     rep && item
       ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}'\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
     ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
     `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = version of the card you last got; every write returns the new card). Fields: \`--fields '{"key":"value"}'\`.`,
     '5. Hand off: `cards cards comments add ID "what was done, what is next"`; `cards cards release ID` if someone else continues.',
+    ...(review !== done ? [`   Reviewing: \`cards cards take-next --filter '{"status":"${review}"}' --status ${done}\`.`] : []),
     "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",
-    "New work: `cards cards create --type TYPE --title \"...\" --fields '{...}'`. Find: `cards cards list --status todo`, `--q text`.",
-    `Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card, retry with its version. Status moves outside the board's moves fail unless --force.`,
+    `New work: \`cards cards create --type TYPE --title "..." --fields '{...}'\`. Find: \`cards cards list --status ${ready}\`, \`--q text\`. take-next hands out the oldest first (updated_at): any write re-queues a card at the back.`,
+    "Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card; retry with its version unless another actor owns it now (then leave it, or take it over with `patch ID --version N --owner YOU`). Status moves outside the board's moves fail unless --force.",
   ];
 }
 
