@@ -116,5 +116,10 @@ export function parseYamlText(text: string): ParseResult {
       }),
     };
   }
-  return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+  try {
+    // an alias bomb ("billion laughs") stops here, as a problem of the file
+    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+  } catch (e) {
+    return { ok: false, errors: [`invalid YAML: ${(e as Error).message.split("\n")[0]} (aliases may expand at most 100 times)`] };
+  }
 }

@@ -43,6 +43,12 @@ describe("syntax errors", () => {
     expect(list.every((p) => p.file === EXT && /^invalid YAML at \d+:\d+: /.test(p.message))).toBe(true);
   });
 
+  test("a YAML alias bomb is a problem of the file, not a crash", async () => {
+    const levels = Array.from({ length: 10 }, (_, i) => (i === 0 ? 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]' : `a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(",")}]`));
+    const list = await problems((f) => { f[EXT] = `${levels.join("\n")}\n`; });
+    expectOnly(list, { file: EXT, path: "", message: /^invalid YAML: .*aliases may expand at most 100 times/ });
+  });
+
   test("duplicate YAML keys are an error with line:col", async () => {
     const list = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  kind: run\n  run: [cat]\n"; });
     expectOnly(list, { file: EXT, path: "", message: /^invalid YAML at 3:3: Map keys must be unique/ });
