@@ -61,7 +61,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   // process groups, so the hangup never reaches them; they are stopped like on SIGTERM
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => void stop(sig));
   try {
-    server = await startServer(app, { host: o.host, port: o.port });
+    server = await startServer(app, { host: o.host, port: o.port, idleTimeoutS: idleTimeout(o.env) });
   } catch (e) {
     monitor.stop();
     unwatch();
@@ -77,6 +77,17 @@ export async function startService(o: ServeOptions): Promise<void> {
   const offReload = onReload(svc, () => { hooks.reconcile(); services.reconcile(); });
   stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services.stop()]); });
   console.error(`listening on ${server.url}`);
+}
+
+/** CARDS_IDLE_TIMEOUT_S (1-255 seconds) overrides the idle timeout (docs/limits.md). */
+function idleTimeout(env: Record<string, string | undefined>): number | undefined {
+  const raw = env.CARDS_IDLE_TIMEOUT_S;
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 255) {
+    throw new CardsError("usage", "CARDS_IDLE_TIMEOUT_S must be a whole number of seconds from 1 to 255", { field: "CARDS_IDLE_TIMEOUT_S", value: raw });
+  }
+  return n;
 }
 
 /** A port in use or not allowed is the caller's to fix: `unavailable` with a hint, not an internal error. */

@@ -11,11 +11,17 @@ export interface RunningServer {
   close(force?: boolean): Promise<void>;
 }
 
+/** Seconds a connection may stay silent both ways (Bun allows at most 255). */
+export const IDLE_TIMEOUT_S = 120;
+
 /** Starts listening; nothing is printed and no signal handler is installed (stack.md §1.4). */
-export async function startServer(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
+export async function startServer(app: H3, opts: { host: string; port: number; idleTimeoutS?: number }): Promise<RunningServer> {
   if (typeof Bun !== "undefined") {
     const server = Bun.serve({
-      hostname: opts.host, port: opts.port, idleTimeout: 0,
+      // a connection that sends and reads nothing for this long is closed: a client that
+      // never finishes its request, or never reads its answer, holds no socket and no
+      // buffered answer for good; SSE streams send a keepalive every 15 s
+      hostname: opts.host, port: opts.port, idleTimeout: opts.idleTimeoutS ?? IDLE_TIMEOUT_S,
       fetch: (req) => app.fetch(req),
     });
     // the bound address, as srvx reports it (`--host localhost` binds 127.0.0.1 here)

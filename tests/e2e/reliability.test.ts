@@ -102,6 +102,24 @@ describe("the database file replaced or deleted under a running server", () => {
   });
 });
 
+describe("idle connections", () => {
+  test("a client that never finishes its request is cut after the idle timeout; others are served meanwhile", async () => {
+    const srv = await serve(makeWorkspace(), { CARDS_IDLE_TIMEOUT_S: "2" });
+    try {
+      const { port, hostname } = new URL(srv.url);
+      let closed = false;
+      const sock = await Bun.connect({ hostname, port: Number(port), socket: { data() {}, close() { closed = true; } } });
+      sock.write("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "); // never ends
+      expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
+      // Bun checks idle sockets every few seconds, and a request still in its headers gets ~10 s
+      for (let i = 0; i < 180 && !closed; i++) await Bun.sleep(100);
+      expect(closed).toBe(true);
+    } finally {
+      await srv.stop();
+    }
+  }, 30_000);
+});
+
 describe("SIGHUP", () => {
   test("stops the server like SIGTERM, and its services with it (they run in their own process groups)", async () => {
     const dir = makeWorkspace((f) => {
