@@ -98,13 +98,26 @@ export class SqliteQueries implements StoreTx {
     const unchanged = this.db
       .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM cards c WHERE ${a.where.join(" AND ")} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`)
       .all(...a.params);
+    // the cards changed since: placed by their last event at or before `seq`; only this
+    // page's worth is read whole (a stale or forged cursor must not load every card)
     const b = this.whereClause(q);
     b.where.push("c.id IN (SELECT card_id FROM events WHERE seq > ? AND card_id IS NOT NULL)");
     b.params.push(seq);
-    const changed = this.db
-      .query(`SELECT ${CARD_COLS}, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ?) AS k FROM cards c WHERE ${b.where.join(" AND ")}`)
-      .all(seq, ...b.params)
-      .filter((r) => r.k != null && below(r.k as string, r.id as string));
+    const placed = ["k IS NOT NULL"];
+    const placedParams: Array<string | number> = [];
+    if (after) {
+      placed.push("(k < ? OR (k = ? AND id < ?))");
+      placedParams.push(after.updated_at, after.updated_at, after.id);
+    }
+    const keys = this.db
+      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ?) AS k FROM cards c WHERE ${b.where.join(" AND ")}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
+      .all(seq, ...b.params, ...placedParams, q.limit) as Array<{ id: string; k: string }>;
+    const one = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`);
+    const changed: Array<Record<string, unknown>> = [];
+    for (const { id, k } of keys) {
+      const row = one.get(id);
+      if (row && below(k, id)) changed.push({ ...row, k });
+    }
     const rows = [...unchanged, ...changed]
       .sort((x, y) => byCodePoint(y.k as string, x.k as string) || byCodePoint(y.id as string, x.id as string))
       .slice(0, q.limit);
