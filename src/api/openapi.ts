@@ -19,8 +19,14 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
   for (const [name, shape] of Object.entries(REQUEST_SHAPES)) schemas[name] = valibotSchema(shape());
   const creates: JsonSchema[] = [];
   const updates: JsonSchema[] = [];
+  const mapping: Record<string, string> = {};
+  // card type ids such as my-type and my_type (or card_body, next to CreateCardBody) would
+  // name the same components: a later one gets a number
+  const taken = new Set([...Object.keys(schemas), "CardBody"].flatMap((n) => [n, n.replace(/^(Create|Update|Fields)/, "")]));
   for (const type of defs.cardTypes.values()) {
-    const key = pascal(type.id);
+    let key = pascal(type.id);
+    for (let n = 2; taken.has(key); n++) key = `${pascal(type.id)}${n}`;
+    taken.add(key);
     const props: Record<string, JsonSchema> = {};
     for (const f of type.fields) props[f.id] = fieldSchema(f, defs);
     const required = type.fields.filter((f) => f.required && f.default === undefined).map((f) => f.id);
@@ -39,7 +45,8 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
       additionalProperties: false,
     };
     const patchProps: Record<string, JsonSchema> = {};
-    for (const f of type.fields) if (f.type !== "repeating") patchProps[f.id] = fieldSchema(f, defs);
+    // null removes a key (SPEC PATCH), whatever the field's type
+    for (const f of type.fields) if (f.type !== "repeating") patchProps[f.id] = { anyOf: [fieldSchema(f, defs), { type: "null" }] };
     schemas[`Update${key}`] = {
       ...obj({
         version: { type: "integer", minimum: 1, description: "the version you read" },
@@ -54,9 +61,10 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
       additionalProperties: false,
     };
     creates.push(ref(`Create${key}`));
+    mapping[type.id] = `#/components/schemas/Create${key}`;
     updates.push(ref(`Update${key}`));
   }
-  schemas.CreateCardBody = { oneOf: creates, discriminator: { propertyName: "type_id" } };
+  schemas.CreateCardBody = { oneOf: creates, discriminator: { propertyName: "type_id", mapping } };
   schemas.PatchCardBody = { anyOf: updates };
 
   const paths: Record<string, Record<string, unknown>> = {};
@@ -89,6 +97,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
       },
       responses: {
         Error: { description: "The error envelope", content: json(ref("ErrorEnvelope")) },
+        Unavailable: { description: "503 `unavailable`: the database or disk cannot serve the call now (locked, full, replaced); retry. 500 `internal` is a bug.", content: json(ref("ErrorEnvelope")) },
       },
     },
   };
@@ -110,7 +119,8 @@ function operation(route: Route, doc: OperationDoc): Record<string, unknown> {
   if (doc.body === "bytes") op.requestBody = { required: true, content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
   else if (doc.body) op.requestBody = { required: doc.bodyRequired ?? true, content: json(ref(doc.body)) };
   const ok: Record<string, unknown> = { description: doc.okDescription ?? "Success" };
-  if (doc.response === "bytes") ok.content = { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
+  // an artifact is answered with its stored type
+  if (doc.response === "bytes") ok.content = { "*/*": { schema: { type: "string", description: "the artifact's bytes, with the type it was stored with" } } };
   else if (doc.response === "sse") ok.content = { "text/event-stream": { schema: { type: "string", description: "SSE frames: `event: <type>`, `id: <event id>` (durable events only), `data: <event JSON>`" } } };
   else ok.content = json(ref(doc.response));
   if (route.method !== "GET") {
@@ -121,7 +131,7 @@ function operation(route: Route, doc: OperationDoc): Record<string, unknown> {
     for (const [name, description] of Object.entries(doc.headers ?? {})) headers[name] = { description, schema: { type: "string" } };
     ok.headers = headers;
   }
-  op.responses = { [String(doc.status ?? 200)]: ok, "4XX": { $ref: "#/components/responses/Error" } };
+  op.responses = { [String(doc.status ?? 200)]: ok, "4XX": { $ref: "#/components/responses/Error" }, "5XX": { $ref: "#/components/responses/Unavailable" } };
   for (const [status, description] of Object.entries(doc.also ?? {})) (op.responses as Record<string, unknown>)[status] = { ...ok, description };
   return op;
 }

@@ -73,4 +73,28 @@ describe("GET /openapi.json", () => {
     const again = (await api.get("/openapi.json")).body;
     expect(again.components.schemas.CreateNote.required).toEqual(["type_id", "title", "fields"]);
   });
+
+  test("the create union maps each type id to its schema; update fields take null; 5XX and artifact types are declared", () => {
+    const s = doc.components.schemas;
+    expect(s.CreateCardBody.discriminator).toEqual({ propertyName: "type_id", mapping: { bug: "#/components/schemas/CreateBug", review: "#/components/schemas/CreateReview", task: "#/components/schemas/CreateTask" } });
+    expect(s.UpdateTask.properties.fields.properties.branch.anyOf).toContainEqual({ type: "null" });
+    expect(doc.paths["/cards"].post.responses["5XX"]).toEqual({ $ref: "#/components/responses/Unavailable" });
+    expect(Object.keys(doc.paths["/artifacts/{path}"].get.responses["200"].content)).toEqual(["*/*"]);
+  });
+
+  test("card type ids that would name the same components get distinct ones", async () => {
+    const odd = await testApi({ edit: (f) => {
+      for (const id of ["my-type", "my_type", "card_body"]) f[`definitions/card-types/${id}.json`] = { id, name: id, schema_version: 1, fields: [{ id: "x", type: "string" }] };
+    } });
+    try {
+      const s = (await odd.get("/openapi.json")).body.components.schemas;
+      const { mapping } = s.CreateCardBody.discriminator;
+      expect(Object.keys(mapping).sort()).toEqual(["bug", "card_body", "my-type", "my_type", "review", "task"]);
+      expect(new Set(Object.values(mapping)).size).toBe(6);
+      for (const [id, target] of Object.entries(mapping)) expect(s[(target as string).split("/").pop()!].properties.type_id.const).toBe(id);
+      expect(s.CreateCardBody.oneOf).toHaveLength(6);
+    } finally {
+      odd.close();
+    }
+  });
 });
