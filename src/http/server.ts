@@ -7,7 +7,7 @@ import { createConsola } from "consola";
 import { CardsError } from "../domain/errors.ts";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
-import { TemporalMonitor, onReload, watchDefinitions } from "../service/index.ts";
+import { TemporalMonitor, followReloads, onReload, watchDefinitions } from "../service/index.ts";
 import { startHooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { createHttpApp } from "./app.ts";
@@ -33,7 +33,9 @@ export async function startService(o: ServeOptions): Promise<void> {
   const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
-  const unwatch = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
+  const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
+  const unfollow = followReloads(svc, (m) => log.warn(m));
+  const unwatch = () => { unwatchFiles(); unfollow(); };
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];
   let server: Awaited<ReturnType<typeof startServer>> | undefined;

@@ -26,7 +26,7 @@ export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";
 export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
 export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
 // Definitions lifecycle
-export { reloadDefinitions, putBoard, onReload, watchDefinitions, type ReloadResult } from "./reload.ts";
+export { reloadDefinitions, putBoard, onReload, watchDefinitions, followReloads, type ReloadResult } from "./reload.ts";
 export { assertSchemaFloor } from "./schema-floor.ts";
 // Portability
 export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";

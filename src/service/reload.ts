@@ -153,6 +153,25 @@ async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: s
 }
 
 /**
+ * A server follows the reloads of the other processes on its workspace (`cards mcp`,
+ * another server, `--watch` elsewhere): when one announces `definition_reloaded`, this
+ * one reloads too, so it never relays an announcement about definitions it does not
+ * serve, and every surface validates against one set. Its own announcements find the
+ * files unchanged (a no-op). Returns a stop function.
+ */
+export function followReloads(svc: Service, log: (msg: string) => void): () => void {
+  let pending = false;
+  return svc.subscribe(() => {
+    if (pending) return; // one reload for the per-board announcements of one reload
+    pending = true;
+    setTimeout(() => {
+      pending = false;
+      reloadDefinitions(svc, { actor: "cards" }).catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`));
+    }, 0);
+  }, { types: ["definition_reloaded"] });
+}
+
+/**
  * `cards serve --watch`: polls the definitions' content fingerprint and reloads on change
  * through the same path as POST /workspace/reload. Returns a stop function.
  */

@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync, existsSync, watch } from "node:fs";
 import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 import { assertBinary, run, serve } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { followReloads, reloadDefinitions } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
 const editJson = (dir: string, rel: string, fn: (x: any) => void) => {
@@ -115,6 +116,24 @@ describe("POST /workspace/reload", () => {
       expect((await api.get("/cards?q=zanzibar")).body.items.map((x: any) => x.id)).toEqual([c.id]);
       expect((await api.post("/cards", { type_id: "note", title: "n" })).status).toBe(201);
     } finally {
+      api.close();
+    }
+  });
+});
+
+describe("reloads by other processes", () => {
+  test("a server reloads when another process announces definition_reloaded, so what it relays is true", async () => {
+    const api = await testApi();
+    const other = await openTestService(api.dir, "serve");
+    const stop = followReloads(api.svc, () => {});
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 1; });
+      expect((await reloadDefinitions(other, { actor: "cards" })).changed).toBe(true);
+      for (let i = 0; i < 50 && api.svc.defs.boards.get("main")!.wip_limits!.doing !== 1; i++) await Bun.sleep(50);
+      expect((await api.get("/boards/main")).body.wip_limits.doing).toBe(1);
+    } finally {
+      stop();
+      other.close();
       api.close();
     }
   });
