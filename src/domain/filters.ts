@@ -59,6 +59,12 @@ export type FilterNode =
 export interface FilterContext {
   /** when given, `fields.<id>` must name one of these ids */
   fieldIds?: ReadonlySet<string>;
+  /**
+   * when given, the values a path may be compared with for equality (`status`: the
+   * workspace's columns, `type_id`: its card types): a typo is refused with the valid
+   * options instead of matching nothing
+   */
+  knownValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -249,7 +255,7 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
     throw _fail(at, "an array is not a literal", val, ["$in", "$all", "$any"].filter((o) => _OPS[kind].includes(o as CmpOp)),
       `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" ? ' or {"$all": [...]} for "has every"' : ""}`);
   }
-  if (!_isPlainObject(val)) return [_count(st, at, { kind: "cmp", path, op: "$eq", value: _operand(kind, "$eq", val, at) })];
+  if (!_isPlainObject(val)) return [_count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at), at, st.ctx) })];
   const ops = Object.keys(val);
   if (ops.length === 0) throw _fail(at, "an operator object needs at least one operator", val, _OPS[kind]);
   const out: FilterNode[] = [];
@@ -259,9 +265,19 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
       const msg = op.startsWith("$") ? `${op} is not an operator for ${path}` : `operator objects hold only operators; ${JSON.stringify(op)} is not one`;
       throw _fail(oat, msg, op, _OPS[kind]);
     }
-    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _operand(kind, op as CmpOp, val[op], oat) }));
+    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, _operand(kind, op as CmpOp, val[op], oat), oat, st.ctx) }));
   }
   return out;
+}
+
+/** Checks an equality operand against the values the path can hold (FilterContext.knownValues). */
+function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
+  const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
+  if (!known || !["$eq", "$ne", "$in", "$nin"].includes(op)) return v;
+  for (const x of Array.isArray(v) ? v : [v]) {
+    if (typeof x === "string" && !known.includes(x)) throw _fail(at, `${JSON.stringify(x)} is not a ${path === "status" ? "column" : path === "type_id" ? "card type" : "known value"} of this workspace`, x, [...known]);
+  }
+  return v;
 }
 
 function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar | FilterScalar[] {

@@ -28,7 +28,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
   const q = toListQuery(svc, params, viewer);
   if (opts.filter !== undefined) {
     const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
-    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope) }, "filter"), viewer, userFieldPaths(svc, scope));
+    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope), knownValues: knownValuesOf(svc) }, "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
   const read = (): CardPage => svc.store.snapshot((r) => {
@@ -56,12 +56,17 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     const board = svc.board(p.board_id);
     filters.push(scopeOf(board));
     if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
+  } else if (p.filter !== undefined && p.filter.trim().startsWith("{")) {
+    throw badRequest("filter here names a board's saved filter, not a filter expression", {
+      field: "filter", value: p.filter,
+      hint: "list with status, owner, type_id, blocked, q and sort; a filter expression goes to take-next (--filter) or the tool server's list_cards; or save it in a board's presentation.filters",
+    });
   } else if (p.filter !== undefined) {
     throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });
   }
   if (filters.length) q.filter = andFilters(...filters);
-  if (p.type_id !== undefined) q.typeIds = csv(p.type_id);
-  if (p.status !== undefined) q.statuses = csv(p.status);
+  if (p.type_id !== undefined) q.typeIds = known(svc, "type_id", csv(p.type_id));
+  if (p.status !== undefined) q.statuses = known(svc, "status", csv(p.status));
   if (p.owner === "") {
     // an empty owner matched no card at all: say how to ask for unowned ones
     throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
@@ -108,6 +113,26 @@ function savedFilter(board: Board, name: string, viewer: string | undefined, use
     throw badRequest(`board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
   }
   return resolveMe(parseFilter(raw, undefined, `presentation.filters.${name}`), viewer, userPaths);
+}
+
+/** The values `status` and `type_id` can be compared with: the workspace's columns and card types. */
+export function knownValuesOf(svc: Service): Record<string, string[]> {
+  return { status: svc.defs.workspace.columns.map((c) => c.id), type_id: [...svc.defs.cardTypes.keys()] };
+}
+
+/**
+ * List parameters naming a column or card type: a typo is refused with the valid options
+ * (an empty list reads as "no work"). A value the definitions no longer name but cards
+ * still hold (a reload removed it) is allowed, so those cards can be found.
+ */
+function known(svc: Service, param: "type_id" | "status", values: string[]): string[] {
+  const valid = knownValuesOf(svc)[param]!;
+  for (const v of values) {
+    if (valid.includes(v)) continue;
+    if (svc.store.listCards(param === "status" ? { statuses: [v], limit: 1 } : { typeIds: [v], limit: 1 }).items.length > 0) continue;
+    throw new CardsError("validation_failed", `${JSON.stringify(v)} is not a ${param === "status" ? "column" : "card type"} of this workspace`, { field: param, value: v, valid_options: valid });
+  }
+  return values;
 }
 
 /** `fields.<id>` of the user-typed fields of the types in scope (every type's without one): where `me` means the viewer. */

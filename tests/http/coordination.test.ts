@@ -241,6 +241,35 @@ describe("take-next", () => {
     }
   });
 
+  test("a status or card type that the workspace does not have is refused with the valid options, not an empty answer", async () => {
+    const fresh = await testApi();
+    try {
+      const columns = ["backlog", "todo", "doing", "review", "done"];
+      for (const [body, field, value, options] of [
+        [{ filter: { status: "ready", blocked: false }, status: "doing" }, "filter.status", "ready", columns],
+        [{ filter: { type_id: { $in: ["task", "tsk"] } } }, "filter.type_id.$in", "tsk", ["bug", "review", "task"]],
+      ] as const) {
+        const r = await fresh.post("/cards/take-next", body);
+        expect(r.status).toBe(422);
+        expect(r.body).toMatchObject({ error: "validation_failed", field, value, valid_options: [...options] });
+      }
+      for (const [q, field] of [["status=ready", "status"], ["type_id=task,tsk", "type_id"]] as const) {
+        const r = await fresh.get(`/cards?${q}`);
+        expect([r.status, r.body.field, r.body.valid_options?.length]).toEqual([422, field, field === "status" ? 5 : 3]);
+      }
+      // a JSON filter given where a saved filter's name goes says where expressions go
+      const json = await fresh.get(`/cards?filter=${encodeURIComponent('{"status":"doing"}')}`);
+      expect([json.status, json.body.field]).toEqual([400, "filter"]);
+      expect(json.body.hint).toContain("take-next");
+      // a status a reload removed from the columns while cards held it can still be listed
+      const stranded = await fresh.task({ status: "review" });
+      await fresh.svc.store.write((tx) => { tx.insertCard({ ...fresh.svc.store.getCard(stranded.id)!, id: "card_00000000000000aa", status: "archived" }); });
+      expect((await fresh.get("/cards?status=archived")).body.items.map((c: any) => c.id)).toEqual(["card_00000000000000aa"]);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("a bad filter is 422 with the path of the problem", async () => {
     const r = await api.post("/cards/take-next", { filter: { $and: [{ status: { $near: 1 } }] } });
     expect(r.status).toBe(422);
