@@ -37,7 +37,15 @@ export interface PeerOptions {
   /** writes one serialized line (without the newline) */
   write: (line: string) => void;
   log: (message: string) => void;
+  /** default MAX_LINE_CHARS */
+  maxLineChars?: number;
 }
+
+/**
+ * The longest message line: a 64 MiB artifact sent base64-encoded to attach_artifact
+ * (~85.4 million characters) fits.
+ */
+export const MAX_LINE_CHARS = 96 * 1024 * 1024;
 
 /** A line-framed JSON-RPC endpoint: feed it input chunks, it writes answers. */
 export class RpcPeer {
@@ -46,15 +54,43 @@ export class RpcPeer {
 
   constructor(private readonly o: PeerOptions) {}
 
-  /** Feeds raw input; complete lines are handled, a partial line waits for the rest. */
+  /** true while the rest of a line over MAX_LINE_CHARS is being skipped */
+  private skipping = false;
+
+  /**
+   * Feeds raw input; complete lines are handled, a partial line waits for the rest. Each
+   * chunk is scanned once (a long line arrives in many chunks), and a line longer than
+   * MAX_LINE_CHARS is answered with an error and skipped to its end.
+   */
   feed(chunk: string): void {
-    this.buffer += chunk;
-    let nl: number;
-    while ((nl = this.buffer.indexOf("\n")) >= 0) {
-      const line = this.buffer.slice(0, nl).trim();
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line) this.track(this.handleLine(line));
+    let start = 0;
+    for (let nl = chunk.indexOf("\n"); nl >= 0; nl = chunk.indexOf("\n", start)) {
+      const part = chunk.slice(start, nl);
+      start = nl + 1;
+      if (this.skipping) {
+        this.skipping = false;
+        continue;
+      }
+      const line = (this.buffer ? this.buffer + part : part).trim();
+      this.buffer = "";
+      if (line.length > this.maxLine) this.tooLong();
+      else if (line) this.track(this.handleLine(line));
     }
+    if (this.skipping || start === chunk.length) return;
+    this.buffer += chunk.slice(start);
+    if (this.buffer.length > this.maxLine) {
+      this.buffer = "";
+      this.skipping = true;
+      this.tooLong();
+    }
+  }
+
+  private tooLong(): void {
+    this.send(errorMessage(null, INVALID_REQUEST, `invalid request: a message is longer than ${this.maxLine} characters`));
+  }
+
+  private get maxLine(): number {
+    return this.o.maxLineChars ?? MAX_LINE_CHARS;
   }
 
   /** Resolves once every request received so far has been answered. */

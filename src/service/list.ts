@@ -15,6 +15,10 @@ export const LIST_MAX_LIMIT = 200;
 
 export type ListParams = Record<string, string | undefined>;
 
+/** Limits of a search (`q`): docs/limits.md. */
+export const MAX_Q_WORDS = 32;
+export const MAX_Q_CHARS = 1000;
+
 const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "blocked", "has_link", "link_target", "q", "sort", "include", "cursor", "limit", "filter"];
 
 export interface CardPage { items: Card[]; next_cursor: string | null }
@@ -65,8 +69,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });
   }
   if (filters.length) q.filter = andFilters(...filters);
-  if (p.type_id !== undefined) q.typeIds = known(svc, "type_id", csv(p.type_id));
-  if (p.status !== undefined) q.statuses = known(svc, "status", csv(p.status));
+  if (p.type_id !== undefined) q.typeIds = known(svc, "type_id", [...new Set(csv(p.type_id))]);
+  if (p.status !== undefined) q.statuses = known(svc, "status", [...new Set(csv(p.status))]);
   if (p.owner === "") {
     // an empty owner matched no card at all: say how to ask for unowned ones
     throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
@@ -78,7 +82,13 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   if (p.has_link !== undefined) q.hasLink = p.has_link;
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
-  if (p.q !== undefined && p.q.trim() !== "") q.q = p.q;
+  if (p.q !== undefined && p.q.trim() !== "") {
+    // each word is one full-text term: a query of thousands held the request thread
+    if (p.q.length > MAX_Q_CHARS || p.q.trim().split(/\s+/).length > MAX_Q_WORDS) {
+      throw badRequest(`q takes at most ${MAX_Q_WORDS} words and ${MAX_Q_CHARS} characters`, { field: "q", hint: "search for the few words that matter" });
+    }
+    q.q = p.q;
+  }
   if (p.include !== undefined) {
     for (const part of csv(p.include)) {
       if (part === "links") q.includeLinks = true;

@@ -416,6 +416,14 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     expect((await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "n".repeat(4096) })).status).toBe(201);
   });
 
+  test("a search of more than 32 words or 1,000 characters is 400", async () => {
+    const words = Array.from({ length: 33 }, (_, i) => `w${i}`).join(" ");
+    const r = await api.get(`/cards?q=${encodeURIComponent(words)}`);
+    expect([r.status, r.body.field]).toEqual([400, "q"]);
+    expect((await api.get(`/cards?q=${"a".repeat(1001)}`)).status).toBe(400);
+    expect((await api.get(`/cards?q=${encodeURIComponent(words.split(" ").slice(0, 32).join(" "))}`)).status).toBe(200);
+  });
+
   test("unknown routes and methods", async () => {
     const a = await api.get("/nope");
     expect(a.status).toBe(404);

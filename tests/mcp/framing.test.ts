@@ -1,0 +1,30 @@
+/** Line framing of the tool server's JSON-RPC: long lines in many chunks, and lines past the limit. */
+import { expect, test } from "bun:test";
+import { RpcPeer } from "../../src/mcp/jsonrpc.ts";
+
+function peer(maxLineChars?: number) {
+  const out: any[] = [];
+  const p = new RpcPeer({ dispatch: async (method, params) => ({ method, size: JSON.stringify(params).length }), write: (l) => out.push(JSON.parse(l)), log: () => {}, maxLineChars });
+  return { p, out };
+}
+
+test("a line over the limit is answered with -32600 and skipped to its end; the next line is served", async () => {
+  const { p, out } = peer(1000);
+  const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "echo", params: { x: "y".repeat(5000) } });
+  for (let i = 0; i < big.length; i += 300) p.feed(big.slice(i, i + 300)); // arrives in chunks
+  p.feed("\n");
+  p.feed(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "echo", params: {} })}\n`);
+  await p.drain();
+  expect(out[0]).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("longer than 1000 characters") } });
+  expect(out[1]).toMatchObject({ id: 2, result: { method: "echo" } });
+  expect(out).toHaveLength(2);
+});
+
+test("a long line in many small chunks is read whole (each chunk scanned once)", async () => {
+  const { p, out } = peer();
+  const msg = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "echo", params: { x: "z".repeat(2_000_000) } });
+  for (let i = 0; i < msg.length; i += 4096) p.feed(msg.slice(i, i + 4096));
+  p.feed("\n");
+  await p.drain();
+  expect(out).toEqual([{ jsonrpc: "2.0", id: 7, result: { method: "echo", size: 2_000_008 } }]);
+});
