@@ -161,7 +161,18 @@ export function loadForWrite(tx: StoreTx, id: string, version: number | undefine
 }
 
 /** Bumps version and updated_at once, stores the card and appends its events. */
+/**
+ * A card's fields as stored, at most this many characters of JSON (4 Mi). One request
+ * is at most 1 MiB, but appends add up, and every write rewrites the whole card.
+ */
+export const MAX_CARD_FIELDS_CHARS = 4 * 1024 * 1024;
+
 export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>, svc?: Service): Card {
+  if (next.fields !== cur.fields && JSON.stringify(next.fields).length > MAX_CARD_FIELDS_CHARS) {
+    throw new CardsError("payload_too_large", `card ${cur.id} would hold more than ${MAX_CARD_FIELDS_CHARS} characters of fields`, {
+      hint: "keep large content in artifacts (POST /cards/{id}/artifacts/{field}); remove entries or fields you no longer need",
+    });
+  }
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });
   const blocks = card.status !== cur.status ? new BlockWatch(w.tx).watchDependentsOf(cur.id) : undefined;
   const lanes = svc ? new LaneWatch(svc, w.tx).watch(new Set([cur.status, card.status]), card.status !== cur.status) : undefined;

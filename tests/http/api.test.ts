@@ -416,6 +416,22 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     expect((await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id, note: "n".repeat(4096) })).status).toBe(201);
   });
 
+  test("appends that would take a card's fields past 4 Mi characters are 413; the card stays as it was", async () => {
+    const c = await api.task();
+    const note = "n".repeat(250 * 1024);
+    let last = 201;
+    let appended = 0;
+    for (let i = 0; i < 20 && last < 400; i++) {
+      const r = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { note } });
+      last = r.status;
+      if (r.status < 300) appended++;
+      else expect(r.body.error).toBe("payload_too_large");
+    }
+    expect(last).toBe(413);
+    expect(appended).toBe(16);
+    expect((await api.get(`/cards/${c.id}`)).body.fields.evidence).toHaveLength(16);
+  });
+
   test("a search of more than 32 words or 1,000 characters is 400", async () => {
     const words = Array.from({ length: 33 }, (_, i) => `w${i}`).join(" ");
     const r = await api.get(`/cards?q=${encodeURIComponent(words)}`);
