@@ -157,17 +157,18 @@ export function validateEntry(
   opts: { settings?: Pick<WorkspaceSettings, "tag_policy">; tagSet?: readonly string[] } = {},
 ): EntryResult {
   const def = type.fields.find((f) => f.id === fieldId);
+  const repeating = type.fields.filter((f) => f.type === "repeating").map((f) => f.id);
+  // a type without repeating fields takes no entries at all: say so, not "one of []"
+  const none = repeating.length === 0 ? ` (card type ${type.id} has no repeating field; record results in its fields)` : "";
   if (!def) {
-    throw new CardsError("unknown_field", `${JSON.stringify(fieldId)} is not a field of card type ${type.id}`, {
-      field: fieldId, value: fieldId,
-      valid_options: type.fields.filter((f) => f.type === "repeating").map((f) => f.id),
+    throw new CardsError("unknown_field", `${JSON.stringify(fieldId)} is not a field of card type ${type.id}${none}`, {
+      field: fieldId, value: fieldId, valid_options: repeating,
     });
   }
   if (def.type !== "repeating") {
-    throw new CardsError("validation_failed", `${fieldId} is a ${def.type} field, not a repeating field`, {
-      field: fieldId, value: fieldId,
-      valid_options: type.fields.filter((f) => f.type === "repeating").map((f) => f.id),
-      hint: `set it with PATCH /cards/{id} {"fields": {"${fieldId}": ...}}`,
+    throw new CardsError("validation_failed", `${fieldId} is a ${def.type} field, not a repeating field${none}`, {
+      field: fieldId, value: fieldId, valid_options: repeating,
+      hint: `set it as a field value with an update (PATCH /cards/{id} {"fields": {"${fieldId}": ...}}; the tool server's update_${type.id})`,
     });
   }
   const ctx: _Ctx = {

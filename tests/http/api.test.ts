@@ -432,6 +432,14 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     expect((await api.get(`/cards/${c.id}`)).body.fields.evidence).toHaveLength(16);
   });
 
+  test("appending to a type without repeating fields says so, and a non-repeating field points to an update", async () => {
+    const bug = (await api.post("/cards", { type_id: "bug", title: "b", fields: { steps: "s" } })).body;
+    const none = await api.post(`/cards/${bug.id}/fields/steps/append`, { entry: { x: 1 } });
+    expect(none.body).toMatchObject({ error: "validation_failed", valid_options: [] });
+    expect(none.body.message).toContain("card type bug has no repeating field");
+    expect(none.body.hint).toContain("update_bug");
+  });
+
   test("a search of more than 32 words or 1,000 characters is 400", async () => {
     const words = Array.from({ length: 33 }, (_, i) => `w${i}`).join(" ");
     const r = await api.get(`/cards?q=${encodeURIComponent(words)}`);
