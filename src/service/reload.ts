@@ -161,8 +161,9 @@ async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: s
  */
 export function followReloads(svc: Service, log: (msg: string) => void): () => void {
   let pending = false;
-  return svc.subscribe(() => {
-    if (pending) return; // one reload for the per-board announcements of one reload
+  // the bus hands every listener every event: `types` only declares what this one consumes
+  return svc.subscribe((e) => {
+    if (e.type !== "definition_reloaded" || pending) return; // one reload for the per-board announcements of one reload
     pending = true;
     setTimeout(() => {
       pending = false;

@@ -137,6 +137,20 @@ describe("reloads by other processes", () => {
       api.close();
     }
   });
+
+  test("only definition_reloaded makes it reload: other events leave an edit on disk unread (writes stay cheap)", async () => {
+    const api = await testApi();
+    const stop = followReloads(api.svc, () => {});
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 1; });
+      await api.task();
+      await Bun.sleep(300);
+      expect((await api.get("/boards/main")).body.wip_limits.doing).toBe(3);
+    } finally {
+      stop();
+      api.close();
+    }
+  });
 });
 
 describe("POST /boards", () => {
