@@ -185,47 +185,41 @@ function _cmp(s: _Src, op: CmpOp, value: FilterScalar | FilterScalar[]): _Frag {
  */
 const _LIST_INLINE = 8;
 
-/** The list's values by JSON kind, each set once. */
-function _kinds(xs: FilterScalar[]) {
+const _NUM_TYPES: _JsonType[] = ["integer", "real"];
+
+/**
+ * A long list's parts: one per boolean, one for null, and for the strings and for the
+ * numbers, `perKind(json, typeIn, valueCollate, elemTypes)` with the values as one JSON
+ * parameter (each set once).
+ */
+function _listParts(s: _Src, xs: FilterScalar[], perKind: (json: string, types: _JsonType[], collate: string, elemTypes: string) => _Frag): _Frag[] {
+  const parts: _Frag[] = [...new Set(xs.filter((x): x is boolean => typeof x === "boolean"))].map((b) => _eq(s, b));
+  if (xs.includes(null)) parts.push(_isEmpty(s));
   const strs = [...new Set(xs.filter((x): x is string => typeof x === "string"))];
   const nums = [...new Set(xs.filter((x): x is number => typeof x === "number"))];
-  const bools = [...new Set(xs.filter((x): x is boolean => typeof x === "boolean"))];
-  return { strs, nums, bools, hasNull: xs.includes(null) };
+  if (strs.length) parts.push(perKind(JSON.stringify(strs), ["text"], s.collate, "'text'"));
+  if (nums.length) parts.push(perKind(JSON.stringify(nums), _NUM_TYPES, "", "'integer', 'real'"));
+  return parts;
 }
-
-const _NUM_TYPES: _JsonType[] = ["integer", "real"];
 
 /** `$in` of a long list: equal to one of them (as a scalar, or as an element of an array). */
 function _inList(s: _Src, xs: FilterScalar[]): _Frag {
-  const { strs, nums, bools, hasNull } = _kinds(xs);
-  const parts: _Frag[] = bools.map((b) => _eq(s, b));
-  if (hasNull) parts.push(_isEmpty(s));
-  for (const [vals, types, elemTypes] of [[strs, ["text"], "'text'"], [nums, _NUM_TYPES, "'integer', 'real'"]] as const) {
-    if (vals.length === 0) continue;
-    const json = JSON.stringify(vals);
-    parts.push(_and(s.typeIn([...types]), _q`(${s.val()}${_raw(types[0] === "text" ? s.collate : "")} IN (SELECT value FROM json_each(${json})))`));
+  return _or(..._listParts(s, xs, (json, types, collate, elemTypes) => {
+    const scalar = _and(s.typeIn(types), _q`(${s.val()}${_raw(collate)} IN (SELECT value FROM json_each(${json})))`);
     const isArray = s.typeIn(["array"]);
-    if (isArray.sql !== "0") {
-      parts.push(_and(isArray, _q`EXISTS (SELECT 1 FROM ${s.elems()} AS _e WHERE _e.type IN (${_raw(elemTypes)}) AND _e.value IN (SELECT value FROM json_each(${json})))`));
-    }
-  }
-  return _or(...parts);
+    if (isArray.sql === "0") return scalar;
+    return _or(scalar, _and(isArray, _q`EXISTS (SELECT 1 FROM ${s.elems()} AS _e WHERE _e.type IN (${_raw(elemTypes)}) AND _e.value IN (SELECT value FROM json_each(${json})))`));
+  }));
 }
 
 /** `$all` of a long list: every one of them is equal to the value (scalar) or one of its elements. */
 function _allList(s: _Src, xs: FilterScalar[]): _Frag {
-  const { strs, nums, bools, hasNull } = _kinds(xs);
-  const parts: _Frag[] = bools.map((b) => _eq(s, b));
-  if (hasNull) parts.push(_isEmpty(s));
-  for (const [vals, types, elemTypes] of [[strs, ["text"], "'text'"], [nums, _NUM_TYPES, "'integer', 'real'"]] as const) {
-    if (vals.length === 0) continue;
-    const json = JSON.stringify(vals);
-    const scalar = _and(s.typeIn([...types]), _q`(${s.val()}${_raw(types[0] === "text" ? s.collate : "")} = _w.value)`);
+  return _and(..._listParts(s, xs, (json, types, collate, elemTypes) => {
+    const scalar = _and(s.typeIn(types), _q`(${s.val()}${_raw(collate)} = _w.value)`);
     const isArray = s.typeIn(["array"]);
     const elem = isArray.sql === "0" ? _FALSE : _and(isArray, _q`EXISTS (SELECT 1 FROM ${s.elems()} AS _e WHERE _e.type IN (${_raw(elemTypes)}) AND _e.value = _w.value)`);
-    parts.push(_q`(NOT EXISTS (SELECT 1 FROM json_each(${json}) AS _w WHERE NOT ${_or(scalar, elem)}))`);
-  }
-  return _and(...parts);
+    return _q`(NOT EXISTS (SELECT 1 FROM json_each(${json}) AS _w WHERE NOT ${_or(scalar, elem)}))`;
+  }));
 }
 
 function _isEmpty(s: _Src): _Frag {
