@@ -273,7 +273,8 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
 /** Checks an equality operand against the values the path can hold (FilterContext.knownValues). */
 function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
   const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
-  if (!known || !["$eq", "$ne", "$in", "$nin"].includes(op)) return v;
+  // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
+  if (!known || (op !== "$eq" && op !== "$in")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
     if (typeof x === "string" && !known.includes(x)) throw _fail(at, `${JSON.stringify(x)} is not a ${path === "status" ? "column" : path === "type_id" ? "card type" : "known value"} of this workspace`, x, [...known]);
   }

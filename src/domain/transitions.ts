@@ -66,3 +66,17 @@ export function doneColumn(ws: WorkspaceDef): string {
   for (let i = 0; i < cols.length; i++) if (cols[i]!.id === "done") return "done";
   return cols.length ? cols[cols.length - 1]!.id : "done";
 }
+
+/**
+ * The columns the agent loop names (prime, the tool server's instructions): where work
+ * waits (`todo`, else the column before doing), where it is done (`doing`, else the
+ * third column), where it is reviewed (`review`, else the last) and the last column.
+ */
+export function agentLoopColumns(ws: WorkspaceDef): { ready: string; doing: string; review: string; done: string } {
+  const cols = ws.columns.map((c) => c.id);
+  const done = cols.at(-1) ?? "done";
+  const doing = cols.includes("doing") ? "doing" : cols[Math.min(2, cols.length - 1)] ?? "doing";
+  const ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
+  const review = cols.includes("review") ? "review" : done;
+  return { ready, doing, review, done };
+}

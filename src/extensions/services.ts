@@ -222,7 +222,8 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     async stop() {
       if (stopped) return;
       stopped = true;
-      await Promise.all([...managed.values()].map((m) => stopEntry(m, "shutdown")));
+      // and for the ones a reload removed that are still inside their grace
+      await Promise.all([...managed.values()].map((m) => stopEntry(m, "shutdown")).concat([...gone.values()]));
       mirror();
     },
   };

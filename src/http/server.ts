@@ -28,6 +28,7 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export async function startService(o: ServeOptions): Promise<void> {
   // NOTE stack.md §9: consola writes info to stdout unless told otherwise.
   const log = createConsola({ stdout: process.stderr, stderr: process.stderr });
+  const idleTimeoutS = idleTimeout(o.env); // a bad value is a usage error before anything starts
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
   const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly });
@@ -63,7 +64,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   // process groups, so the hangup never reaches them; they are stopped like on SIGTERM
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => void stop(sig));
   try {
-    server = await startServer(app, { host: o.host, port: o.port, idleTimeoutS: idleTimeout(o.env) });
+    server = await startServer(app, { host: o.host, port: o.port, idleTimeoutS });
   } catch (e) {
     monitor.stop();
     unwatch();

@@ -9,8 +9,6 @@ import { parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
-/** A flush's frames are written as one chunk up to this size, one by one past it. */
-export const SSE_BATCH_BYTES = 64 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
 
 const encoder = new TextEncoder();
@@ -34,8 +32,6 @@ export function eventStream(svc: Service, req: Request): Response {
       let closed = false;
       const write = (bytes: Uint8Array): boolean => {
         if (closed) return false;
-        // a buffer already past its size: the consumer is behind (a large flush goes frame
-        // by frame, so a stalled stream takes in at most one frame beyond its buffer)
         if ((controller.desiredSize ?? 1) <= 0) {
           controller.enqueue(DROPPED);
           cleanup();
@@ -137,17 +133,11 @@ class StreamGroup {
     this.pending = [];
     if (chunks.length === 0) return;
     let all: Uint8Array | undefined;
-    // a large batch goes frame by frame: a stalled socket then takes in at most one frame
-    // beyond what its buffer holds, instead of the whole batch
-    let size = 0;
-    for (const c of chunks) size += c.byteLength;
-    const whole = size <= SSE_BATCH_BYTES;
     for (const m of this.members) {
       const from = m.from;
       m.from = 0;
       if (from >= chunks.length) continue;
-      if (whole) writes.push(() => { m.write(from === 0 ? (all ??= concat(chunks)) : concat(chunks.slice(from))); });
-      else writes.push(() => { for (let i = from; i < chunks.length; i++) if (!m.write(chunks[i]!)) break; });
+      writes.push(() => { m.write(from === 0 ? (all ??= concat(chunks)) : concat(chunks.slice(from))); });
     }
   }
 }

@@ -74,7 +74,7 @@ export function fixedTools(defs: Definitions): Tool[] {
       (a, c) => claimCard(c.svc, a.card_id, pick(a, ["version", "status"]), c)),
     tool("release", "Give up ownership; optionally move the card.", { card_id: id(), version: version(), status: str(), force: bool("release a card another actor owns; also skips the transition check") }, ["card_id"],
       (a, c) => releaseCard(c.svc, a.card_id, pick(a, ["version", "status", "force"]), c)),
-    tool("take_next", 'Atomically claim the oldest unowned card in scope (default board unless type_id or board_id); {"card":null} when none. Ready work: filter {"blocked":false,"status":"todo"} with status "doing".', {
+    tool("take_next", 'Atomically claim the oldest unowned card in scope; {"card":null} when none. Ready work: filter {"blocked":false,"status":"todo"} (the queue column), status "doing".', {
       type_id: str(), board_id: str(), assign_to: str("owner (default: you)"), status: str("move it here as it is claimed: only cards the board lets move there are candidates"), filter,
     }, [], (a, c) => takeNext(c.svc, pick(a, ["type_id", "board_id", "assign_to", "status", "filter"]), c)),
     tool("append_entry", "Append an entry to a repeating field (e.g. evidence). Returns entry_id and the card.", {

@@ -3,7 +3,8 @@
  * and notifications/tools/list_changed after the definitions change on disk.
  * stdout carries only protocol lines; every log line goes to stderr.
  */
-import type { Definitions } from "../domain/types.ts";
+import type { Definitions, WorkspaceDef } from "../domain/types.ts";
+import { agentLoopColumns } from "../domain/transitions.ts";
 import type { Service } from "../service/index.ts";
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, RpcPeer } from "./jsonrpc.ts";
 import { ToolRegistry } from "./tools.ts";
@@ -20,11 +21,12 @@ export interface ServerOptions {
 }
 
 /** Short: agents pay for it on every session. */
-export function instructions(actor: string): string {
+export function instructions(actor: string, ws: WorkspaceDef): string {
+  const { ready, doing, review, done } = agentLoopColumns(ws);
   return [
     `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
-    'Loop: 1) workspace: columns, card types, boards, allowed transitions. Already holding work? list_cards {"owner":"me","status":"doing"}.',
-    '2) take_next {"filter":{"blocked":false,"status":"todo"},"status":"doing"} claims the oldest unblocked todo card and moves it to doing (a card in review is not pulled back); {"card":null} means none is ready. Reviewers: take_next {"filter":{"status":"review"},"status":"done"}.',
+    `Loop: 1) workspace: columns, card types, boards, allowed transitions. Already holding work? list_cards {"owner":"me","status":"${doing}"}.`,
+    `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null} means none is ready.${review !== done ? ` Reviewers: take_next {"filter":{"status":"${review}"},"status":"${done}"}.` : ""}`,
     "3) Work: append_entry (e.g. evidence) as you go; attach_artifact for files.",
     "4) Move it with update_<type> {card_id, version, status}; pass the version of the card you last got (every write returns the new card).",
     "5) Hand off with add_comment (what was done, what is next); release if someone else continues.",
@@ -75,7 +77,7 @@ export class McpServer {
       protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
       capabilities: { tools: { listChanged: true } },
       serverInfo: { name: "cards", version: this.o.version },
-      instructions: instructions(this.o.actor),
+      instructions: instructions(this.o.actor, this.o.svc.defs.workspace),
     };
   }
 

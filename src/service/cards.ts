@@ -167,8 +167,11 @@ export function loadForWrite(tx: StoreTx, id: string, version: number | undefine
  */
 export const MAX_CARD_FIELDS_CHARS = 4 * 1024 * 1024;
 
+const overCap = (fields: Card["fields"]): boolean => JSON.stringify(fields).length > MAX_CARD_FIELDS_CHARS;
+
 export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>, svc?: Service): Card {
-  if (next.fields !== cur.fields && JSON.stringify(next.fields).length > MAX_CARD_FIELDS_CHARS) {
+  // only growth past the cap is refused: a card already over it (restored, or older) can shrink
+  if (next.fields !== cur.fields && overCap(next.fields) && JSON.stringify(next.fields).length > JSON.stringify(cur.fields).length) {
     throw new CardsError("payload_too_large", `card ${cur.id} would hold more than ${MAX_CARD_FIELDS_CHARS} characters of fields`, {
       hint: "keep large content in artifacts (POST /cards/{id}/artifacts/{field}); remove entries or fields you no longer need",
     });

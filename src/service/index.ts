@@ -29,7 +29,7 @@ export { attachArtifact, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "
 export { reloadDefinitions, putBoard, onReload, watchDefinitions, followReloads, type ReloadResult } from "./reload.ts";
 export { assertSchemaFloor } from "./schema-floor.ts";
 // Portability
-export { dumpWorkspace, restoreWorkspace, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
+export { dumpWorkspace, restoreWorkspace, jsonlLines, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
 export { backupWorkspace } from "./backup.ts";
 // Schemas for surfaces (OpenAPI, tool inputs)
 export { REQUEST_SHAPES } from "./shapes.ts";

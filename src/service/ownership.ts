@@ -142,20 +142,23 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     // that governs the card's type (the same one a PATCH or claim meets, whatever board
     // scopes the call) has the edge when it is enforced
     const to = body.status;
-    const types = [...svc.defs.cardTypes.values()].filter((t) => !t.allowed_columns || t.allowed_columns.includes(to));
+    const inScope = query.typeIds ?? board?.card_type_ids;
+    const types = [...svc.defs.cardTypes.values()].filter((t) => (!inScope || inScope.includes(t.id)) && (!t.allowed_columns || t.allowed_columns.includes(to)));
+    // one branch per governing board (few), not per type: the types it governs, from the
+    // columns with an edge to `to`; types whose board enforces no graph in one branch
     const free: string[] = [];
-    const bound: Array<Record<string, unknown>> = [];
+    const byBoard = new Map<Board, string[]>();
     for (const t of types) {
       const governing = boardFor(svc, t);
-      if (governing && isEnforced(workspace, governing) && governing.transitions) {
-        const from = governing.columns.filter((s) => s === to || allowedNext(governing, s).includes(to));
-        bound.push({ type_id: t.id, status: { $in: from } });
-      } else {
-        free.push(t.id);
-      }
+      if (governing && isEnforced(workspace, governing) && governing.transitions) byBoard.set(governing, [...(byBoard.get(governing) ?? []), t.id]);
+      else free.push(t.id);
     }
-    const anyOf = [...(free.length ? [{ type_id: { $in: free } }] : []), ...bound];
-    filters.push(parseFilter(anyOf.length === 1 ? anyOf[0]! : anyOf.length ? { $or: anyOf } : { type_id: { $in: [] } }));
+    const anyOf: FilterNode[] = free.length ? [parseFilter({ type_id: { $in: free } })] : [];
+    for (const [governing, ids] of byBoard) {
+      const from = governing.columns.filter((s) => s === to || allowedNext(governing, s).includes(to));
+      anyOf.push(parseFilter({ type_id: { $in: ids }, status: { $in: from } }));
+    }
+    filters.push(anyOf.length === 1 ? anyOf[0]! : anyOf.length ? { kind: "or", nodes: anyOf } : parseFilter({ type_id: { $in: [] } }));
   }
   if (filters.length) query.filter = andFilters(...filters);
   return query;

@@ -25,6 +25,33 @@ export function jsonLine(value: unknown): string {
   return /[\u2028\u2029]/.test(s) ? s.replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029") : s;
 }
 
+/**
+ * The lines of a JSONL text stream, split at "\n" only (CRLF too): readers that follow
+ * Unicode's line breaks would also split at U+2028 and U+2029, which another tool's dump
+ * may hold raw. Each chunk is scanned once; a read error becomes `onError(e)`.
+ */
+export async function* jsonlLines(chunks: AsyncIterable<string>, onError: (e: unknown) => Error = (e) => e as Error): AsyncGenerator<string> {
+  let pieces: string[] = [];
+  const line = (last: string): string => {
+    const text = pieces.length ? pieces.join("") + last : last;
+    pieces = [];
+    return text.endsWith("\r") ? text.slice(0, -1) : text;
+  };
+  try {
+    for await (const chunk of chunks) {
+      let start = 0;
+      for (let nl = chunk.indexOf("\n"); nl >= 0; nl = chunk.indexOf("\n", start)) {
+        yield line(chunk.slice(start, nl));
+        start = nl + 1;
+      }
+      if (start < chunk.length) pieces.push(chunk.slice(start));
+    }
+  } catch (e) {
+    throw onError(e);
+  }
+  if (pieces.length) yield line("");
+}
+
 /** Writes the workspace as JSONL lines to `write` (synchronously, one line at a time). */
 export function dumpWorkspace(svc: Service, write: (line: string) => void, progress?: (c: PortCounts) => void): PortCounts {
   const n: PortCounts = { users: 0, cards: 0, events: 0 };
@@ -87,14 +114,17 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
         try {
           fn();
         } catch (e) {
-          if (e instanceof CardsError) throw e;
+          // a record the database refuses is the line's fault; a full disk or an I/O error is not
+          const code = String((e as { code?: unknown })?.code ?? "");
+          if (!code.startsWith("SQLITE_CONSTRAINT") && code !== "SQLITE_MISMATCH") throw e;
           throw bad(`${what} cannot be stored (${(e as Error)?.message ?? String(e)})`);
         }
       };
       switch (rec.record) {
         case "user": {
           const u = rec.user as User;
-          if (!isObject(u) || !isText(u.id) || (u.kind !== "human" && u.kind !== "agent") || !isTime(u.created_at)) throw bad("a user needs id, kind (human or agent) and created_at (an ISO time)");
+          // a user declared in workspace.json keeps the created_at written there (any date Date.parse reads)
+          if (!isObject(u) || !isText(u.id) || (u.kind !== "human" && u.kind !== "agent") || typeof u.created_at !== "string" || Number.isNaN(Date.parse(u.created_at))) throw bad("a user needs id, kind (human or agent) and created_at (a date)");
           if (u.display_name !== undefined && typeof u.display_name !== "string") throw bad(`user ${u.id}: display_name must be a string`);
           store(`user ${u.id}`, () => tx.upsertUser(u));
           n.users++;

@@ -164,6 +164,7 @@ export function followReloads(svc: Service, log: (msg: string) => void): () => v
   // the bus hands every listener every event: `types` only declares what this one consumes
   return svc.subscribe((e) => {
     if (e.type !== "definition_reloaded" || pending) return; // one reload for the per-board announcements of one reload
+    if ((e.diff as { fingerprint?: unknown }).fingerprint === svc.origin.defs.fingerprint) return; // already this set
     pending = true;
     setTimeout(() => {
       pending = false;

@@ -165,6 +165,13 @@ describe("cards restore", () => {
     expect(run(["restore"], { cwd: makeWorkspace(), input: raw }).code).toBe(0);
   });
 
+  test("a user declared in workspace.json with a plain date as created_at round-trips", () => {
+    const a = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).users[0].created_at = "2024-01-01"; });
+    expect(run(["cards", "create", "--type", "task", "--title", "t"], { cwd: a }).code).toBe(0);
+    const r = run(["restore"], { cwd: makeWorkspace(), input: run(["dump"], { cwd: a }).stdout });
+    expect(r.code).toBe(0);
+  });
+
   test("files that cannot be written or read are usage errors naming the flag, not internal errors", () => {
     const d = run(["dump", "--out", "/nonexistent/dir/x.jsonl"], { cwd: src });
     expect(d.code).toBe(2);

@@ -118,6 +118,12 @@ describe("idle connections", () => {
       await srv.stop();
     }
   }, 30_000);
+
+  test("a bad CARDS_IDLE_TIMEOUT_S is a usage error before anything starts", () => {
+    const r = run(["serve", "--port", "0"], { cwd: makeWorkspace(), env: { CARDS_IDLE_TIMEOUT_S: "999" } });
+    expect(r.code).toBe(2);
+    expect(r.error).toMatchObject({ error: "usage", field: "CARDS_IDLE_TIMEOUT_S", value: "999" });
+  });
 });
 
 describe("SIGHUP", () => {

@@ -432,6 +432,15 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     expect((await api.get(`/cards/${c.id}`)).body.fields.evidence).toHaveLength(16);
   });
 
+  test("a card already over the fields cap (restored, older) can still shrink", async () => {
+    const c = await api.task();
+    const big = Array.from({ length: 20 }, (_, i) => ({ entry_id: `ent_${String(i).padStart(16, "0")}`, note: "n".repeat(250 * 1024) }));
+    await api.svc.store.write((tx) => { tx.updateCard({ ...api.svc.store.getCard(c.id)!, fields: { ...c.fields, evidence: big }, version: 2 }, 1); });
+    const r = await api.call("DELETE", `/cards/${c.id}/fields/evidence/${big[0]!.entry_id}`);
+    expect(r.status).toBe(200);
+    expect(r.body.fields.evidence).toHaveLength(19);
+  });
+
   test("appending to a type without repeating fields says so, and a non-repeating field points to an update", async () => {
     const bug = (await api.post("/cards", { type_id: "bug", title: "b", fields: { steps: "s" } })).body;
     const none = await api.post(`/cards/${bug.id}/fields/steps/append`, { entry: { x: 1 } });

@@ -161,6 +161,24 @@ describe("take-next", () => {
     }
   });
 
+  test("with status, 70 card types under one enforced board still make a small filter (one branch per board)", async () => {
+    const many = await testApi({ edit: (f) => {
+      const main = f["definitions/boards/main.json"];
+      for (let i = 0; i < 70; i++) {
+        f[`definitions/card-types/t${i}.json`] = { id: `t${i}`, name: `T${i}`, schema_version: 1, fields: [] };
+        main.card_type_ids.push(`t${i}`);
+      }
+    } });
+    try {
+      const card = (await many.post("/cards", { type_id: "t69", title: "x", status: "todo" })).body;
+      const r = await many.post("/cards/take-next", { status: "doing" });
+      expect(r.status).toBe(200);
+      expect(r.body.card.id).toBe(card.id);
+    } finally {
+      many.close();
+    }
+  });
+
   test("with status, only cards the graph lets move there are candidates", async () => {
     const fresh = await testApi();
     try {
@@ -257,6 +275,8 @@ describe("take-next", () => {
         const r = await fresh.get(`/cards?${q}`);
         expect([r.status, r.body.field, r.body.valid_options?.length]).toEqual([422, field, field === "status" ? 5 : 3]);
       }
+      // excluding a value the workspace lacks is harmless: $nin / $ne are not checked
+      expect((await fresh.post("/cards/take-next", { filter: { status: { $nin: ["archived"] } }, dry_run: true })).status).toBe(200);
       // a JSON filter given where a saved filter's name goes says where expressions go
       const json = await fresh.get(`/cards?filter=${encodeURIComponent('{"status":"doing"}')}`);
       expect([json.status, json.body.field]).toEqual([400, "filter"]);

@@ -1,6 +1,7 @@
 /** Line framing of the tool server's JSON-RPC: long lines in many chunks, and lines past the limit. */
 import { expect, test } from "bun:test";
 import { RpcPeer } from "../../src/mcp/jsonrpc.ts";
+import { instructions } from "../../src/mcp/server.ts";
 
 function peer(maxLineChars?: number) {
   const out: any[] = [];
@@ -27,4 +28,13 @@ test("a long line in many small chunks is read whole (each chunk scanned once)",
   p.feed("\n");
   await p.drain();
   expect(out).toEqual([{ jsonrpc: "2.0", id: 7, result: { method: "echo", size: 2_000_008 } }]);
+});
+
+test("the instructions name the workspace's own columns (a workspace without todo gets no call that would be refused)", () => {
+  const ws = { columns: [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }] } as any;
+  const text = instructions("agent-1", ws);
+  // the queue is the column before the work column (the third): active -> checking
+  expect(text).toContain('take_next {"filter":{"blocked":false,"status":"active"},"status":"checking"}');
+  expect(text).not.toContain("todo");
+  expect(text).not.toContain("Reviewers"); // no review column
 });

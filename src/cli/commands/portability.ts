@@ -7,7 +7,7 @@
 import { closeSync, createReadStream, openSync, statSync, writeSync } from "node:fs";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
-import { backupWorkspace, dumpWorkspace, restoreWorkspace, type PortCounts } from "../../service/index.ts";
+import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
 import { serverUrl, type CliGlobals } from "../client.ts";
 
@@ -69,7 +69,8 @@ export const restore = defineCommand({
       } catch (e) {
         throw unreadable(e);
       }
-      const n = await restoreWorkspace(svc, jsonlLines(input, unreadable), progress("restored"));
+      input.setEncoding("utf8");
+      const n = await restoreWorkspace(svc, jsonlLines(input as AsyncIterable<string>, unreadable), progress("restored"));
       done(n, "restored");
       return { restored: n };
     } finally {
@@ -91,29 +92,6 @@ export const backup = defineCommand({
     }
   },
 });
-
-/**
- * The lines of a JSONL stream, split at "\n" only (CRLF too). node:readline would also
- * split at U+2028 and U+2029, which JSON strings may hold raw. Read errors become `make(e)`.
- */
-async function* jsonlLines(input: AsyncIterable<string | Uint8Array> & { setEncoding?(e: string): unknown }, make: (e: unknown) => Error): AsyncGenerator<string> {
-  input.setEncoding?.("utf8");
-  let rest = "";
-  try {
-    for await (const chunk of input) {
-      const text = rest + (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
-      let start = 0;
-      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-        yield text.slice(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
-        start = nl + 1;
-      }
-      rest = text.slice(start);
-    }
-  } catch (e) {
-    throw make(e);
-  }
-  if (rest) yield rest.endsWith("\r") ? rest.slice(0, -1) : rest;
-}
 
 function local(g: CliGlobals, what: string): CliGlobals {
   if (serverUrl(g)) {

@@ -8,7 +8,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
-import { governingBoard, isEnforced } from "../../domain/transitions.ts";
+import { agentLoopColumns, governingBoard, isEnforced } from "../../domain/transitions.ts";
 
 interface WorkspaceView {
   workspace: WorkspaceDef;
@@ -93,13 +93,9 @@ function fieldText(f: FieldDef): string {
 
 /** The agent loop with real commands; the example fields come from the definitions. */
 function loop(types: CardType[], ws: WorkspaceDef): string[] {
-  const cols = ws.columns.map((c) => c.id);
-  const done = cols.at(-1) ?? "done";
-  const doing = cols.includes("doing") ? "doing" : cols[Math.min(2, cols.length - 1)] ?? "doing";
-  // the queue: the column before doing (todo in the starter); a card already past doing
-  // (in review) must not be pulled back into doing by the next worker
-  const ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
-  const review = cols.includes("review") ? "review" : done;
+  // take from the queue column: a card already past doing (in review) must not be pulled
+  // back into doing by the next worker
+  const { ready, doing, review, done } = agentLoopColumns(ws);
   const rep = firstField(types, "repeating");
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
   const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");

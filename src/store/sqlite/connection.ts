@@ -67,7 +67,15 @@ export function openDatabase(path: string): SqliteDb {
       // WAL is a property of the file: set when the schema is first created, and again for a
       // file that lost it (a `cards backup` copy put in place is a rollback-journal file,
       // where a COMMIT must wait for every reader)
-      if (version === 0 || db.query("PRAGMA journal_mode").get()?.journal_mode !== "wal") db.exec("PRAGMA journal_mode = WAL");
+      if (version === 0) db.exec("PRAGMA journal_mode = WAL");
+      else if (db.query("PRAGMA journal_mode").get()?.journal_mode !== "wal") {
+        try {
+          db.exec("PRAGMA journal_mode = WAL");
+        } catch (e) {
+          // a read-only file (a backup on read-only media) is read as it is
+          if (!sqliteErrorCode(e)?.startsWith("SQLITE_READONLY")) throw e;
+        }
+      }
       if (version < MIGRATIONS.length) migrate(db);
       return db;
     } catch (e) {
