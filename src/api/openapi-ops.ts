@@ -21,7 +21,8 @@ export interface OperationDoc {
 }
 
 const int = { type: "integer", minimum: 1 };
-const bool = { type: "string", enum: ["true", "false"] };
+/** what parseBool reads (service/list.ts) */
+const bool = { type: "string", enum: ["true", "false", "1", "0"] };
 const LIST: Array<[string, string, JsonSchema?]> = [
   ["board_id", "scope to a board (its default filter applies)"],
   ["type_id", "card type id(s), comma-separated"],
@@ -35,13 +36,13 @@ const LIST: Array<[string, string, JsonSchema?]> = [
   ["sort", "created_at, updated_at, title or fields.<id>, leading - for descending; not with cursor"],
   ["include", "links,comments"],
   ["cursor", "next_cursor of the previous page"],
-  ["limit", "page size, default 50, max 200", { type: "integer", minimum: 1, maximum: 200 }],
+  ["limit", "page size, default 50; larger values are answered with 200", int],
 ];
 const EVENTS: Array<[string, string, JsonSchema?]> = [
   ["actor", "events by this actor"], ["owner", "events of cards this user owns now"],
   ["type", "event type(s), comma-separated"], ["types", "event types, comma-separated"],
   ["board_id", "events of this board's card types"], ["since", "events after this id"],
-  ["cursor", "next_cursor of the previous page (overrides since)"], ["limit", "default 100, max 500", { type: "integer", minimum: 1, maximum: 500 }],
+  ["cursor", "next_cursor of the previous page (overrides since)"], ["limit", "default 100; larger values are answered with 500", int],
 ];
 
 export const OPERATIONS: Record<string, OperationDoc> = {

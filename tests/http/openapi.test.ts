@@ -74,12 +74,17 @@ describe("GET /openapi.json", () => {
     expect(again.components.schemas.CreateNote.required).toEqual(["type_id", "title", "fields"]);
   });
 
-  test("the create union maps each type id to its schema; update fields take null; 5XX and artifact types are declared", () => {
+  test("the create union maps each type id to its schema; update fields take null; 5XX and artifact types are declared", async () => {
     const s = doc.components.schemas;
     expect(s.CreateCardBody.discriminator).toEqual({ propertyName: "type_id", mapping: { bug: "#/components/schemas/CreateBug", review: "#/components/schemas/CreateReview", task: "#/components/schemas/CreateTask" } });
     expect(s.UpdateTask.properties.fields.properties.branch.anyOf).toContainEqual({ type: "null" });
     expect(doc.paths["/cards"].post.responses["5XX"]).toEqual({ $ref: "#/components/responses/Unavailable" });
     expect(Object.keys(doc.paths["/artifacts/{path}"].get.responses["200"].content)).toEqual(["*/*"]);
+    // what the server takes: a larger limit is clamped, not refused; blocked reads 1 and 0 too
+    const params = Object.fromEntries(doc.paths["/cards"].get.parameters.map((p: any) => [p.name, p.schema]));
+    expect(params.limit).toEqual({ type: "integer", minimum: 1 });
+    expect(params.blocked.enum).toEqual(["true", "false", "1", "0"]);
+    expect((await api.get("/cards?limit=201&blocked=0")).status).toBe(200);
   });
 
   test("card type ids that would name the same components get distinct ones", async () => {
