@@ -11,7 +11,7 @@ import {
   listBreaches, listCards, listEvents, releaseCard, removeEntry, removeLink, takeNext, updateEntry,
   upgradeSchema, attachArtifact, readArtifact, type OpContext, type Service,
 } from "../service/index.ts";
-import { anyObj, bool, int, obj, str, type JsonSchema, type ToolSpec } from "./schemas.ts";
+import { anyObj, bool, closed, int, obj, str, type JsonSchema, type ToolSpec } from "./schemas.ts";
 
 export type Args = Record<string, any>;
 
@@ -57,7 +57,7 @@ export function fixedTools(defs: Definitions): Tool[] {
   const filter = anyObj('filter object, e.g. {"blocked":false,"fields.priority":{"$in":["high","urgent"]}}');
   const linkTypes = defs.workspace.link_types.map((l) => l.id);
   const tool = (name: string, description: string, properties: Record<string, JsonSchema>, required: string[], run: Tool["run"]): Tool =>
-    ({ spec: { name, description, inputSchema: obj(properties, required) }, run });
+    ({ spec: { name, description, inputSchema: closed(obj(properties, required)) }, run });
 
   return [
     tool("workspace", "Columns, card types with fields, boards with transitions, link types, users. Call first.", {}, [],

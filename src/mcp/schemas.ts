@@ -33,7 +33,7 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
   return {
     name: `create_${type.id}`,
     description: `Create a ${type.name} card.${type.description ? ` ${type.description}` : ""}`,
-    inputSchema: obj(properties, required.length ? ["title", "fields"] : ["title"]),
+    inputSchema: closed(obj(properties, required.length ? ["title", "fields"] : ["title"])),
   };
 }
 
@@ -55,7 +55,7 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
   return {
     name: `update_${type.id}`,
     description: `Update a ${type.name} card: status moves, fields, owner, tags.`,
-    inputSchema: obj(properties, ["card_id", "version"]),
+    inputSchema: closed(obj(properties, ["card_id", "version"])),
   };
 }
 
@@ -70,4 +70,9 @@ function clearable(s: JsonSchema): JsonSchema {
   if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
   delete out.minItems;
   return out;
+}
+
+/** A tool's arguments: the declared ones only (checkArgs refuses any other, as the schema now says). */
+export function closed(schema: JsonSchema): JsonSchema {
+  return { ...schema, additionalProperties: false };
 }

@@ -32,6 +32,8 @@ describe("tools/list", () => {
       expect(t.description.length).toBeGreaterThan(10);
       expect(t.description.length).toBeLessThan(200);
       expect(t.inputSchema.type).toBe("object");
+      // the server refuses any other argument: the schema says so
+      expect(t.inputSchema.additionalProperties).toBe(false);
     }
   });
 
