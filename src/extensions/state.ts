@@ -76,6 +76,21 @@ export function liveSnapshots(root: string): SupervisorSnapshot[] {
   return snaps;
 }
 
+/** Which state to show when several supervisors report one service: the most alive. */
+const RANK: Record<ServiceState, number> = { running: 5, starting: 4, stopping: 3, backoff: 2, failed: 1, stopped: 0 };
+
+/** Per service id, the most alive state any live supervisor reports, with that supervisor's pid. */
+export function liveServiceStates(root: string): Map<string, ServiceStatus & { supervisor_pid: number }> {
+  const states = new Map<string, ServiceStatus & { supervisor_pid: number }>();
+  for (const snap of liveSnapshots(root)) {
+    for (const s of snap.services) {
+      const had = states.get(s.id);
+      if (!had || RANK[s.state] > RANK[had.state]) states.set(s.id, { ...s, supervisor_pid: snap.pid });
+    }
+  }
+  return states;
+}
+
 /** Removes the state files of supervisors that are gone (a crashed server leaves its file). */
 export function pruneSnapshots(root: string): void {
   for (const n of snapshotNames(root)) {

@@ -16,7 +16,7 @@ import { DEFINITIONS_SYNCED_KEY } from "../definitions/cache.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
-import { searchConfig } from "./workspace.ts";
+import { registerUsersIn, searchConfig } from "./workspace.ts";
 
 let queue: Promise<unknown> = Promise.resolve();
 /** Reloads run one at a time. */
@@ -70,9 +70,7 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
     root.defs = next;
     tx.setMeta(DEFINITIONS_SYNCED_KEY, `reloaded:${crypto.randomUUID()}`);
     // users newly declared in workspace.json are registered with the swap (as at load)
-    for (const u of next.workspace.users ?? []) {
-      if (!tx.getUser(u.id)) tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? nowIso() });
-    }
+    registerUsersIn(tx, next.workspace.users ?? []);
   });
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
   await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));

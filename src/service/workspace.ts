@@ -2,9 +2,9 @@
 import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
-import type { Board, CardType, Definitions, Workspace } from "../domain/types.ts";
+import type { Board, CardType, Definitions, Workspace, WorkspaceDef } from "../domain/types.ts";
 import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, syncStamp } from "../definitions/cache.ts";
-import type { SearchConfig, Store } from "../store/port.ts";
+import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
 
@@ -124,10 +124,13 @@ export async function registerDeclaredUsers(svc: Service): Promise<void> {
   const declared = svc.defs.workspace.users ?? [];
   const missing = declared.filter((u) => !svc.store.getUser(u.id));
   if (missing.length === 0) return;
-  await svc.store.write((tx) => {
-    for (const u of missing) {
-      if (tx.getUser(u.id)) continue;
-      tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
-    }
-  });
+  await svc.store.write((tx) => registerUsersIn(tx, declared));
+}
+
+/** Inside a write: registers the declared users the database does not know yet (open, reload). */
+export function registerUsersIn(tx: StoreTx, declared: NonNullable<WorkspaceDef["users"]>): void {
+  for (const u of declared) {
+    if (tx.getUser(u.id)) continue;
+    tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
+  }
 }

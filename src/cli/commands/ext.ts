@@ -9,7 +9,7 @@ import { defineCommand } from "../define.ts";
 import { loadDefinitions } from "../../definitions/load.ts";
 import type { ExtensionDef } from "../../domain/types.ts";
 import { runExtension } from "../../extensions/run.ts";
-import { liveSnapshots, type ServiceStatus } from "../../extensions/state.ts";
+import { liveServiceStates } from "../../extensions/state.ts";
 import { findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 import { outcome } from "../runner.ts";
@@ -18,9 +18,6 @@ const workspace = async (g: CliGlobals): Promise<{ root: string; defs: { extensi
   const root = await findRoot(g.dir, g.cwd, g.env);
   return { root, defs: await loadDefinitions(root) };
 };
-
-/** Which state to show when several supervisors report one service. */
-const RANK: Record<ServiceStatus["state"], number> = { running: 5, starting: 4, stopping: 3, backoff: 2, failed: 1, stopped: 0 };
 
 const run = defineCommand({
   meta: {
@@ -45,15 +42,8 @@ const list = defineCommand({
   meta: { name: "list", description: "Declared extensions; services with their state under `cards serve`" },
   run: async ({ data }) => {
     const { root, defs } = await workspace(data as CliGlobals);
-    // every live supervisor's view (two servers on one workspace both supervise): per
-    // service, the most alive state wins
-    const states = new Map<string, ServiceStatus & { supervisor_pid: number }>();
-    for (const snap of liveSnapshots(root)) {
-      for (const s of snap.services) {
-        const had = states.get(s.id);
-        if (!had || RANK[s.state] > RANK[had.state]) states.set(s.id, { ...s, supervisor_pid: snap.pid });
-      }
-    }
+    // every live supervisor's view (two servers on one workspace both supervise)
+    const states = liveServiceStates(root);
     return {
       extensions: defs.extensions.map((e) => {
         const { env: _env, ...decl } = e; // env may hold secrets

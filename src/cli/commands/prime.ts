@@ -30,6 +30,7 @@ export function primeText(v: WorkspaceView, actor?: string): string {
   const ws = v.workspace;
   const types = Object.values(v.card_types);
   const boards = Object.values(v.boards);
+  const byId = new Map(boards.map((b) => [b.id, b]));
   const me = actor?.trim() || ws.settings.default_user;
   const out: string[] = [
     `# cards: ${ws.name} (${ws.id})`,
@@ -39,7 +40,7 @@ export function primeText(v: WorkspaceView, actor?: string): string {
     ws.columns.map((c) => (c.name && c.name !== c.id ? `${c.id} (${c.name})` : c.id)).join(", "),
     "",
     "## Boards",
-    ...boards.map((b) => boardLine(b, ws, new Map(boards.map((x) => [x.id, x])))),
+    ...boards.map((b) => boardLine(b, ws, byId)),
     "",
     "## Card types (* required, =default)",
     ...types.flatMap((t) => typeLines(t)),
