@@ -11,7 +11,7 @@
 import type { ExtensionDef } from "../domain/types.ts";
 import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
-import { pruneSnapshots, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
+import { pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
 
@@ -224,7 +224,10 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
       stopped = true;
       // and for the ones a reload removed that are still inside their grace
       await Promise.all([...managed.values()].map((m) => stopEntry(m, "shutdown")).concat([...gone.values()]));
-      mirror();
+      // every service has exited: the file would only say so until another supervisor pruned it
+      if (statePath) {
+        try { removeSnapshot(statePath); } catch { /* only housekeeping */ }
+      }
     },
   };
 }

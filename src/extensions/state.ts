@@ -49,6 +49,11 @@ export function writeSnapshot(path: string, snap: SupervisorSnapshot): void {
   renameSync(tmp, path);
 }
 
+/** Removes a supervisor's file (it stopped: its services have all exited). */
+export function removeSnapshot(path: string): void {
+  rmSync(path, { force: true });
+}
+
 function readSnapshot(path: string): SupervisorSnapshot | undefined {
   try {
     const snap = JSON.parse(readFileSync(path, "utf8")) as SupervisorSnapshot;

@@ -43,13 +43,17 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   return { items: page, next_cursor: more ? page[page.length - 1]!.id : null };
 }
 
-/** GET /cards/{id}/events: the card's events in id order (also after deletion). */
-export function cardEvents(svc: Service, cardId: string, p: ListParams): { items: StoredEvent[] } {
+/**
+ * GET /cards/{id}/events: the card's events in id order (also after deletion): the first
+ * `limit` after `since`, or with `newest` (and no `since`) the last `limit`.
+ */
+export function cardEvents(svc: Service, cardId: string, p: ListParams, opts: { newest?: boolean } = {}): { items: StoredEvent[] } {
   for (const k of Object.keys(p)) {
     if (k !== "limit" && k !== "since") throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: ["limit", "since"] });
   }
   const limit = parseLimit(p.limit, EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
   const q: EventQuery = { cardId, limit };
+  if (opts.newest && p.since === undefined) q.newest = true;
   if (p.since !== undefined) {
     if (parseEventId(p.since) === null) throw badRequest("since must be an event id", { field: "since", value: p.since });
     q.afterId = p.since;

@@ -6,8 +6,9 @@ import type { Service } from "./service.ts";
 
 export interface HistoryItem { at: string; actor: string; type: string; summary: string }
 
-export function cardHistory(svc: Service, id: string, p: ListParams): { items: HistoryItem[] } {
-  return { items: cardEvents(svc, id, p).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
+/** `newest`: the last `limit` events (an agent resuming wants the latest), still oldest first. */
+export function cardHistory(svc: Service, id: string, p: ListParams, opts: { newest?: boolean } = {}): { items: HistoryItem[] } {
+  return { items: cardEvents(svc, id, p, opts).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
 }
 
 const show = (v: unknown): string => {

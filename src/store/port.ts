@@ -42,6 +42,8 @@ export interface EventQuery {
   /** with cardTypeIds: board-scoped events (persisted conditions) of this board match too */
   boardId?: string;
   limit: number;
+  /** the last `limit` matching events instead of the first (still returned in id order) */
+  newest?: boolean;
 }
 
 export interface IdempotencyRecord {

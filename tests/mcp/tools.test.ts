@@ -139,6 +139,15 @@ describe("the agent loop", () => {
     expect((await s.call("take_next", { filter: { blocked: false }, status: "doing", type_id: "bug" })).data).toEqual({ card: null });
   });
 
+  test("history of a card with more than 100 events ends with the newest (an agent resumes from the latest)", async () => {
+    const card = (await s.call("create_task", { title: "long-lived", status: "todo" })).data;
+    for (let i = 1; i <= 105; i++) expect((await s.call("add_comment", { card_id: card.id, body: `note ${i}` })).isError).toBe(false);
+    const items = (await s.call("history", { card_id: card.id })).data.items;
+    expect(items.length).toBe(100);
+    expect(items.at(-1).summary).toContain("note 105");
+    expect(items[0].summary).toContain("note 6"); // oldest first within the window
+  });
+
   test("links, entries and comments round-trip; blocked cards are not handed out", async () => {
     const a = (await s.call("create_task", { title: "A", status: "todo" })).data;
     const b = (await s.call("create_task", { title: "B", status: "todo" })).data;

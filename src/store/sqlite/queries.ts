@@ -284,8 +284,8 @@ export class SqliteQueries implements StoreTx {
       }
     }
     params.push(q.limit);
-    const sql = `SELECT * FROM events e ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY e.seq LIMIT ?`;
-    return rowsToEvents(this.db.query(sql).all(...params));
+    const sql = `SELECT * FROM events e ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY e.seq${q.newest ? " DESC" : ""} LIMIT ?`;
+    return rowsToEvents(this.db.query(q.newest ? `SELECT * FROM (${sql}) ORDER BY seq` : sql).all(...params));
   }
 
   appendSignal(e: CardEvent): number {
