@@ -11,6 +11,15 @@ import { COMPONENTS } from "./openapi-components.ts";
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ "application/json": { schema } });
+/**
+ * A title as validateTitle takes it: not blank, one line once trimmed. JSON Schema counts
+ * characters, the server counts bytes: maxLength is the most a title can be (1,024 ASCII
+ * characters), and the description says the rest.
+ */
+const TITLE_SCHEMA: JsonSchema = {
+  type: "string", minLength: 1, maxLength: 1024, pattern: "\\S",
+  description: "one line, not blank; surrounding spaces are trimmed; at most 1,024 bytes of UTF-8 (413 beyond)",
+};
 
 /** The OpenAPI document for the definitions live now. */
 export function openApiDocument(svc: Service, serverUrl?: string): Record<string, unknown> {
@@ -35,7 +44,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
     schemas[`Create${key}`] = {
       ...obj({
         type_id: { type: "string", const: type.id },
-        title: { type: "string", minLength: 1, maxLength: 1024 },
+        title: TITLE_SCHEMA,
         status: { type: "string", enum: statuses, description: `default ${statuses[0]}` },
         fields: ref(`Fields${key}`),
         tags: tagsSchema(defs),
@@ -50,7 +59,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
     schemas[`Update${key}`] = {
       ...obj({
         version: { type: "integer", minimum: 1, description: "the version you read" },
-        title: { type: "string" },
+        title: TITLE_SCHEMA,
         status: { type: "string", enum: statuses },
         owner: { type: ["string", "null"], description: "a registered user; empty or null clears" },
         tags: tagsSchema(defs),

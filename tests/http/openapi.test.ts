@@ -87,6 +87,18 @@ describe("GET /openapi.json", () => {
     expect((await api.get("/cards?limit=201&blocked=0")).status).toBe(200);
   });
 
+  test("the title schema refuses what the server refuses: blank titles, in create and update bodies", async () => {
+    const Ajv = (await import("ajv/dist/2020.js")).default;
+    const ajv = new Ajv({ strict: false });
+    for (const name of ["CreateTask", "UpdateTask"]) {
+      const title = ajv.compile(doc.components.schemas[name].properties.title);
+      expect([title("Fix it"), title(""), title("   "), title("\t")]).toEqual([true, false, false, false]);
+    }
+    const blank = await api.post("/cards", { type_id: "task", title: "   " });
+    expect([blank.status, blank.body.error]).toEqual([422, "validation_failed"]);
+    expect(doc.components.schemas.CreateTask.properties.title.description).toContain("bytes");
+  });
+
   test("card type ids that would name the same components get distinct ones", async () => {
     const odd = await testApi({ edit: (f) => {
       for (const id of ["my-type", "my_type", "card_body"]) f[`definitions/card-types/${id}.json`] = { id, name: id, schema_version: 1, fields: [{ id: "x", type: "string" }] };
