@@ -54,8 +54,17 @@ export function errorResponse(e: unknown): ApiResponse {
   return { status, body: env };
 }
 
+/**
+ * 405 when another method has a route at this path, else 404. A card path counts only
+ * when its id is a card id: `POST /cards/batch` ([proposed], absent) is 404, not a 405
+ * that would say GET, PATCH and DELETE exist there.
+ */
 function routeMiss(req: ApiRequest): CardsError {
-  const methods = ["GET", "POST", "PATCH", "DELETE"].filter((m) => m !== req.method && table.find(m, req.path));
+  const routed = (m: string): boolean => {
+    const match = table.find(m, req.path);
+    return match !== undefined && (match.params.id === undefined || safeDecode(match.params.id).startsWith("card_"));
+  };
+  const methods = ["GET", "POST", "PATCH", "DELETE"].filter((m) => m !== req.method && routed(m));
   if (methods.length) {
     return new CardsError("method_not_allowed", `${req.method} is not allowed on ${req.path}`, { valid_options: methods });
   }

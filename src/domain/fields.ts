@@ -14,7 +14,11 @@ import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN } from "./ids.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 
-/** DECISIONS "Size limits": one field value (for repeating fields: one entry), as JSON UTF-8 bytes. */
+/**
+ * DECISIONS "Size limits": one field value (for repeating fields: one entry) in UTF-8
+ * bytes: a string's own bytes (as title and comment bodies are counted), any other value's
+ * JSON text.
+ */
 export const MAX_FIELD_VALUE_BYTES = 256 * 1024;
 /** DECISIONS "Size limits": the title, UTF-8 bytes after trimming. */
 export const MAX_TITLE_BYTES = 1024;
@@ -333,9 +337,9 @@ function _utf8Length(s: string): number {
 }
 
 function _assertSize(field: string, v: unknown): void {
-  const json = JSON.stringify(v);
-  if (json !== undefined && _utf8Length(json) > MAX_FIELD_VALUE_BYTES) {
-    throw new CardsError("payload_too_large", `${field} is larger than ${MAX_FIELD_VALUE_BYTES} bytes as JSON`, {
+  const text = typeof v === "string" ? v : JSON.stringify(v);
+  if (text !== undefined && _utf8Length(text) > MAX_FIELD_VALUE_BYTES) {
+    throw new CardsError("payload_too_large", `${field} is larger than ${MAX_FIELD_VALUE_BYTES} bytes${typeof v === "string" ? "" : " as JSON"}`, {
       field, hint: "store large content as an artifact (POST /cards/{id}/artifacts/{field}) and keep the reference",
     });
   }

@@ -27,18 +27,47 @@ export function eventStream(svc: Service, req: Request): Response {
   const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};
+  /** the replay's frames not yet handed to the stream: they go as the client reads */
+  let replay: CardEvent[] = [];
+  let next = 0;
+  /** live frames that arrived during the replay (they follow it); undefined once live */
+  let held: Uint8Array[] | undefined = [];
+  let heldBytes = 0;
+  let pump = (): void => {};
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       let closed = false;
+      const drop = (): false => {
+        controller.enqueue(DROPPED);
+        cleanup();
+        return false;
+      };
       const write = (bytes: Uint8Array): boolean => {
         if (closed) return false;
-        if ((controller.desiredSize ?? 1) <= 0) {
-          controller.enqueue(DROPPED);
-          cleanup();
-          return false;
+        if (held) {
+          // replaying: a client that does not read while live events pile up is dropped
+          held.push(bytes);
+          heldBytes += bytes.byteLength;
+          return heldBytes > SSE_BUFFER_BYTES ? drop() : true;
         }
+        if ((controller.desiredSize ?? 1) <= 0) return drop();
         controller.enqueue(bytes);
         return true;
+      };
+      // The replay (at most 500 events, possibly megabytes) is handed over as the client
+      // reads, never more than the buffer ahead: enqueued at once, a replay larger than the
+      // buffer dropped even a client reading at full speed.
+      pump = () => {
+        while (held && !closed && (controller.desiredSize ?? 1) > 0) {
+          if (next < replay.length) {
+            controller.enqueue(frame(replay[next++]!));
+            continue;
+          }
+          replay = [];
+          const live = held;
+          held = undefined;
+          for (const b of live) controller.enqueue(b);
+        }
       };
       const member: Member = { write, from: 0 };
       let group: StreamGroup | undefined;
@@ -52,7 +81,7 @@ export function eventStream(svc: Service, req: Request): Response {
         try { controller.close(); } catch { /* already closed */ }
       };
       open.add(cleanup);
-      write(CONNECTED);
+      controller.enqueue(CONNECTED);
       // subscribing, replay and joining are synchronous: no event is published in between.
       // The replay stops at what the feed has published: a later event (another process's
       // write the feed has not polled yet) comes live, once, with the next poll
@@ -65,10 +94,13 @@ export function eventStream(svc: Service, req: Request): Response {
       const live = Math.max(svc.liveCursor, svc.store.historyThrough());
       for (const e of replayEvents(svc, f)) {
         if ((parseEventId(e.id) ?? 0) > live) break;
-        if (!matches(e)) continue;
-        if (!write(frame(e))) return;
+        if (matches(e)) replay.push(e);
       }
       group.join(member);
+      pump();
+    },
+    pull() {
+      pump();
     },
     cancel() {
       cleanup();

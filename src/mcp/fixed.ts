@@ -78,12 +78,12 @@ export function fixedTools(defs: Definitions): Tool[] {
       type_id: str(), board_id: str(), assign_to: str("owner (default: you)"), status: str("move it here as it is claimed: only cards the board lets move there are candidates"), filter,
     }, [], (a, c) => takeNext(c.svc, pick(a, ["type_id", "board_id", "assign_to", "status", "filter"]), c)),
     tool("append_entry", "Append an entry to a repeating field (e.g. evidence). Returns entry_id and the card.", {
-      card_id: id(), field: entryField, version: version("optional guard"), entry,
-    }, ["card_id", "field", "entry"], (a, c) => appendEntry(c.svc, a.card_id, a.field, pick(a, ["version", "entry"]), c)),
+      card_id: id(), field: entryField, version: version(), entry,
+    }, ["card_id", "field", "version", "entry"], (a, c) => appendEntry(c.svc, a.card_id, a.field, pick(a, ["version", "entry"]), c)),
     tool("update_entry", "Merge keys into a repeating entry.", {
-      card_id: id(), field: str(), entry_id: str(), version: version("optional guard"), entry: anyObj(),
-    }, ["card_id", "field", "entry_id", "entry"], (a, c) => updateEntry(c.svc, a.card_id, a.field, a.entry_id, pick(a, ["version", "entry"]), c)),
-    tool("remove_entry", "Remove a repeating entry.", { card_id: id(), field: str(), entry_id: str(), version: version("optional guard") }, ["card_id", "field", "entry_id"],
+      card_id: id(), field: str(), entry_id: str(), version: version(), entry: anyObj(),
+    }, ["card_id", "field", "entry_id", "version", "entry"], (a, c) => updateEntry(c.svc, a.card_id, a.field, a.entry_id, pick(a, ["version", "entry"]), c)),
+    tool("remove_entry", "Remove a repeating entry.", { card_id: id(), field: str(), entry_id: str(), version: version() }, ["card_id", "field", "entry_id", "version"],
       (a, c) => removeEntry(c.svc, a.card_id, a.field, a.entry_id, a.version, c)),
     tool("add_link", "Link this card to target. depends-on and blocked-by keep it blocked until the target is done.", {
       card_id: id(), type_id: str(linkTypes.join(", ")), target: str("card id"), note: str(),

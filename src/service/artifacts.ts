@@ -42,6 +42,8 @@ export async function attachArtifact(
   if (ctx.idempotency) ctx.idempotency.hash = hash128(`${ctx.idempotency.hash}\nsha256:${blob.sha256}\ntype:${declared ?? ""}`);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
+    // the same bytes with the same type again change nothing: no version, no event
+    if (JSON.stringify(cur.fields[field]) === JSON.stringify(meta)) return withParts(w.tx, cur);
     const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: meta } }, [{ type: "artifact_added", diff: { field, ...meta } }], svc);
     return withParts(w.tx, card);
   });

@@ -1,7 +1,7 @@
 /**
  * Repeating-field entries: append, update (keys merged), remove. Each entry carries a
- * stable server `entry_id`; each write bumps the version by one. `version` is optional:
- * when given it must match (appends commute, so agents logging evidence may omit it).
+ * stable server `entry_id`; each write bumps the version by one. `version` is required and
+ * must match, as for every card write that DECISIONS.md gives a version (409 when it changed).
  */
 import { CardsError, notFound } from "../domain/errors.ts";
 import { newEntryId } from "../domain/ids.ts";
@@ -53,6 +53,11 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
 }
 
 export async function removeEntry(svc: Service, id: string, field: string, entryId: string, version: number | undefined, ctx: OpContext): Promise<Card> {
+  if (version === undefined) {
+    throw new CardsError("validation_failed", "version is required", {
+      field: "version", hint: "pass the version of the card you read: ?version=N (409 when the card changed since)",
+    });
+  }
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, version);
     const type = svc.cardType(cur.type_id);

@@ -11,7 +11,8 @@ export const EVENTS_MAX_LIMIT = 500;
 
 const EVENT_PARAMS = ["actor", "owner", "type", "types", "board_id", "since", "cursor", "limit"];
 
-export interface EventPage { items: StoredEvent[]; next_cursor: string | null }
+/** `next_cursor` is absent once the feed is exhausted (SPEC: "empty or absent"). */
+export interface EventPage { items: StoredEvent[]; next_cursor?: string }
 
 /** Ordered by id; `since` and `cursor` are exclusive floors and `cursor` wins. */
 export function listEvents(svc: Service, p: ListParams): EventPage {
@@ -40,7 +41,7 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   const items = svc.store.listEvents({ ...q, limit: q.limit + 1 });
   const more = items.length > q.limit;
   const page = more ? items.slice(0, q.limit) : items;
-  return { items: page, next_cursor: more ? page[page.length - 1]!.id : null };
+  return more ? { items: page, next_cursor: page[page.length - 1]!.id } : { items: page };
 }
 
 /**

@@ -21,7 +21,8 @@ export const MAX_Q_CHARS = 1000;
 
 const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "blocked", "has_link", "link_target", "q", "sort", "include", "cursor", "limit", "filter"];
 
-export interface CardPage { items: Card[]; next_cursor: string | null }
+/** `next_cursor` is absent when there is no next page, and with a custom sort (SPEC). */
+export interface CardPage { items: Card[]; next_cursor?: string }
 
 /**
  * One page of cards. `opts.filter` is a filter object (docs/filters.md) for callers that
@@ -42,8 +43,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     const more = page.items.length > q.limit;
     const items = more ? page.items.slice(0, q.limit) : page.items;
     const last = items.length ? items[items.length - 1] : undefined;
-    const next_cursor = more && !q.sort && last ? encodeCursor(page.keys[items.length - 1]!, last.id, asOf) : null;
-    return { items, next_cursor };
+    return more && !q.sort && last ? { items, next_cursor: encodeCursor(page.keys[items.length - 1]!, last.id, asOf) } : { items };
   });
   // a search waits for the index to cover every committed write (a server: asynchronously)
   const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;

@@ -151,7 +151,7 @@ export const CommentBody = shape(() => v.strictObject({
 }));
 
 export const EntryBody = shape(() => v.strictObject({
-  version: v.optional(Version()),
+  version: Version(),
   entry: DataObject(),
 }));
 

@@ -101,7 +101,7 @@ export interface Card {
   created_by: string;
 }
 
-export interface CardPage { items: Card[]; next_cursor: string | null }
+export interface CardPage { items: Card[]; next_cursor?: string }
 export interface HistoryItem { at: string; actor: string; type: string; summary: string }
 
 export interface ErrorBody {

@@ -210,7 +210,7 @@ describe("card commands and exit codes", () => {
     const next = run(["cards", "take-next", "--filter", '{"blocked":false}', "--status", "doing", "--actor", "agent-1"], { cwd: dir }).json.card;
     expect(next.id).toBe(a.id);
     expect(next.status).toBe("doing");
-    expect(run(["cards", "entries", "append", a.id, "evidence", '{"note":"done it"}'], { cwd: dir }).json.entry_id).toMatch(/^ent_/);
+    expect(run(["cards", "entries", "append", a.id, "evidence", '{"note":"done it"}', "--version", String(next.version)], { cwd: dir }).json.entry_id).toMatch(/^ent_/);
     expect(run(["cards", "comments", "add", a.id, "-"], { cwd: dir, input: "handoff note" }).json.comments[0].body).toBe("handoff note");
     expect(run(["cards", "release", a.id, "--actor", "agent-1"], { cwd: dir }).json.owner).toBeUndefined();
     const claimed = run(["cards", "claim", b.id, "--version", "2", "--actor", "agent-2"], { cwd: dir });

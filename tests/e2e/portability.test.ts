@@ -20,7 +20,7 @@ function populate(dir: string): void {
   const task = c(["cards", "create", "--type", "task", "--title", "everything", "--tags", "backend,docs", "--fields", JSON.stringify({
     priority: "high", description: "**md**", components: ["api", "cli"], estimate_hours: 2.5, due: "2027-01-02T03:04:05Z", branch: "feat/x", parent: parent.id,
   })]);
-  c(["cards", "entries", "append", task.id, "evidence", '{"note":"tried it","at":"2026-11-22T00:00:00Z","by":"agent-1"}']);
+  c(["cards", "entries", "append", task.id, "evidence", '{"note":"tried it","at":"2026-11-22T00:00:00Z","by":"agent-1"}', "--version", String(task.version)]);
   c(["cards", "artifacts", "put", task.id, "output", "-"], "artifact bytes");
   c(["cards", "links", "add", task.id, "depends-on", parent.id, "--note", "first"]);
   c(["cards", "comments", "add", task.id, "handoff"]);
@@ -29,7 +29,7 @@ function populate(dir: string): void {
   })]);
   c(["cards", "claim", bug.id, "--version", "1", "--actor", "agent-2"]);
   const review = c(["cards", "create", "--type", "review", "--title", "review", "--fields", JSON.stringify({ reviewers: ["ada", "agent-1"], subject: task.id })]);
-  c(["cards", "entries", "append", review.id, "findings", '{"summary":"nit","level":"nit"}']);
+  c(["cards", "entries", "append", review.id, "findings", '{"summary":"nit","level":"nit"}', "--version", String(review.version)]);
   c(["cards", "upgrade-schema", task.id]);
   c(["cards", "delete", parent.id]);
 }

@@ -182,6 +182,43 @@ describe("resume and replay", () => {
   });
 });
 
+describe("replay larger than the stream's buffer", () => {
+  test("a reading client gets all 500 replayed events on one connection, then live ones", async () => {
+    const fresh = makeWorkspace();
+    const srv = await serve(fresh);
+    try {
+      const text = "t".repeat(2000); // ~2.3 KB a card_created event: 520 of them are ~1.2 MB, past the 256 KiB buffer
+      for (let i = 0; i < 520; i += 40) {
+        await Promise.all(Array.from({ length: Math.min(40, 520 - i) }, (_, j) =>
+          fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: `n${i + j}`, fields: { description: text } }) })));
+      }
+      const res = await fetch(`${srv.url}/v1/events/stream?since=0`);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let got = "";
+      const count = () => (got.match(/^event: /gm) ?? []).length;
+      const readUntil = async (pred: () => boolean): Promise<void> => {
+        const end = Date.now() + 10_000;
+        while (!pred()) {
+          if (Date.now() > end) throw new Error(`timed out after ${count()} events`);
+          const { done, value } = await reader.read();
+          if (done) throw new Error(`the stream ended after ${count()} events: ${got.slice(-60)}`);
+          got += decoder.decode(value, { stream: true });
+        }
+      };
+      await readUntil(() => count() >= 500);
+      expect(got).not.toContain(": dropped");
+      expect(count()).toBe(500);
+      await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: "live one" }) });
+      await readUntil(() => got.includes("live one"));
+      expect(got).not.toContain(": dropped");
+      await reader.cancel();
+    } finally {
+      await srv.stop();
+    }
+  }, 30_000);
+});
+
 describe("slow consumers", () => {
   test("a consumer that stops reading is dropped with `: dropped, reconnect`; others keep flowing", async () => {
     const fresh = makeWorkspace();

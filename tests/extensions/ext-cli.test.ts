@@ -121,8 +121,10 @@ describe("cards ext list", () => {
       expect(web).toMatchObject({ state: "running", pid: 424242, supervisor_pid: other.pid });
       other.kill();
       await other.exited;
-      // the other is gone: what is left is this process's own (stopped) view
-      expect(run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web")).toMatchObject({ state: "stopped", supervisor_pid: process.pid });
+      // the other is gone, and this one removed its file when it stopped: nothing supervises it
+      const left = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
+      expect(left).toMatchObject({ state: "not running" });
+      expect(left.supervisor_pid).toBeUndefined();
     } finally {
       other.kill();
       await services?.stop();

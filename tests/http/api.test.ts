@@ -308,7 +308,7 @@ describe("GET /cards", () => {
       expect((await fresh.get("/cards?sort=-fields.estimate_hours")).body.items.map((c: any) => c.title)).toEqual(["b", "c", "a"]);
       expect((await fresh.get("/cards?sort=created_at")).body.items.map((c: any) => c.title)).toEqual(["b", "a", "c"]);
       const custom = (await fresh.get("/cards?sort=title&limit=1")).body;
-      expect(custom.next_cursor).toBeNull();
+      expect("next_cursor" in custom).toBe(false); // SPEC: with a custom sort no next_cursor is returned
       const bad = await fresh.get("/cards?sort=colour");
       expect(bad.status).toBe(422);
       expect(bad.body.valid_options).toContain("fields.estimate_hours");
@@ -345,7 +345,7 @@ describe("GET /events", () => {
       for (let i = 0; i < 5; i++) await fresh.task();
       const all = (await fresh.get("/events")).body;
       expect(all.items.map((e: any) => e.id)).toEqual(["000000000001", "000000000002", "000000000003", "000000000004", "000000000005"]);
-      expect(all.next_cursor).toBeNull();
+      expect("next_cursor" in all).toBe(false); // SPEC: empty or absent when exhausted
       expect((await fresh.get("/events?since=000000000003")).body.items.map((e: any) => e.id)).toEqual(["000000000004", "000000000005"]);
       expect((await fresh.get("/events?since=3")).body.items.length).toBe(2);
       expect((await fresh.get("/events?since=000000000001&cursor=000000000004")).body.items.map((e: any) => e.id)).toEqual(["000000000005"]);
@@ -422,7 +422,7 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     let last = 201;
     let appended = 0;
     for (let i = 0; i < 20 && last < 400; i++) {
-      const r = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { note } });
+      const r = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: c.version + appended, entry: { note } });
       last = r.status;
       if (r.status < 300) appended++;
       else expect(r.body.error).toBe("payload_too_large");
@@ -436,14 +436,14 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     const c = await api.task();
     const big = Array.from({ length: 20 }, (_, i) => ({ entry_id: `ent_${String(i).padStart(16, "0")}`, note: "n".repeat(250 * 1024) }));
     await api.svc.store.write((tx) => { tx.updateCard({ ...api.svc.store.getCard(c.id)!, fields: { ...c.fields, evidence: big }, version: 2 }, 1); });
-    const r = await api.call("DELETE", `/cards/${c.id}/fields/evidence/${big[0]!.entry_id}`);
+    const r = await api.call("DELETE", `/cards/${c.id}/fields/evidence/${big[0]!.entry_id}?version=2`);
     expect(r.status).toBe(200);
     expect(r.body.fields.evidence).toHaveLength(19);
   });
 
   test("appending to a type without repeating fields says so, and a non-repeating field points to an update", async () => {
     const bug = (await api.post("/cards", { type_id: "bug", title: "b", fields: { steps: "s" } })).body;
-    const none = await api.post(`/cards/${bug.id}/fields/steps/append`, { entry: { x: 1 } });
+    const none = await api.post(`/cards/${bug.id}/fields/steps/append`, { version: bug.version, entry: { x: 1 } });
     expect(none.body).toMatchObject({ error: "validation_failed", valid_options: [] });
     expect(none.body.message).toContain("card type bug has no repeating field");
     expect(none.body.hint).toContain("update_bug");
@@ -467,6 +467,11 @@ describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
     const c = await api.call("PUT", "/cards");
     expect(c.status).toBe(405);
     expect(c.body.valid_options).toEqual(["GET", "POST"]);
+    // [proposed] POST /cards/batch does not exist: 404, not a 405 naming a card's methods
+    const batch = await api.post("/cards/batch", {});
+    expect([batch.status, batch.body.error]).toEqual([404, "not_found"]);
+    const onCard = await api.call("PUT", "/cards/card_0123456789abcdef");
+    expect([onCard.status, onCard.body.valid_options]).toEqual([405, ["GET", "PATCH", "DELETE"]]);
   });
 
   test("unicode and odd ids in paths are 404, not 5xx", async () => {

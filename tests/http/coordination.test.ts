@@ -490,15 +490,28 @@ describe("repeating entries", () => {
 
   test("entries are validated against item_fields; wrong field, stale version, unknown entry", async () => {
     const c = await api.task();
-    const missing = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { at: "yesterday" } });
+    const missing = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { at: "yesterday" } });
     expect(missing.status).toBe(422);
-    const unknownKey = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { note: "x", mood: "good" } });
+    const unknownKey = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { note: "x", mood: "good" } });
     expect(unknownKey.body.error).toBe("unknown_field");
-    const notRepeating = await api.post(`/cards/${c.id}/fields/priority/append`, { entry: { note: "x" } });
+    const notRepeating = await api.post(`/cards/${c.id}/fields/priority/append`, { version: 1, entry: { note: "x" } });
     expect(notRepeating.status).toBe(422);
     expect(notRepeating.body.valid_options).toEqual(["evidence"]);
     expect((await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 9, entry: { note: "x" } })).status).toBe(409);
-    expect((await api.patch(`/cards/${c.id}/fields/evidence/ent_nope`, { entry: { note: "y" } })).status).toBe(404);
+    expect((await api.patch(`/cards/${c.id}/fields/evidence/ent_nope`, { version: 1, entry: { note: "y" } })).status).toBe(404);
+  });
+
+  test("append, update and remove require the version (DECISIONS: {version, entry}, ?version=N)", async () => {
+    const c = await api.task();
+    const a = await api.post(`/cards/${c.id}/fields/evidence/append`, { entry: { note: "x" } });
+    expect([a.status, a.body.error, a.body.field]).toEqual([422, "validation_failed", "version"]);
+    const added = (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { note: "x" } })).body;
+    const u = await api.patch(`/cards/${c.id}/fields/evidence/${added.entry_id}`, { entry: { note: "y" } });
+    expect([u.status, u.body.error, u.body.field]).toEqual([422, "validation_failed", "version"]);
+    const d = await api.del(`/cards/${c.id}/fields/evidence/${added.entry_id}`);
+    expect([d.status, d.body.error, d.body.field]).toEqual([422, "validation_failed", "version"]);
+    expect(d.body.hint).toContain("?version=");
+    expect((await api.get(`/cards/${c.id}`)).body).toMatchObject({ version: 2, fields: { evidence: [{ note: "x" }] } });
   });
 });
 

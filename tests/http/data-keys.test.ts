@@ -23,7 +23,7 @@ describe("data keys named like Object internals", () => {
       expect(created.body).toMatchObject({ error: "unknown_field", field: key });
       const patched = await call("PATCH", `/cards/${id}`, `{"version":1,"fields":{"${key}":"x"}}`);
       expect(patched.body).toMatchObject({ error: "unknown_field", field: key });
-      const appended = await call("POST", `/cards/${id}/fields/evidence/append`, `{"entry":{"note":"x","${key}":1}}`);
+      const appended = await call("POST", `/cards/${id}/fields/evidence/append`, `{"version":1,"entry":{"note":"x","${key}":1}}`);
       expect(appended.status).toBe(422);
       expect(appended.body.error).toBe("unknown_field");
       const taken = await call("POST", "/cards/take-next", `{"filter":{"${key}":"x"},"dry_run":true}`);

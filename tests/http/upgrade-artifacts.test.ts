@@ -99,6 +99,10 @@ describe("artifacts", () => {
       expect(down.status).toBe(200);
       expect(down.headers.get("content-type")).toBe("image/png");
       expect(new Uint8Array(await down.arrayBuffer())).toEqual(png);
+      // the same upload again is a no-op: same card, same version, no event
+      const same = await app.fetch(new Request(`http://x/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: png }));
+      expect([same.status, ((await same.json()) as any).version]).toEqual([201, 2]);
+      expect((await api.get(`/cards/${c.id}/events`)).body.items.filter((e: any) => e.type === "artifact_added")).toHaveLength(1);
       // the same bytes again: deduplicated, same uri
       const c2 = await api.task();
       const again = (await (await app.fetch(new Request(`http://x/v1/cards/${c2.id}/artifacts/output`, { method: "POST", body: png, headers: { "content-type": "application/x-custom" } }))).json()) as any;

@@ -52,7 +52,7 @@ describe("cards prime", () => {
     const card = sh(find("cards cards take-next")).card;
     expect(card).toMatchObject({ title: "primed", status: "doing", owner: "agent-1" });
     const fill = (c: string, version?: number) => c.replace(/\bID\b/g, card.id).replace(/\bN\b/, String(version)).replace("FILE", join(dir, "out.md"));
-    const appended = sh(fill(find("cards cards entries append")));
+    const appended = sh(fill(find("cards cards entries append"), card.version));
     expect(appended.card.fields.evidence).toHaveLength(1);
     writeFileSync(join(dir, "out.md"), "# out\n");
     expect(sh(fill(find("cards cards artifacts put"))).fields.output.size).toBe(6);

@@ -113,7 +113,7 @@ describe("the agent loop", () => {
     const card = taken.data.card;
     expect(card).toMatchObject({ id: created.data.id, owner: "agent-1", status: "doing" });
 
-    const appended = await s.call("append_entry", { card_id: card.id, field: "evidence", entry: { note: "the session cookie expires after 5 minutes" } });
+    const appended = await s.call("append_entry", { card_id: card.id, field: "evidence", version: card.version, entry: { note: "the session cookie expires after 5 minutes" } });
     expect(appended.data.entry_id).toStartWith("ent_");
     expect(appended.data.card.fields.evidence[0]).toMatchObject({ note: "the session cookie expires after 5 minutes", entry_id: appended.data.entry_id });
 
@@ -158,8 +158,10 @@ describe("the agent loop", () => {
     const next = (await s.call("take_next", { filter: { blocked: false, title: { $in: ["A", "B"] } } })).data.card;
     expect(next.id).toBe(b.id);
     expect((await s.call("remove_link", { card_id: a.id, type_id: "depends-on", target: b.id })).data.links).toEqual([]);
-    const e = (await s.call("append_entry", { card_id: a.id, field: "evidence", entry: { note: "one" } })).data;
-    const u = (await s.call("update_entry", { card_id: a.id, field: "evidence", entry_id: e.entry_id, entry: { note: "two" } })).data;
+    const before = (await s.call("get_card", { card_id: a.id })).data;
+    expect((await s.call("append_entry", { card_id: a.id, field: "evidence", entry: { note: "one" } })).isError).toBe(true); // version is required
+    const e = (await s.call("append_entry", { card_id: a.id, field: "evidence", version: before.version, entry: { note: "one" } })).data;
+    const u = (await s.call("update_entry", { card_id: a.id, field: "evidence", entry_id: e.entry_id, version: e.card.version, entry: { note: "two" } })).data;
     expect(u.fields.evidence[0].note).toBe("two");
     expect((await s.call("remove_entry", { card_id: a.id, field: "evidence", entry_id: e.entry_id, version: u.version })).data.fields.evidence).toBeUndefined();
     const c = (await s.call("add_comment", { card_id: a.id, body: "first" })).data.comments[0];

@@ -309,21 +309,30 @@ describe("validateFields: artifacts", () => {
 });
 
 describe("size limits", () => {
-  test("a field value over 256 KiB as JSON is payload_too_large", () => {
-    expect(err(() => run({ notes: "x".repeat(MAX_FIELD_VALUE_BYTES) }))).toMatchObject({ error: "payload_too_large", field: "notes" });
+  test("a string value over 256 KiB is payload_too_large", () => {
+    expect(err(() => run({ notes: "x".repeat(MAX_FIELD_VALUE_BYTES + 1) }))).toMatchObject({ error: "payload_too_large", field: "notes" });
   });
-  test("a value just under the limit passes", () => {
-    expect(run({ notes: "x".repeat(MAX_FIELD_VALUE_BYTES - 2) }).fields.notes).toBeString();
+  test("a string of exactly 256 KiB passes", () => {
+    expect(run({ notes: "x".repeat(MAX_FIELD_VALUE_BYTES) }).fields.notes).toBeString();
+  });
+  test("a string's own bytes are counted, not its escaped JSON (a quote is one byte)", () => {
+    expect(run({ notes: '"'.repeat(140_000) }).fields.notes).toHaveLength(140_000);
+    expect(run({ notes: "\\\n".repeat(100_000) }).fields.notes).toHaveLength(200_000);
+  });
+  test("any other value is counted as its JSON", () => {
+    const settings: WorkspaceSettings = { ...STRICT_LOCKED, strict_fields: false };
+    expect(err(() => run({ blob: ["x".repeat(MAX_FIELD_VALUE_BYTES - 3)] }, { settings })).error).toBe("payload_too_large");
+    expect(run({ blob: ["x".repeat(MAX_FIELD_VALUE_BYTES - 4)] }, { settings }).fields.blob).toHaveLength(1);
   });
   test("bytes are counted, not characters", () => {
     expect(err(() => run({ notes: "€".repeat(MAX_FIELD_VALUE_BYTES / 3 + 1) })).error).toBe("payload_too_large");
   });
   test("a repeating entry over the limit names the entry", () => {
-    expect(err(() => run({ evidence: [{ note: "x".repeat(MAX_FIELD_VALUE_BYTES) }] }))).toMatchObject({ error: "payload_too_large", field: "evidence[0].note" });
+    expect(err(() => run({ evidence: [{ note: "x".repeat(MAX_FIELD_VALUE_BYTES + 1) }] }))).toMatchObject({ error: "payload_too_large", field: "evidence[0].note" });
   });
   test("unknown keys stored under strict_fields false are limited too", () => {
     const settings: WorkspaceSettings = { ...STRICT_LOCKED, strict_fields: false };
-    expect(err(() => run({ blob: "x".repeat(MAX_FIELD_VALUE_BYTES) }, { settings })).error).toBe("payload_too_large");
+    expect(err(() => run({ blob: "x".repeat(MAX_FIELD_VALUE_BYTES + 1) }, { settings })).error).toBe("payload_too_large");
   });
 });
 

@@ -235,7 +235,7 @@ const entries = () => defineCommand({
         id: { type: "positional", description: "card id", required: true },
         field: { type: "positional", description: "repeating field id", required: true },
         entry: { type: "positional", description: "the entry as a JSON object, or - for stdin", required: true },
-        version: { type: "string", description: "only if the card is at this version" },
+        version: { type: "string", description: "the version you read (required)" },
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "POST", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/append`,
@@ -249,7 +249,7 @@ const entries = () => defineCommand({
         field: { type: "positional", description: "repeating field id", required: true },
         entry_id: { type: "positional", description: "entry id", required: true },
         entry: { type: "positional", description: "the changed keys as a JSON object, or - for stdin", required: true },
-        version: { type: "string", description: "only if the card is at this version" },
+        version: { type: "string", description: "the version you read (required)" },
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "PATCH", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/${enc(args.entry_id)}`,
@@ -262,7 +262,7 @@ const entries = () => defineCommand({
         id: { type: "positional", description: "card id", required: true },
         field: { type: "positional", description: "repeating field id", required: true },
         entry_id: { type: "positional", description: "entry id", required: true },
-        version: { type: "string", description: "only if the card is at this version" },
+        version: { type: "string", description: "the version you read (required)" },
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "DELETE", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/${enc(args.entry_id)}`, query: { version: args.version },

@@ -106,7 +106,7 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
     `1. Learn the rules: \`cards workspace\` (full definitions) or this guide. Already holding work? \`cards cards list --owner me --status ${doing}\`.`,
     `2. Take work: \`cards cards take-next --filter '${take}' --status ${doing}\`. It claims the oldest unowned, unblocked ${ready} card and moves it to ${doing}; \`{"card":null}\` means none is ready. Note the card's id and version.`,
     rep && item
-      ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}'\` (${rep.type}).`
+      ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}' --version N\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
     ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
     `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = version of the card you last got; every write returns the new card). Fields: \`--fields '{"key":"value"}'\`.`,
