@@ -78,9 +78,13 @@ export async function loadDefinitionsCached(root: string, io: DefinitionsCacheIo
   const { readDefinitionFiles, fingerprintFiles } = await import("./read.ts");
   const { definitionsError } = await import("./problems.ts");
   const stampsBefore = takeStamps(root, [], io);
-  const { files, problems } = await readDefinitionFiles(root);
+  const { files, problems, misnamed } = await readDefinitionFiles(root);
   if (problems.length > 0) throw definitionsError(problems);
   const fingerprint = fingerprintFiles(files);
+  if (misnamed.length > 0) {
+    const { parseDefinitions } = await import("./load.ts");
+    parseDefinitions(files, misnamed); // throws, with every other problem too
+  }
   let defs: Definitions;
   if (row && row.fingerprint === fingerprint) {
     defs = revive(row);

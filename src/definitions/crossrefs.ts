@@ -94,11 +94,13 @@ function checkCardType(p: Parsed, ctx: Ctx): void {
   checkUnique(t.allowed_columns, ["allowed_columns"], "column", report, false);
   const fieldIds = ids(t.fields);
   checkAll(t.searchable_fields, fieldIds, `field of card type ${q(idOf(p))}`, ["searchable_fields"], report);
+  checkUnique(t.searchable_fields, ["searchable_fields"], "field", report, false);
   if (!isPlainObject(t.migrations)) return;
   const version = typeof t.schema_version === "number" ? t.schema_version : 1;
   for (const [key, m] of Object.entries(t.migrations)) {
     const at: PathKey[] = ["migrations", key];
-    const n = /^[0-9]+$/.test(key) ? Number(key) : NaN;
+    // canonical digits only: "02" would pass as 2 but be looked up as "2" and never apply
+    const n = /^[1-9][0-9]*$/.test(key) ? Number(key) : NaN;
     if (!(n >= 2 && n <= version)) {
       report(at, version < 2
         ? `migration key ${q(key)} is not allowed: the type is at schema_version ${version}, so it has no migrations yet`

@@ -80,12 +80,15 @@ export function checkFieldValue(def: Record<string, unknown>, value: unknown, ct
   const option = (s: string): ValueProblem | undefined =>
     options.includes(s) ? undefined : { message: `${q(s)} is not one of the options`, valid_options: options };
   const bad = (what: string): ValueProblem => ({ message: `must be ${what}, got ${q(value)}` });
+  // every card would get it, and every create would then be refused as missing the field
+  const blankRequired = (s: string): ValueProblem | undefined =>
+    def.required === true && s.trim() === "" ? { message: "must not be empty: the field is required" } : undefined;
   switch (type) {
     case "string":
       if (typeof value !== "string") return bad("a string");
-      return /[\r\n]/.test(value) ? { message: "a string field holds a single line; use a text field" } : undefined;
+      return /[\r\n]/.test(value) ? { message: "a string field holds a single line; use a text field" } : blankRequired(value);
     case "text":
-      return typeof value === "string" ? undefined : bad("a string");
+      return typeof value === "string" ? blankRequired(value) : bad("a string");
     case "number": {
       if (typeof value !== "number" || !Number.isFinite(value)) return bad("a number");
       const b = inBounds(value, def);
@@ -113,7 +116,7 @@ export function checkFieldValue(def: Record<string, unknown>, value: unknown, ct
       return undefined;
     }
     default:
-      return { message: `a default is not supported for ${String(type)} fields` };
+      return { message: `is not supported: ${String(type)} fields take no default (remove the key)` };
   }
 }
 

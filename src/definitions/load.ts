@@ -4,6 +4,7 @@
  * cross-references (crossrefs.ts), collecting every problem. Any problem throws
  * one `invalid_definitions` CardsError carrying all of them.
  */
+import type { DefinitionProblem } from "../domain/errors.ts";
 import type { Board, CardType, Definitions, ExtensionDef, View, WorkspaceDef } from "../domain/types.ts";
 import { checkCrossRefs, type Parsed, type ParsedSet } from "./crossrefs.ts";
 import { validateShape } from "./issues.ts";
@@ -49,9 +50,10 @@ function byId<T extends { id: string }>(items: Parsed[]): Map<string, T> {
  * workspace root, e.g. "definitions/boards/main.json") and builds the
  * Definitions. Throws `invalid_definitions` with every problem found.
  */
-export function parseDefinitions(files: DefinitionFiles | Record<string, string>): Definitions {
+export function parseDefinitions(files: DefinitionFiles | Record<string, string>, misnamed: DefinitionProblem[] = []): Definitions {
   const map: DefinitionFiles = files instanceof Map ? files : new Map(Object.entries(files));
   const problems = new Problems();
+  for (const p of misnamed) problems.add(p.file, p.path, p.message);
   const set: ParsedSet = { cardTypes: [], boards: [], views: [] };
   const wsText = map.get(WORKSPACE_FILE);
   if (wsText === undefined) {
@@ -91,7 +93,7 @@ export function parseDefinitions(files: DefinitionFiles | Record<string, string>
  * whose `extra.problems` lists every problem (file, JSON path, message, valid_options).
  */
 export async function loadDefinitions(root: string): Promise<Definitions> {
-  const { files, problems } = await readDefinitionFiles(root);
+  const { files, problems, misnamed } = await readDefinitionFiles(root);
   if (problems.length > 0) throw definitionsError(problems);
-  return parseDefinitions(files);
+  return parseDefinitions(files, misnamed);
 }

@@ -77,6 +77,7 @@ export function findJsonError(text: string): { offset: number; message: string }
     return undefined;
   } catch (e) {
     if (e instanceof JsonSyntax) return { offset: e.offset, message: e.message };
+    if (e instanceof RangeError) return { offset: i, message: `nested more than ${MAX_DEPTH} levels deep` };
     throw e;
   }
 }
@@ -88,11 +89,34 @@ export function lineCol(text: string, offset: number): { line: number; col: numb
   return { line, col: offset - before.lastIndexOf("\n") };
 }
 
+/**
+ * How deep a definition file's values may nest. The deepest a valid file needs is about
+ * eight (a board filter's `$and` of `$or`s); a file nested 200,000 deep overflowed the
+ * stack of every check after parsing.
+ */
+export const MAX_DEPTH = 64;
+
+/** True when `value` nests more than MAX_DEPTH objects or lists (walked without recursion). */
+function tooDeep(value: unknown): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth >= MAX_DEPTH) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const deepError = (kind: string): ParseResult =>
+  ({ ok: false, errors: [`invalid ${kind}: values are nested more than ${MAX_DEPTH} levels deep`] });
+
 /** Parses JSON text; a syntax error names line:col and the engine's message. */
 export function parseJsonText(text: string): ParseResult {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    return { ok: true, value: JSON.parse(src) };
+    const value: unknown = JSON.parse(src);
+    return tooDeep(value) ? deepError("JSON") : { ok: true, value };
   } catch (e) {
     const engine = (e as Error).message;
     const found = findJsonError(src);
@@ -118,7 +142,8 @@ export function parseYamlText(text: string): ParseResult {
   }
   try {
     // an alias bomb ("billion laughs") stops here, as a problem of the file
-    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    return tooDeep(value) ? deepError("YAML") : { ok: true, value };
   } catch (e) {
     return { ok: false, errors: [`invalid YAML: ${(e as Error).message.split("\n")[0]} (aliases may expand at most 100 times)`] };
   }

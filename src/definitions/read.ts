@@ -30,7 +30,7 @@ function readIfPresent(abs: string): string | undefined {
  * ignored. A missing definitions directory is returned as a problem; a missing
  * file is simply absent from the map (load.ts reports what is required).
  */
-export async function readDefinitionFiles(root: string): Promise<{ files: DefinitionFiles; problems: DefinitionProblem[] }> {
+export async function readDefinitionFiles(root: string): Promise<{ files: DefinitionFiles; problems: DefinitionProblem[]; misnamed: DefinitionProblem[] }> {
   const dir = join(root, DEFINITIONS_DIR);
   const files: DefinitionFiles = new Map();
   try {
@@ -39,6 +39,7 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
     if (!isMissing(e)) throw e;
     return {
       files,
+      misnamed: [],
       problems: [{
         file: DEFINITIONS_DIR,
         path: "",
@@ -50,7 +51,42 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
     const text = readIfPresent(join(dir, ...rel.split("/")));
     if (text !== undefined) files.set(`${DEFINITIONS_DIR}/${rel}`, text);
   }
-  return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [] };
+  return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [], misnamed: misnamedFiles(dir) };
+}
+
+/**
+ * Files meant as definitions that the loader would skip without a word: `extensions.yml`,
+ * `Workspace.json`, `boards/bugs.JSON`, a YAML board, a folder named `epic.json`. Each is
+ * a problem, so a hook or a board is never silently not loaded.
+ */
+function misnamedFiles(dir: string): DefinitionProblem[] {
+  const out: DefinitionProblem[] = [];
+  const entries = (rel: string): Array<{ name: string; isDir: boolean }> => {
+    try {
+      return readdirSync(join(dir, rel), { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() }));
+    } catch {
+      return [];
+    }
+  };
+  const add = (rel: string, message: string): void => { out.push({ file: `${DEFINITIONS_DIR}/${rel}`, path: "", message }); };
+  for (const { name } of entries("")) {
+    const lower = name.toLowerCase();
+    if (lower === "extensions.yml") add(name, "not read: the extensions file is extensions.yaml (or extensions.json); rename it");
+    else if (name !== lower && (lower === "workspace.json" || (EXTENSION_FILES as readonly string[]).includes(lower))) {
+      add(name, `not read: file names are case-sensitive; rename it to ${lower}`);
+    }
+  }
+  for (const folder of DEFINITION_FOLDERS) {
+    for (const { name, isDir } of entries(folder)) {
+      if (name.startsWith(".")) continue;
+      const lower = name.toLowerCase();
+      const rel = `${folder}/${name}`;
+      if (isDir && lower.endsWith(".json")) add(rel, "not read: a folder, not a JSON file");
+      else if (!isDir && lower.endsWith(".json") && !name.endsWith(".json")) add(rel, `not read: definition files end in .json (lower case); rename it to ${name.slice(0, -5)}.json`);
+      else if (!isDir && /\.ya?ml$/.test(lower)) add(rel, `not read: ${folder} files are JSON (*.json); only the extensions file may be YAML`);
+    }
+  }
+  return out;
 }
 
 /**

@@ -49,9 +49,21 @@ const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const Bool = v.boolean();
 
 
+/**
+ * Names an id or a map key may not take: JavaScript objects already have them (a column
+ * `constructor` read `wip_limits.constructor` as a function), and valibot's record leaves
+ * `__proto__`, `constructor` and `prototype` keys out without a word.
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  "__proto__", "constructor", "prototype", "toString", "toLocaleString", "valueOf",
+  "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
+]);
+const reservedMessage = (x: unknown): string => `${quote(x)} is a reserved name (JavaScript objects have it already): pick another`;
+
 export const Id = v.pipe(
   v.string(),
   v.minLength(1, "must not be empty: ids are letters, digits, \"_\" and \"-\""),
+  v.check((s) => !RESERVED_NAMES.has(s), (i) => reservedMessage(i.input)),
   v.maxLength(MAX_ID_LENGTH, (i) => `is ${String(i.input).length} characters: ids are at most ${MAX_ID_LENGTH} (tools are named update_<id>, and harnesses cap tool names)`),
   v.regex(ID_PATTERN, (i) =>
     `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
@@ -76,7 +88,13 @@ const PlainObject = v.custom<Record<string, unknown>>(isPlainObject, notAnObject
 
 /** A map `{key: value}`; a list is refused even when its items would pass. */
 const dict = <K extends v.GenericSchema<string>, V extends v.GenericSchema>(key: K, value: V) =>
-  v.pipe(v.unknown(), v.check(isPlainObject, notAnObject), v.record(key, value));
+  v.pipe(
+    v.unknown(),
+    v.check(isPlainObject, notAnObject),
+    v.check((x) => !Object.keys(x as object).some((k) => RESERVED_NAMES.has(k)), (i) =>
+      reservedMessage(Object.keys(i.input as object).find((k) => RESERVED_NAMES.has(k)))),
+    v.record(key, value),
+  );
 
 /** A string safe to drop into CSS: no `;{}<>` or line breaks. */
 const CssValue = v.pipe(
@@ -158,7 +176,7 @@ export const WorkspaceSchema = strict({
 /** min/max: numbers only; a date bound is Unix seconds UTC. */
 const Bound = v.number((i) =>
   typeof i.input === "string"
-    ? `must be a number, got ${quote(i.input)}: date bounds are Unix seconds UTC (e.g. 1704067200), not date strings`
+    ? `must be a number, got ${quote(i.input)} (a date field's bounds are Unix seconds UTC, e.g. 1704067200)`
     : `must be a number, got ${quote(i.input)}`);
 
 const OptionTheme = strict({

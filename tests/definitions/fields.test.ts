@@ -117,7 +117,7 @@ describe("enum options and themes", () => {
 describe("min and max", () => {
   test("a date bound given as a date string: the message says bounds are Unix seconds UTC", async () => {
     const { list, at } = await withField({ id: "x", type: "date", min: "2024-01-01T00:00:00Z" });
-    expectOnly(list, { file: TASK, path: `${at}.min`, message: "date bounds are Unix seconds UTC" });
+    expectOnly(list, { file: TASK, path: `${at}.min`, message: "a date field's bounds are Unix seconds UTC" });
   });
 
   test("a number bound must be a number", async () => {
@@ -208,10 +208,12 @@ describe("defaults must be valid for their field", () => {
     [{ type: "string", default: "two\nlines" }, "single line", undefined],
     [{ type: "text", default: 3 }, "must be a string", undefined],
     [{ type: "tags", default: "docs" }, "must be a list of tags", undefined],
-    [{ type: "card_link", default: "card_0001" }, "a default is not supported for card_link fields", undefined],
-    [{ type: "artifact", default: { uri: "x" } }, "a default is not supported for artifact fields", undefined],
-    [{ type: "repeating", item_fields: [{ id: "a", type: "text" }], default: [] }, "a default is not supported for repeating fields", undefined],
+    [{ type: "card_link", default: "card_0001" }, "default is not supported: card_link fields take no default (remove the key)", undefined],
+    [{ type: "artifact", default: { uri: "x" } }, "default is not supported: artifact fields take no default (remove the key)", undefined],
+    [{ type: "repeating", item_fields: [{ id: "a", type: "text" }], default: [] }, "default is not supported: repeating fields take no default (remove the key)", undefined],
     [{ type: "string", default: null }, "must not be null", undefined],
+    [{ type: "text", required: true, default: "" }, "default must not be empty: the field is required", undefined],
+    [{ type: "string", required: true, default: "  " }, "default must not be empty: the field is required", undefined],
   ])("%j", async (def, message, validOptions) => {
     const { list, at } = await withField({ id: "x", ...def });
     const p = expectOnly(list, { file: TASK, path: `${at}.default`, message });

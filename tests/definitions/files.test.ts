@@ -49,6 +49,16 @@ describe("syntax errors", () => {
     expectOnly(list, { file: EXT, path: "", message: /^invalid YAML: .*aliases may expand at most 100 times/ });
   });
 
+  test("values nested past 64 levels are a problem of the file, not a stack overflow", async () => {
+    const deep = (n: number): string => "[".repeat(n) + "]".repeat(n);
+    const json = await problems((f) => { f[TASK] = `{"id":"task","name":"T","schema_version":1,"fields":[{"id":"x","type":"text","default":${deep(200_000)}}]}`; });
+    expectOnly(json, { file: TASK, path: "", message: "invalid JSON: values are nested more than 64 levels deep" });
+    const broken = await problems((f) => { f[TASK] = `{"a":${"[".repeat(200_000)}`; });
+    expectOnly(broken, { file: TASK, path: "", message: "nested more than 64 levels deep" });
+    const yaml = await problems((f) => { f[EXT] = `- ${"[".repeat(100)}${"]".repeat(100)}\n`; });
+    expectOnly(yaml, { file: EXT, path: "", message: "invalid YAML: values are nested more than 64 levels deep" });
+  });
+
   test("duplicate YAML keys are an error with line:col", async () => {
     const list = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  kind: run\n  run: [cat]\n"; });
     expectOnly(list, { file: EXT, path: "", message: /^invalid YAML at 3:3: Map keys must be unique/ });
@@ -62,6 +72,35 @@ describe("syntax errors", () => {
   test("extensions.yaml and extensions.json together are an error", async () => {
     const list = await problems((f) => { f["definitions/extensions.json"] = []; });
     expectOnly(list, { file: "definitions/extensions.json", path: "", message: "both extensions.yaml and extensions.json exist" });
+  });
+});
+
+describe("files the loader would skip", () => {
+  test("extensions.yml, an upper-case .JSON, a YAML board and a folder named *.json are problems, beside the others", async () => {
+    const list = await problems((f) => {
+      f["definitions/extensions.yml"] = f[EXT];
+      f["definitions/boards/BUGS.JSON"] = f[MAIN];
+      f["definitions/boards/extra.yaml"] = "id: extra\n";
+      f["definitions/card-types/epic.json/notes.txt"] = "x";
+      f["definitions/README.md"] = "notes"; // not a near miss: ignored
+      f[TASK].icon = "zz";
+    });
+    expectProblem(list, { file: "definitions/extensions.yml", path: "", message: "not read: the extensions file is extensions.yaml" });
+    expectProblem(list, { file: "definitions/boards/BUGS.JSON", path: "", message: "rename it to BUGS.json" });
+    expectProblem(list, { file: "definitions/boards/extra.yaml", path: "", message: "boards files are JSON" });
+    expectProblem(list, { file: "definitions/card-types/epic.json", path: "", message: "a folder, not a JSON file" });
+    expectProblem(list, { file: TASK, path: "icon", message: "zz" });
+    expect(list).toHaveLength(5);
+  });
+
+  test("the cached path reports them too (cards check and an open agree)", async () => {
+    const f = sample();
+    f["definitions/extensions.yml"] = f[EXT];
+    const dir = writeWorkspace(f);
+    const { openService } = await import("../../src/platform/open.ts");
+    const err = await openService({ dir, cwd: dir, env: {}, mode: "embedded" }).then(() => undefined, (e) => toEnvelope(e));
+    expect(err?.error).toBe("invalid_definitions");
+    expect(JSON.stringify(err)).toContain("extensions.yml");
   });
 });
 
