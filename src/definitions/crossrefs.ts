@@ -239,16 +239,19 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
     fieldsOf.set(idOf(p), fields);
   }
   const settings = obj(ws?.settings);
+  // a workspace list that is not a list is its own problem: references to it cannot be
+  // judged (a `"columns": "todo"` gave fifteen "not a known workspace column" more)
+  const listOf = (x: unknown): unknown[] | undefined => (Array.isArray(x) ? x : undefined);
   const ctx: Ctx = {
     problems,
-    columns: ws ? ids(ws.columns) : undefined,
+    columns: ws && listOf(ws.columns) ? ids(ws.columns) : undefined,
     typeIds,
     boardIds: uniq(set.boards.flatMap((p) => [p.nameId, idOf(p)])).sort(),
     fieldsOf,
     field: {
-      lockedTags: ws && settings.tag_policy === "locked" ? strs(ws.tag_set) : undefined,
+      lockedTags: ws && settings.tag_policy === "locked" && (ws.tag_set === undefined || listOf(ws.tag_set)) ? strs(ws.tag_set) : undefined,
       cardTypeIds: typeIds,
-      linkTypeIds: ws ? ids(ws.link_types) : undefined,
+      linkTypeIds: ws && (ws.link_types === undefined || listOf(ws.link_types)) ? ids(ws.link_types) : undefined,
     },
   };
   if (set.workspace && ws) checkWorkspace(set.workspace, ctx);

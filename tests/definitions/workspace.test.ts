@@ -6,6 +6,10 @@ const WORKSPACE_KEYS = ["id", "name", "columns", "tag_set", "link_types", "users
 const BOARD_IDS = ["bugs", "main"];
 
 describe("workspace.json shape", () => {
+  test("columns that are not a list are one problem, not one per reference to a column", async () => {
+    expectOnly(await problems((f) => { f[W].columns = "todo"; }), { file: W, path: "columns", message: 'must be a list ([...]), got "todo"' });
+  });
+
   test("an unknown key names the key and lists the allowed keys", async () => {
     const p = expectOnly(await problems((f) => { f[W].colour = "blue"; }), {
       file: W, path: "colour", message: 'unknown key "colour"', valid_options: WORKSPACE_KEYS,
