@@ -3,6 +3,7 @@
  * against WIP limits. Card elements are cached by id and version so a live update or a
  * move re-renders only the lanes it touches.
  */
+import { breachSig } from "./breaches.ts";
 import { h, $ } from "./dom.ts";
 import { cardFace } from "./cardface.ts";
 import { laneComparator } from "./sort.ts";
@@ -33,7 +34,7 @@ export function cardsIn(status: string): Card[] {
 
 function element(card: Card): HTMLElement {
   const blocked = state.blocked.has(card.id);
-  const sig = `${card.version}|${blocked}|${card.status}`;
+  const sig = `${card.version}|${blocked}|${card.status}|${breachSig(card.id)}`;
   const hit = cache.get(card.id);
   if (hit && hit.sig === sig) return hit.el;
   const el = cardFace(card, blocked);
@@ -48,6 +49,7 @@ export function renderBoard(): void {
     h("section", { class: "lane", "data-lane": col, "aria-label": columnName(col) },
       h("header", { class: "lane-head" },
         h("h2", {}, columnName(col)),
+        h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
         h("span", { class: "lane-count", "aria-live": "polite" })),
       h("div", { class: "lane-cards", role: "list" }))));
   renderLanes(state.board.columns);
@@ -71,6 +73,8 @@ export function renderLanes(statuses: Iterable<string>): void {
     const over = limit !== undefined && count > limit;
     lane.classList.toggle("over-limit", over);
     lane.classList.toggle("at-limit", limit !== undefined && count === limit);
+    lane.classList.toggle("drained", state.drained.has(status));
+    lane.querySelector<HTMLElement>(".drained-badge")!.hidden = !state.drained.has(status);
     const narrowed = (state.filter || state.q) && count !== cards.length;
     const more = state.truncated.has(status) ? "+" : "";
     lane.querySelector(".lane-count")!.textContent =

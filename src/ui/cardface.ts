@@ -1,7 +1,8 @@
 /**
- * The card face on a lane: type icon, short id, blocked badge, title, the board's
- * card_preview fields, tags and owner. The style_field's option theme colours the card.
+ * The card face on a lane: type icon, short id, blocked badge, "stuck" and "idle" badges
+ * (board monitors), title, the board's card_preview fields, tags and owner. The style_field's option theme colours the card.
  */
+import { breachBadges, describeBreach } from "./breaches.ts";
 import { h, shortId } from "./dom.ts";
 import { icon } from "./icons.ts";
 import { isEmpty, renderValue, userChip } from "./fields.ts";
@@ -24,6 +25,7 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
   const preview = (state.board.presentation?.card_preview?.[card.type_id] ?? [])
     .map((id) => fieldDef(card.type_id, id))
     .filter((d) => d && d.display !== "hidden" && !isEmpty(card.fields[d.id]));
+  const breaches = (state.cardBreaches.get(card.id) ?? []).map(describeBreach);
   const el = h("article", {
     class: `card${blocked ? " is-blocked" : ""}`,
     "data-id": card.id,
@@ -31,13 +33,14 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
     tabindex: "-1",
     role: "listitem",
     "aria-roledescription": "card",
-    "aria-label": `${card.title}, ${shortId(card.id)}${blocked ? ", blocked" : ""}`,
+    "aria-label": [card.title, shortId(card.id), blocked ? "blocked" : "", ...breaches].filter(Boolean).join(", "),
   },
   h("div", { class: "card-top" },
     icon(type?.icon, type?.name ?? card.type_id),
     h("span", { class: "short-id mono", title: card.id }, shortId(card.id)),
     // no comment count: board lists carry no comments, so a count would come and go
-    blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null),
+    blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null,
+    breachBadges(card.id)),
   h("h3", { class: "card-title" }, card.title),
   preview.length ? h("div", { class: "card-preview" }, preview.map((d) =>
     h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")))) : null,

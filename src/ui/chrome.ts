@@ -1,7 +1,9 @@
 /**
- * The top bar: board picker (default board first), saved filter chips, search box, live
- * status, actor picker and the new-card button. Also applies the board's theme tokens.
+ * The top bar: board picker (default board first), saved filter chips, search box, the
+ * board's breach count and hidden-card note, live status, actor picker and the new-card
+ * button. Also applies the board's theme tokens.
  */
+import { breachSummary } from "./breaches.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
@@ -44,6 +46,8 @@ export function renderChrome(actions: ChromeActions): void {
     boards,
     h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
     search,
+    h("span", { id: "hidden-note", class: "hidden-note", role: "status", hidden: true }),
+    h("span", { id: "breach-count", class: "breach-count", role: "status", hidden: true }),
     h("span", { class: "spacer" }),
     h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
     h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
@@ -66,6 +70,25 @@ export function syncChrome(actions: ChromeActions): void {
     onclick: () => actions.filter(state.filter === name ? "" : name),
   }, text);
   $("#filters")!.replaceChildren(...(names.length ? [chip("", "All"), ...names.map((n) => chip(n, n))] : []));
+}
+
+/** The breach count and the hidden-card note, from state.breaches and state.hidden. */
+export function showSignals(): void {
+  const count = $("#breach-count");
+  if (count) {
+    const { count: n, text } = breachSummary();
+    count.hidden = n === 0;
+    count.textContent = `⚠ ${n}`;
+    count.title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
+    count.setAttribute("aria-label", count.title);
+  }
+  const note = $("#hidden-note");
+  if (note) {
+    const { count: n, more } = state.hidden;
+    note.hidden = n === 0;
+    note.textContent = `${n}${more ? "+" : ""} hidden by the board's filter`;
+    note.title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
+  }
 }
 
 export function showLiveStatus(s: LiveStatus): void {

@@ -1,8 +1,12 @@
-/** The "New card" dialog: a form generated from the chosen card type's fields. */
+/**
+ * The "New card" dialog: a form generated from the chosen card type's fields. Esc closes
+ * it only while nothing was typed; Cancel and × always do.
+ */
 import { api } from "./api.ts";
 import { renderLanes, setFocusCard, cardElement } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, shortId } from "./dom.ts";
+import { isDirty, markClean } from "./dirty.ts";
 import { fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -44,6 +48,15 @@ export function openCreate(initialStatus?: string): void {
       h("button", { type: "button", onclick: () => dlg.close() }, "Cancel"), submit));
   const dlg = h("dialog", { class: "dialog create-dialog", "aria-label": "New card" }, form);
   dlg.addEventListener("close", () => dlg.remove());
+  // Esc asks the dialog to cancel: refused while the form holds typed input. The keydown is
+  // stopped too, since the browser lets a page refuse `cancel` only once per user activation.
+  const keep = (ev: Event) => {
+    if (!isDirty(form)) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+  };
+  dlg.addEventListener("keydown", (ev) => { if (ev.key === "Escape") keep(ev); });
+  dlg.addEventListener("cancel", keep);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const fields: Record<string, unknown> = {};
@@ -68,6 +81,7 @@ export function openCreate(initialStatus?: string): void {
     }
   });
   buildFields();
+  markClean(form);
   document.body.append(dlg);
   dlg.showModal();
   title.focus();

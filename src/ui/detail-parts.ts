@@ -4,6 +4,7 @@
  */
 import { api } from "./api.ts";
 import { write, written } from "./actions.ts";
+import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
 import { fieldRow, showFormError, type FieldInput } from "./forms.ts";
@@ -26,6 +27,7 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
     try {
       await send(form);
       form.reset(); // before the panel re-renders, so the sent text is not carried over as a draft
+      markClean(form);
     } catch (e) {
       showFormError(form, e);
     } finally {

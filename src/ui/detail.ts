@@ -10,7 +10,10 @@ import { isEmpty, label, renderValue } from "./fields.ts";
 import { changedFields, fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { icon } from "./icons.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
-import { allowedColumns, cardType, columnName, state } from "./state.ts";
+import { allowedColumns, allowedTargets, cardType, columnName, state } from "./state.ts";
+import { breachBadges } from "./breaches.ts";
+import { conflictMessage } from "./conflict.ts";
+import { anyDirty, markAllClean } from "./dirty.ts";
 import { artifactUpload, commentsSection, historySection, linksSection, repeatingSection, section } from "./detail-parts.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -28,6 +31,11 @@ function panel(): HTMLElement {
 
 export function isOpen(): boolean {
   return !panel().hidden;
+}
+
+/** An edit form is open, or a comment, link, entry or upload form holds typed input. */
+export function editInProgress(): boolean {
+  return editing || anyDirty(panel());
 }
 
 export function setCloseHandler(fn: () => void): void {
@@ -57,6 +65,7 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     if (editing) return; // keep the user's edits; the save carries the version and reports conflicts
     const drafts = rendered === id ? saveDrafts(p) : null;
     render(card, incoming.items, hist.items);
+    markAllClean(p); // what was drawn is clean; restored drafts are edits in progress
     rendered = id;
     if (drafts) restoreDrafts(p, drafts);
     else if (focus) $("#detail-title")?.focus();
@@ -102,13 +111,20 @@ function render(card: Card, incoming: Card[], hist: { at: string; actor: string;
     h("div", { class: "detail-kicker" }, icon(type?.icon), " ", type?.name ?? card.type_id, " · ",
       h("button", { type: "button", class: "link-button mono", title: `Copy ${card.id}`,
         onclick: () => void navigator.clipboard?.writeText(card.id).then(() => toast.info(`Copied ${card.id}`)) }, shortId(card.id)),
-      h("span", { class: "muted" }, ` · v${card.version}`),
-      blocked ? h("span", { class: "blocked-badge" }, "blocked") : null),
+      h("span", { class: "muted detail-version" }, ` · v${card.version}`),
+      blocked ? h("span", { class: "blocked-badge" }, "blocked") : null,
+      breachBadges(card.id)),
     h("h2", { id: "detail-title", tabindex: "-1" }, card.title),
     closeButton());
 
+  // the moves a drag would allow; the others stay listed but cannot be picked
+  const targets = allowedTargets(card.status, card.type_id);
   const statusSel = h("select", { id: "detail-status", "aria-label": "Status" },
-    allowedColumns(card.type_id).map((c) => h("option", { value: c, selected: c === card.status }, columnName(c))));
+    allowedColumns(card.type_id).map((c) => {
+      const ok = c === card.status || !targets || targets.has(c);
+      return h("option", { value: c, selected: c === card.status, disabled: !ok, title: ok ? undefined : `${columnName(card.status)} cannot move to ${columnName(c)} on this board` },
+        ok ? columnName(c) : `${columnName(c)} (not allowed from here)`);
+    }));
   statusSel.addEventListener("change", () => patch(card, { status: statusSel.value }).catch((e) => {
     statusSel.value = card.status;
     toast.error(e, "Status not changed");
@@ -150,6 +166,7 @@ function render(card: Card, incoming: Card[], hist: { at: string; actor: string;
 function startEdit(card: Card, body: HTMLElement): void {
   editing = true;
   let baseVersion = card.version;
+  let attempt = 0;
   const title = h("input", { id: "edit-title", type: "text", value: card.title, required: true });
   const tags = tagControl("edit-tags", card.tags);
   const inputs = (cardType(card.type_id)?.fields ?? []).map((d) => fieldRow(d, card.fields[d.id])).filter((x): x is FieldInput => x !== null);
@@ -163,6 +180,9 @@ function startEdit(card: Card, body: HTMLElement): void {
       h("button", { type: "button", onclick: () => { editing = false; void openDetail(card.id, false); } }, "Cancel"), save));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    // a message from an earlier Save no longer applies to this one
+    for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
+    const mine = ++attempt;
     const changes: Record<string, unknown> = {};
     if (title.value !== card.title) changes.title = title.value;
     const newTags = tags.read() ?? [];
@@ -184,8 +204,12 @@ function startEdit(card: Card, body: HTMLElement): void {
         // edited, so nothing they left alone is reverted); the next Save applies them over
         // the version the server now has
         baseVersion = body.card.version;
+        const version = panel().querySelector(".detail-version");
+        if (version) version.textContent = ` · v${body.card.version}`;
         const note = form.querySelector(".form-error") as HTMLElement;
-        note.replaceChildren(`This card changed while you edited it (now v${body.card.version}). Your edits are kept: Save again to apply them over it, or Cancel.`);
+        const say = (who: string) => note.replaceChildren(`${who} changed this card while you edited it (now v${body.card!.version}). Your edits are kept: Save again to apply them over it, or Cancel.`);
+        say("Someone");
+        void conflictMessage(body.card).then((m) => { if (mine === attempt && m.who) say(`Someone (${m.who})`); });
         note.scrollIntoView({ block: "nearest" });
         note.focus();
       } else {

@@ -59,6 +59,17 @@ export function ago(iso: string, now = Date.now()): string {
   return s >= 0 ? `${v} ago` : `in ${v}`;
 }
 
+/** How long ago `iso` was, without "ago": "45s", "12m", "3h 20m", "2d 4h". */
+export function elapsed(iso: string, now = Date.now()): string {
+  const s = Math.max(0, Math.floor((now - new Date(iso).getTime()) / 1000));
+  if (!Number.isFinite(s)) return "";
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  const [big, unit, small, smallUnit] = s < 86400 ? [s / 3600, "h", (s % 3600) / 60, "m"] : [s / 86400, "d", (s % 86400) / 3600, "h"];
+  const rest = Math.floor(small);
+  return `${Math.floor(big)}${unit}${rest ? ` ${rest}${smallUnit}` : ""}`;
+}
+
 export function fmtBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

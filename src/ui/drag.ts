@@ -3,26 +3,13 @@
  * press so that a swipe still scrolls). Lanes the board's transition graph allows are
  * highlighted; the drop is sent to the server either way, which has the final word.
  */
-import { allowedColumns, cardType, state } from "./state.ts";
+import { allowedTargets, state } from "./state.ts";
 
 const THRESHOLD_PX = 5;
 const LONG_PRESS_MS = 350;
 const EDGE_PX = 48;
 
 interface Drag { id: string; el: HTMLElement; x0: number; y0: number; x: number; y: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
-
-/**
- * The lanes a card may be dropped on: the board's transitions from its status when they
- * are enforced, and always only the columns its card type allows (null: every lane).
- * The server decides; this only colours the lanes while dragging.
- */
-export function allowedTargets(from: string, typeId?: string): Set<string> | null {
-  const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
-  const next = enforced ? state.board.transitions?.[from] : undefined;
-  const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
-  if (!next) return typeAllows;
-  return new Set(next.filter((c) => !typeAllows || typeAllows.has(c)));
-}
 
 export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) => void): { justDragged(): boolean } {
   let drag: Drag | null = null;

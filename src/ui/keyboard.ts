@@ -10,13 +10,15 @@ import { h } from "./dom.ts";
 export interface KeyActions {
   open(id: string): void;
   close(): boolean;
+  /** an edit form is open or a form holds typed input: Esc must not close it */
+  editing(): boolean;
   move(id: string, to: string): void;
   create(): void;
 }
 
 const HELP: [string, string][] = [
   ["← → ↑ ↓", "move between lanes and cards"], ["Home / End", "first / last card of the lane"],
-  ["Enter", "open the card"], ["Esc", "close the card or dialog"], ["Shift + ← →", "move the card to the next lane"],
+  ["Enter", "open the card"], ["Esc", "close the card or dialog (not while it holds typed input)"], ["Shift + ← →", "move the card to the next lane"],
   ["/", "search"], ["n", "new card"], ["?", "this help"],
 ];
 
@@ -74,8 +76,8 @@ export function installKeyboard(actions: KeyActions): void {
     }
     if (document.querySelector("dialog[open]")) return; // a modal handles its own keys
     if (ev.key === "Escape") {
-      // an edit in progress is left with Cancel or Save: Esc never throws typed changes away
-      if (document.querySelector(".edit-form")) {
+      // an edit in progress is left with Cancel, Save or ×: Esc never throws typed changes away
+      if (actions.editing()) {
         (document.activeElement as HTMLElement | null)?.blur();
         ev.preventDefault();
         return;

@@ -1,6 +1,7 @@
 /**
  * Following the SSE stream (GET /v1/events/stream). Card events are batched into one
- * refresh of the touched cards; definition reloads re-read the workspace. The browser
+ * refresh of the touched cards; definition reloads re-read the workspace; condition and
+ * card events tell the page its breaches may have changed. The browser
  * reconnects on its own with Last-Event-ID; when it gives up, we reopen with `since=` the
  * last event id we saw, with a growing delay. A reconnect before any event id was seen
  * cannot resume, so the board is re-read instead.
@@ -12,12 +13,21 @@ export type LiveStatus = "live" | "connecting" | "offline";
 export interface LiveHandlers {
   cards(ids: string[]): void;
   definitions(): void;
+  /** an event that may start or end a breach (a condition, or any card change) */
+  conditions(e: ServiceEvent): void;
   /** the stream came back but no event id was seen yet, so nothing could be resumed: re-read */
   resync(): void;
   status(s: LiveStatus): void;
 }
 
 const BATCH_MS = 40;
+/** condition events about a card that leave the card itself unchanged */
+const SIGNALS_ONLY = new Set(["status_timeout", "card_idle", "transition_rejected"]);
+/**
+ * Naming every type makes this page a consumer of each: the server arms the temporal
+ * conditions (status_timeout, card_idle) only for a stream that asks for them.
+ */
+const TYPES = `types=${EVENT_TYPES.join(",")}`;
 
 export function connectLive(handlers: LiveHandlers): { lastEventId(): string; close(): void } {
   let lastId = "";
@@ -33,7 +43,9 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
     let e: ServiceEvent;
     try { e = JSON.parse(m.data) as ServiceEvent; } catch { return; }
     if (e.type === "definition_reloaded") { handlers.definitions(); return; }
-    if (!e.card_id) return; // board conditions: lane counts are drawn from the cards themselves
+    if (e.type === "definition_reload_failed") return;
+    handlers.conditions(e);
+    if (!e.card_id || SIGNALS_ONLY.has(e.type)) return; // lane counts are drawn from the cards themselves
     batch.add(e.card_id);
     if (!flush) {
       flush = setTimeout(() => {
@@ -48,7 +60,7 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
   const open = () => {
     if (closed) return;
     handlers.status("connecting");
-    const url = `/v1/events/stream${lastId ? `?since=${encodeURIComponent(lastId)}` : ""}`;
+    const url = `/v1/events/stream?${TYPES}${lastId ? `&since=${encodeURIComponent(lastId)}` : ""}`;
     const src = new EventSource(url);
     es = src;
     for (const t of EVENT_TYPES) src.addEventListener(t, onEvent as EventListener);

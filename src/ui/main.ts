@@ -6,12 +6,14 @@
 import { getWorkspace, setActor } from "./api.ts";
 import { moveCard } from "./actions.ts";
 import { boardRoot, clearCardCache, renderBoard, renderLanes, setFocusCard } from "./board.ts";
-import { applyTheme, renderChrome, showLiveStatus, syncChrome, type ChromeActions } from "./chrome.ts";
+import { loadBreaches } from "./breaches.ts";
+import { applyTheme, renderChrome, showLiveStatus, showSignals, syncChrome, type ChromeActions } from "./chrome.ts";
 import { openCreate } from "./create.ts";
 import { loadBoard, needsFullReload, refreshCards } from "./data.ts";
-import { closeDetail, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
+import { closeDetail, editInProgress, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
 import { debounce, h, $ } from "./dom.ts";
 import { installDrag } from "./drag.ts";
+import { countHidden } from "./hidden.ts";
 import { installKeyboard } from "./keyboard.ts";
 import { connectLive } from "./live.ts";
 import { boardOrder, state } from "./state.ts";
@@ -55,6 +57,35 @@ async function reload(): Promise<void> {
 }
 const reloadSoon = debounce(() => void reload(), 150);
 
+/**
+ * Re-reads the board's breaches (one request) and, at most every HIDDEN_EVERY_MS, the
+ * hidden-card count (two paged reads of the board's cards: too many to repeat on every
+ * burst of agent writes).
+ */
+async function refreshSignals(withHidden = false): Promise<void> {
+  try {
+    const wait = withHidden ? 0 : hiddenAt + HIDDEN_EVERY_MS - Date.now();
+    const hidden = wait <= 0;
+    if (hidden) hiddenAt = Date.now();
+    // counted lately: count once more when the interval is up, so the last change shows
+    else hiddenTimer ??= setTimeout(() => { hiddenTimer = undefined; void refreshSignals(true); }, wait);
+    const [lanes] = await Promise.all([loadBreaches(), hidden ? countHidden() : undefined]);
+    if (lanes) renderLanes(lanes);
+    showSignals();
+  } catch {
+    // a signal is a hint on top of the board: the next event or load reads it again
+  }
+}
+const HIDDEN_EVERY_MS = 5000;
+let hiddenAt = 0;
+let hiddenTimer: ReturnType<typeof setTimeout> | undefined;
+
+let signalsTimer: ReturnType<typeof setTimeout> | undefined;
+/** One re-read per burst of events (batched, not debounced, so a steady stream still updates). */
+function refreshSignalsSoon(): void {
+  signalsTimer ??= setTimeout(() => { signalsTimer = undefined; void refreshSignals(); }, 250);
+}
+
 async function showBoard(id: string, filter: string, q: string): Promise<void> {
   const changed = state.board.id !== id;
   state.board = state.info.boards[id]!;
@@ -63,11 +94,17 @@ async function showBoard(id: string, filter: string, q: string): Promise<void> {
   if (changed) {
     clearCardCache();
     state.cards = new Map();
+    state.breaches = [];
+    state.cardBreaches = new Map();
+    state.drained = new Set();
+    state.hidden = { count: 0, more: false };
+    showSignals();
     applyTheme(state.board.theme);
     document.title = `${state.board.name} · cards`;
     renderBoard();
   }
   syncChrome(chromeActions);
+  void refreshSignals(true);
   await reload();
 }
 
@@ -103,7 +140,8 @@ async function boot(): Promise<void> {
 
   connectLive({
     status: showLiveStatus,
-    resync: () => { reloadSoon(); refreshDetail(); },
+    resync: () => { reloadSoon(); refreshSignalsSoon(); refreshDetail(); },
+    conditions: (e) => { if (e.scope !== "board" || e.board_id === state.board.id) refreshSignalsSoon(); },
     cards: (ids) => {
       if (needsFullReload() || ids.length > 20) reloadSoon();
       else void refreshCards(ids).then(renderLanes).catch(() => reloadSoon());
@@ -134,6 +172,7 @@ async function boot(): Promise<void> {
   installKeyboard({
     open,
     close: () => { if (!isOpen()) return false; closeDetail(); return true; },
+    editing: () => isOpen() && editInProgress(),
     move: (id, to) => void moveCard(id, to).then((ok) => { if (ok) document.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(id)}"]`)?.focus(); }),
     create: () => openCreate(),
   });

@@ -3,7 +3,7 @@
  * first; only the tags produced here reach the page, and link targets are limited to
  * http(s), mailto and relative URLs. Supports headings, paragraphs (soft and hard breaks), lists
  * (with task boxes), block quotes, fenced code, rules, `code`, **bold**, *em*, ~~strike~~,
- * [links](url) and bare URLs.
+ * [links](url), bare URLs and ![images](url) from https or this server (what the CSP loads).
  */
 import { escapeHtml } from "./dom.ts";
 
@@ -87,6 +87,11 @@ export function inline(text: string): string {
   const stash: string[] = [];
   const keep = (html: string) => `\u0000${stash.push(html) - 1}\u0000`;
   let s = text.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _t, code: string) => keep(`<code>${code.trim()}</code>`));
+  s = s.replace(/!\[([^\]\n]*)\]\(([^)\s]+)\)/g, (all, alt: string, url: string) => {
+    if (imageUrl(url)) return keep(`<img src="${url}" alt="${alt}" loading="lazy" referrerpolicy="no-referrer">`);
+    const href = safeUrl(url); // a picture the page may not load is offered as a link
+    return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${alt || href}</a>`) : all;
+  });
   s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (all, label: string, url: string) => {
     const href = safeUrl(url);
     return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${label}</a>`) : all;
@@ -99,7 +104,14 @@ export function inline(text: string): string {
     .replace(/\*(\S(?:[^*]*?\S)?)\*/g, "<em>$1</em>")
     .replace(/(^|[^\w])_(\S(?:[^_]*?\S)?)_(?!\w)/g, "$1<em>$2</em>")
     .replace(/~~(\S(?:[\s\S]*?\S)?)~~/g, "<del>$1</del>");
-  return s.replace(/\u0000(\d+)\u0000/g, (_, n: string) => stash[Number(n)]!);
+  // a stashed link may hold a stashed picture: expand until none is left (each refers back only)
+  const unstash = (x: string): string => x.replace(/\u0000(\d+)\u0000/g, (_, n: string) => unstash(stash[Number(n)]!));
+  return unstash(s);
+}
+
+/** Pictures the page's CSP lets it load (img-src 'self' https:): https URLs and paths on this server. */
+function imageUrl(url: string): boolean {
+  return /^https:\/\/[^/]/i.test(url) || /^\/(?!\/)/.test(url);
 }
 
 /** An escaped URL that may become an href, or null (javascript:, data: and other schemes). */

@@ -1,5 +1,5 @@
 /** The page's state: the workspace, the open board, its cards, the view settings and the actor. */
-import type { Board, Card, CardType, FieldDef, WorkspaceInfo } from "./types.ts";
+import type { Board, Breach, Card, CardType, FieldDef, WorkspaceInfo } from "./types.ts";
 
 export interface State {
   info: WorkspaceInfo;
@@ -17,6 +17,13 @@ export interface State {
   actor: string;
   /** the card open in the detail panel */
   openCard: string;
+  /** GET /breaches of the open board: every item, and the card ones by card id */
+  breaches: Breach[];
+  cardBreaches: Map<string, Breach[]>;
+  /** watched lanes (alert_when_empty) that are empty now */
+  drained: Set<string>;
+  /** cards of the board's types in its columns that its default_filter hides ("+" when more) */
+  hidden: { count: number; more: boolean };
 }
 
 export const state: State = {
@@ -30,6 +37,10 @@ export const state: State = {
   q: "",
   actor: "",
   openCard: "",
+  breaches: [],
+  cardBreaches: new Map(),
+  drained: new Set(),
+  hidden: { count: 0, more: false },
 };
 
 export function cardType(id: string): CardType | undefined {
@@ -69,4 +80,17 @@ export function allowedColumns(typeId: string): string[] {
 /** Lane counts used against WIP limits: unfiltered totals when the view is narrowed. */
 export function laneCount(status: string, shown: number): number {
   return state.filter || state.q ? (state.totals[status] ?? shown) : shown;
+}
+
+/**
+ * The lanes a card may move to: the board's transitions from its status when they are
+ * enforced, and always only the columns its card type allows (null: every lane). Drags
+ * and the detail's status picker both ask this; the server has the final word.
+ */
+export function allowedTargets(from: string, typeId?: string): Set<string> | null {
+  const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
+  const next = enforced ? state.board.transitions?.[from] : undefined;
+  const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
+  if (!next) return typeAllows;
+  return new Set(next.filter((c) => !typeAllows || typeAllows.has(c)));
 }

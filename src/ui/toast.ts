@@ -1,5 +1,9 @@
-/** Messages in the corner: errors show the envelope's message, valid options and hint. */
+/**
+ * Messages in the corner: errors show the envelope's message, valid options and hint; a
+ * version conflict says who changed the card meanwhile instead.
+ */
 import { ApiError } from "./api.ts";
+import { conflictMessage, CONFLICT_TEXT } from "./conflict.ts";
 import { h, $ } from "./dom.ts";
 import type { ErrorBody } from "./types.ts";
 
@@ -23,6 +27,11 @@ export function info(message: string): HTMLElement {
 
 /** The parts of an error a person needs: what went wrong, what would be accepted, how to fix. */
 export function errorParts(body: ErrorBody): HTMLElement[] {
+  if (body.error === "version_conflict") {
+    const p = h("p", { class: "toast-message" }, CONFLICT_TEXT);
+    if (body.card) void conflictMessage(body.card).then((m) => { p.textContent = m.text; });
+    return [p];
+  }
   const opts = body.valid_options?.length ? body.valid_options.map((o) => (typeof o === "string" ? o : JSON.stringify(o))) : [];
   const parts: HTMLElement[] = [h("p", { class: "toast-message" }, body.message)];
   if (opts.length) parts.push(h("p", { class: "valid-options" }, "Valid options: ", opts.map((o, i) => [i ? ", " : "", h("code", {}, o)])));

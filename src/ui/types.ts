@@ -51,14 +51,22 @@ export interface BoardPresentation {
   filters?: Record<string, unknown>;
 }
 
+export interface BoardMonitors {
+  alert_when_empty?: string[];
+  max_time_in_status?: Record<string, string>;
+  idle_after?: string;
+}
+
 export interface Board {
   id: string;
   name: string;
   description?: string;
   columns: string[];
   card_type_ids: string[];
+  default_filter?: Record<string, unknown>;
   transitions?: Record<string, string[]>;
   wip_limits?: Record<string, number>;
+  monitors?: BoardMonitors;
   presentation?: BoardPresentation;
   theme?: Record<string, string>;
   settings?: { enforce_transitions?: boolean };
@@ -103,6 +111,22 @@ export interface Card {
 
 export interface CardPage { items: Card[]; next_cursor?: string }
 export interface HistoryItem { at: string; actor: string; type: string; summary: string }
+
+/** One item of GET /breaches (SPEC "Conditions"); a drained watched lane is a `lane_limit` item. */
+export interface Breach {
+  kind: "wip_exceeded" | "lane_limit" | "card_blocked" | "status_timeout" | "card_idle";
+  board_id: string;
+  card_id?: string;
+  column?: string;
+  count?: number;
+  limit?: number;
+  status?: string;
+  since?: string;
+  max?: string;
+  threshold?: string;
+}
+
+export interface Breaches { as_of: string; items: Breach[]; truncated?: boolean }
 
 export interface ErrorBody {
   error: string;

@@ -220,6 +220,13 @@ describe.serial("board UI", () => {
     await call(srv.url, "PATCH", `/cards/${s.flaky.id}`, { version: card.version, tags: ["flaky"] }, "agent-1");
     await d.locator(".detail-kicker", { hasText: `v${card.version + 1}` }).waitFor();
     expect(await d.locator(".comment-form textarea").inputValue()).toBe("half-written");
+    // Esc keeps the half-written comment; once it is cleared, Esc closes the card
+    await d.locator(".comment-form textarea").focus();
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(100);
+    expect(await d.isVisible()).toBe(true);
+    expect(await d.locator(".comment-form textarea").inputValue()).toBe("half-written");
+    await d.locator(".comment-form textarea").fill("");
     await page.keyboard.press("Escape");
     await d.waitFor({ state: "hidden" });
     await page.close();
@@ -238,9 +245,10 @@ describe.serial("board UI", () => {
     // meanwhile an agent changes another field
     await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
     await d.locator(".edit-form button[type=submit]").click();
-    const note = d.locator(".edit-form .form-error", { hasText: "changed while you edited it" });
+    const note = d.locator(".edit-form .form-error", { hasText: "Someone (agent-1) changed this card while you edited it" });
     await note.waitFor();
     expect(await note.textContent()).toContain("now v2");
+    expect(await d.locator(".detail-kicker").textContent()).toContain("v2");
     expect(await d.locator("#edit-title").inputValue()).toBe("my title");
     await d.locator(".edit-form button[type=submit]").click();
     await d.locator(".detail-kicker", { hasText: "v3" }).waitFor();

@@ -1,6 +1,7 @@
 /**
  * Phone use: on a touch screen a quick swipe scrolls the lanes and a long press picks the
- * card up, so it can be dragged to another lane. Touches are sent through the DevTools
+ * card up, so it can be dragged to another lane, however far: holding it at the board's
+ * edge scrolls lane after lane (lane snapping is off while a drag runs). Touches are sent through the DevTools
  * protocol (Input.dispatchTouchEvent) with touch emulation on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -15,7 +16,8 @@ let browser: Browser;
 
 beforeAll(async () => {
   assertBinary();
-  srv = await serve(makeWorkspace());
+  // no enforced transitions, so a card may be carried to any lane
+  srv = await serve(makeWorkspace((files: any) => { files["definitions/boards/main.json"].settings.enforce_transitions = false; }));
   browser = await launch();
 }, 120_000);
 
@@ -56,5 +58,38 @@ test("a long press then a drag moves the card; a swipe scrolls the lanes", async
 
   expect((await call(srv.url, "GET", `/cards/${moved.id}`)).status).toBe("todo");
   expect((await call(srv.url, "GET", `/cards/${swiped.id}`)).status).toBe("backlog");
+  await page.close();
+}, 30_000);
+
+test("a dragged card held at the edge scrolls past the next lane; snapping comes back after the drop", async () => {
+  const far = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Carried far", fields: { priority: "low" } });
+  const page = await browser.page(390, 844);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
+  await page.goto(`${srv.url}/ui/`);
+  await page.locator("body[data-ready]").waitFor();
+  const snap = () => page.evaluate(() => getComputedStyle(document.querySelector("#board")!).scrollSnapType);
+  expect(await snap()).toBe("x mandatory");
+  const lane = await page.locator(".lane").first().evaluate((el) => el.getBoundingClientRect().width);
+
+  const b = (await page.locator(`.card[data-id="${far.id}"]`).boundingBox())!;
+  await touch(cdp, "touchStart", b.x + 40, b.y + 20);
+  await sleep(500);
+  // to the right edge, then hold there (each move scrolls the board a little further)
+  for (let i = 1; i <= 6; i++) await touch(cdp, "touchMove", b.x + 40 + i * 50, b.y + 30);
+  for (let i = 0; i < 110; i++) await touch(cdp, "touchMove", 380 + (i % 2) * 4, b.y + 30);
+  const scrolled = await page.evaluate(() => document.querySelector("#board")!.scrollLeft);
+  expect(scrolled).toBeGreaterThan(lane * 2);
+  expect(await snap()).toBe("none");
+  await touch(cdp, "touchEnd");
+
+  await page.waitForFunction((id) => {
+    const lane = document.querySelector(`.card[data-id="${id}"]`)?.closest<HTMLElement>(".lane")?.dataset.lane;
+    return lane === "review" || lane === "done";
+  }, far.id);
+  let status = "backlog"; // the move is shown at once; the server's answer follows
+  for (let i = 0; i < 50 && status === "backlog"; i++, await sleep(50)) status = (await call(srv.url, "GET", `/cards/${far.id}`)).status;
+  expect(["review", "done"]).toContain(status);
+  expect(await snap()).toBe("x mandatory");
   await page.close();
 }, 30_000);

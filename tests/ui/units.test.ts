@@ -19,6 +19,16 @@ describe("markdown", () => {
     expect(markdown("see https://x.y/p.")).toBe('<p>see <a href="https://x.y/p" target="_blank" rel="noopener noreferrer">https://x.y/p</a>.</p>');
   });
 
+  test("pictures only from https or this server; quotes cannot leave the attribute", () => {
+    expect(markdown("![a](https://x.y/p.png)")).toBe('<p><img src="https://x.y/p.png" alt="a" loading="lazy" referrerpolicy="no-referrer"></p>');
+    expect(markdown("![a](/v1/artifacts/p)")).toContain('<img src="/v1/artifacts/p"');
+    expect(markdown("![a](http://x.y/p.png)")).toBe('<p><a href="http://x.y/p.png" target="_blank" rel="noopener noreferrer">a</a></p>');
+    expect(markdown("![a](javascript:alert(1))")).not.toContain("<img");
+    expect(markdown("![a](//evil.example/p.png)")).not.toContain("<img");
+    expect(markdown('![a"b](https://x/"onerror="x)')).not.toContain('"onerror');
+    expect(markdown("[![i](https://a/b.png)](https://c)")).toBe('<p><a href="https://c" target="_blank" rel="noopener noreferrer"><img src="https://a/b.png" alt="i" loading="lazy" referrerpolicy="no-referrer"></a></p>');
+  });
+
   test("blocks and inline marks", () => {
     expect(markdown("# T\n\npara **b** *i* `c<d>` ~~s~~\nsoft  \nhard")).toBe(
       "<h3>T</h3><p>para <strong>b</strong> <em>i</em> <code>c&lt;d&gt;</code> <del>s</del>\nsoft<br>hard</p>");
