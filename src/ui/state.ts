@@ -83,13 +83,28 @@ export function laneCount(status: string, shown: number): number {
 }
 
 /**
- * The lanes a card may move to: the board's transitions from its status when they are
- * enforced, and always only the columns its card type allows (null: every lane). Drags
- * and the detail's status picker both ask this; the server has the final word.
+ * The board whose transitions govern a card of this type, as the server decides it: the
+ * default board when it shows the type, else the alphabetically first board that does
+ * (docs/decisions.md). On the bugs board a bug still moves by main's graph.
+ */
+function governingBoard(typeId: string | undefined): Board {
+  if (!typeId) return state.board;
+  const boards = state.info.boards;
+  const ids = Object.keys(boards).sort();
+  const def = boards[state.info.workspace.settings.default_board ?? ids[0] ?? ""];
+  if (def?.card_type_ids.includes(typeId)) return def;
+  return boards[ids.find((id) => boards[id]!.card_type_ids.includes(typeId)) ?? ""] ?? state.board;
+}
+
+/**
+ * The lanes a card may move to: the governing board's transitions from its status when
+ * they are enforced, and always only the columns its card type allows (null: every lane).
+ * Drags and the detail's status picker both ask this; the server has the final word.
  */
 export function allowedTargets(from: string, typeId?: string): Set<string> | null {
-  const enforced = state.board.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
-  const next = enforced ? state.board.transitions?.[from] : undefined;
+  const gov = governingBoard(typeId);
+  const enforced = gov.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
+  const next = enforced ? gov.transitions?.[from]?.filter((c) => gov.columns.includes(c)) : undefined;
   const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
   if (!next) return typeAllows;
   return new Set(next.filter((c) => !typeAllows || typeAllows.has(c)));
