@@ -56,6 +56,10 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     if (v === undefined && def[name]!.required) {
       throw new CardsError("usage", `missing ${name.toUpperCase()}: \`${path} ${positionals.map((p) => `<${p}>`).join(" ")}\``, { field: name, hint: `see \`${path} --help\`` });
     }
+    // `cards cards get ""` read as GET /cards/ (the whole list): a script's unset variable
+    if (v === "" && def[name]!.required) {
+      throw new CardsError("usage", `${name.toUpperCase()} is empty`, { field: name, hint: "a shell variable that should hold it may be unset or empty" });
+    }
     out[name] = v;
   }
   for (const name in def) {

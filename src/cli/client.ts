@@ -78,9 +78,12 @@ export function callerActor(g: CliGlobals): string | undefined {
  * workspace on the command line (the flag the caller just typed wins over the environment).
  */
 export function serverUrl(g: CliGlobals): string | undefined {
-  if (g.url) return g.url;
-  if (g.dir !== undefined) return undefined;
-  return g.env.CARDS_URL || undefined;
+  const [url, from] = g.url ? [g.url, "--url"] : g.dir !== undefined ? [undefined, ""] : [g.env.CARDS_URL || undefined, "CARDS_URL"];
+  // `127.0.0.1:4777` without a scheme failed later as an unreachable server (exit 7)
+  if (url !== undefined && !/^https?:\/\//i.test(url)) {
+    throw new CardsError("usage", `${from} must start with http:// or https://`, { field: from, value: url, hint: `for example ${from === "--url" ? "--url " : "CARDS_URL="}http://${url.replace(/^[a-z]+:\/*/i, "")}` });
+  }
+  return url;
 }
 
 /** Rebuilds a CardsError from an envelope so the runner prints the same envelope back. */

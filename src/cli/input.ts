@@ -1,4 +1,4 @@
-/** CLI input: `--data JSON|@file|@-` (stdin) and small flag helpers. */
+/** CLI input: `--data JSON|@file|@-|-` (the last two: stdin) and small flag helpers. */
 import { CardsError } from "../domain/errors.ts";
 import { parseUntrustedJson } from "../domain/json.ts";
 
@@ -8,7 +8,7 @@ const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") a
 /** Reads the raw JSON text named by --data; undefined when the flag is absent. */
 export function readData(data: string | undefined): string | undefined {
   if (data === undefined) return undefined;
-  if (data === "@-") return fs().readFileSync(0, "utf8");
+  if (data === "@-" || data === "-") return fs().readFileSync(0, "utf8");
   if (data.startsWith("@")) {
     try {
       return fs().readFileSync(data.slice(1), "utf8");
@@ -32,6 +32,11 @@ export function readDataObject(data: string | undefined): Record<string, unknown
 export function jsonFlag(name: string, raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
   return parseUntrustedJson(raw, `--${name}`, { field: `--${name}` });
+}
+
+/** Parses a positional argument as JSON; errors name it as the help does (ENTRY). */
+export function jsonArg(name: string, raw: string): unknown {
+  return parseUntrustedJson(raw, name.toUpperCase(), { field: name });
 }
 
 export function intFlag(name: string, raw: string | undefined): number | undefined {

@@ -25,6 +25,12 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
       return 0;
     }
     const { cmd, path, args } = await resolve(root, rest);
+    // on `events`, --actor is the feed's filter (GET /events?actor=), as its help says: a
+    // read acts as no one, and taking it as the caller silently listed every actor's events
+    if (path.length === 2 && path[1] === "events" && globals.actor !== undefined) {
+      args.push("--actor", globals.actor);
+      delete globals.actor;
+    }
     // `cards` alone prints help; a group without its command (`cards cards`) is a usage
     // error listing the commands, so stdout never carries anything but JSON for a script
     // words after `--` belong to the command (`ext run ID -- --help` passes --help on)
@@ -136,7 +142,8 @@ async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
   const parent = path.length > 1 ? ({ meta: { name: path.slice(0, -1).join(" ") } } as CommandDef) : undefined;
   const { renderUsage } = await import("citty");
   // NOTE stack.md §2 pitfall 1: citty colours help even when piped; strip ANSI always.
-  let text = (await renderUsage(cmd, parent)).replace(/\u001b\[[0-9;]*m/g, "");
+  // citty also pads its table to a wide column: in 80 columns every row wrapped into a blank line
+  let text = (await renderUsage(cmd, parent)).replace(/\u001b\[[0-9;]*m/g, "").replace(/[ \t]+$/gm, "");
   // a group that runs on its own too (`cards workspace`): citty shows only the subcommands' usage
   if (cmd.run && cmd.subCommands) text = text.replace(/^USAGE (.*)$/m, (_m, u: string) => `USAGE ${path.join(" ")} | ${u.trim()}`);
   return `${text.trimEnd()}\n\n${GLOBAL_HELP}`;

@@ -92,10 +92,8 @@ export function toEnvelope(e: unknown): ErrorEnvelope {
 export const notFound = (what: string, id: string): CardsError =>
   new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, { value: id });
 
-export const versionConflict = (card: Card, message?: string): CardsError =>
-  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, {
-    card, hint: "re-read the card and retry with its current version",
-  });
+export const versionConflict = (card: Card, message?: string, hint = "re-read the card and retry with its current version"): CardsError =>
+  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, { card, hint });
 
 export const validationFailed = (field: string | undefined, message: string, value?: unknown, hint?: string): CardsError =>
   new CardsError("validation_failed", message, { field, value, hint });

@@ -170,9 +170,9 @@ export function validateEntry(
     });
   }
   if (def.type !== "repeating") {
-    throw new CardsError("validation_failed", `${fieldId} is a ${def.type} field, not a repeating field${none}`, {
+    throw new CardsError("validation_failed", `${fieldId} is ${/^[aeiou]/.test(def.type) ? "an" : "a"} ${def.type} field, not a repeating field${none}`, {
       field: fieldId, value: fieldId, valid_options: repeating,
-      hint: `set it as a field value with an update (PATCH /cards/{id} {"fields": {"${fieldId}": ...}}; the tool server's update_${type.id})`,
+      hint: `set it as a field value with an update (CLI: cards cards patch ID --version N --fields '{"${fieldId}": ...}'; HTTP: PATCH /cards/{id}; tools: update_${type.id})`,
     });
   }
   const ctx: _Ctx = {

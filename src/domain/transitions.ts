@@ -38,7 +38,7 @@ export function allowedNext(board: Board, from: string): string[] {
  * A board without a transitions map, or an unchanged status, passes. `forceHint` tells
  * the caller how to skip the check where the operation allows it.
  */
-export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean, forceHint = "force: true skips the check"): void {
+export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean, forceHint = "force skips the check (CLI: --force; HTTP and tools: force: true)"): void {
   if (force || from === to || !board || !isEnforced(ws, board) || !board.transitions) return;
   const allowed = allowedNext(board, from);
   if (!allowed.includes(to)) {

@@ -23,7 +23,11 @@ export async function claimCard(svc: Service, id: string, input: unknown, ctx: O
   return svc.mutate(ctx, (w) => {
     if (!w.tx.getUser(ctx.actor)) throw unknownUser("actor", ctx.actor);
     const cur = loadForWrite(w.tx, id, undefined);
-    if (cur.owner && cur.owner !== ctx.actor) throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}`);
+    if (cur.owner && cur.owner !== ctx.actor) {
+      // a retry can never win: say what can
+      throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}`,
+        `${cur.owner} holds it: take another card, or take this one over by releasing it with force (CLI: cards cards release ${id} --force; HTTP and tools: force: true), then claim it`);
+    }
     if (cur.version !== body.version) throw versionConflict(withParts(w.tx, cur));
     const type = svc.cardType(cur.type_id);
     const events: Array<Pick<CardEvent, "type" | "diff">> = [];
@@ -45,7 +49,8 @@ export async function releaseCard(svc: Service, id: string, input: unknown, ctx:
     const cur = loadForWrite(w.tx, id, undefined);
     if (body.version !== undefined && cur.version !== body.version) throw versionConflict(withParts(w.tx, cur));
     if (cur.owner && cur.owner !== ctx.actor && !force) {
-      throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}; release it with force: true to take it away`);
+      throw versionConflict(withParts(w.tx, cur), `card ${id} is owned by ${cur.owner}`,
+        `release it with force to take it away (CLI: --force; HTTP and tools: force: true)`);
     }
     const type = svc.cardType(cur.type_id);
     const events: Array<Pick<CardEvent, "type" | "diff">> = [];
@@ -65,7 +70,7 @@ function moveStatus(
   const status = assertStatusAllowed(svc.defs.workspace, type, requested);
   if (status === cur.status) return;
   // claim takes no force: a forced move is a PATCH with force: true
-  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force, canForce ? undefined : "claim without status, then PATCH the status with force: true to skip the check");
+  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force, canForce ? undefined : "claim without status, then change the status with force (CLI: patch --force; HTTP and tools: force: true) to skip the check");
   next.status = status;
   next.status_since = now;
   events.push({ type: "status_changed", diff: { before: cur.status, after: status } });

@@ -86,7 +86,7 @@ export class Service {
     const a = this.resolveActor(header);
     if (!a) {
       throw new CardsError("actor_required", "no actor: writes need an identity", {
-        hint: "send the X-Service-Actor header, set CARDS_ACTOR, or set settings.default_user in workspace.json",
+        hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP), or set settings.default_user in workspace.json",
       });
     }
     // any string (SPEC), but one that fits where it is written: created_by, event actors
@@ -122,7 +122,7 @@ export class Service {
 
   board(id: string): Board {
     const b = this.defs.boards.get(id);
-    if (!b) throw notFound("board", id);
+    if (!b) throw new CardsError("not_found", `board ${JSON.stringify(id)} not found`, { value: id, valid_options: [...this.defs.boards.keys()] });
     return b;
   }
 

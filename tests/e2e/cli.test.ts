@@ -24,6 +24,29 @@ describe("process interface", () => {
     expect(r.code).toBe(0);
     for (const cmd of ["init", "check", "serve", "workspace", "boards", "users", "cards", "events", "breaches", "api"]) expect(r.stdout).toContain(cmd);
     expect(r.stdout).not.toContain("\u001b[");
+    // no padding past the text: in 80 columns each padded row wrapped into a blank line
+    expect(r.stdout.split("\n").filter((l) => /\s$/.test(l))).toEqual([]);
+  });
+
+  test("what scripts trip over: an empty ID, stdin as - or @-, a URL without a scheme, events --actor", () => {
+    const dir = makeWorkspace();
+    const empty = run(["cards", "get", ""], { cwd: dir });
+    expect([empty.code, empty.error.error, empty.error.message]).toEqual([2, "usage", "ID is empty"]);
+    const created = run(["cards", "create", "--data", "-"], { cwd: dir, input: '{"type_id":"task","title":"from stdin"}' });
+    expect([created.code, created.json.title]).toEqual([0, "from stdin"]);
+    const entry = run(["cards", "entries", "append", created.json.id, "evidence", "@-", "--version", "1"], { cwd: dir, input: '{"note":"piped"}' });
+    expect([entry.code, entry.json.card.fields.evidence[0].note]).toEqual([0, "piped"]);
+    const badEntry = run(["cards", "entries", "append", created.json.id, "evidence", "{nope", "--version", "2"], { cwd: dir });
+    expect(badEntry.error.message).toStartWith("ENTRY is not valid JSON");
+    const url = run(["cards", "list"], { cwd: dir, env: { CARDS_URL: "127.0.0.1:4777" } });
+    expect([url.code, url.error.error, url.error.field, url.error.hint]).toEqual([2, "usage", "CARDS_URL", "for example CARDS_URL=http://127.0.0.1:4777"]);
+    // --actor on events filters the feed (a read acts as no one)
+    run(["cards", "create", "--type", "task", "--title", "by agent-1", "--actor", "agent-1"], { cwd: dir });
+    const mine = run(["events", "--actor", "agent-1"], { cwd: dir });
+    expect(mine.json.items.length).toBeGreaterThan(0);
+    expect(new Set(mine.json.items.map((e: any) => e.actor))).toEqual(new Set(["agent-1"]));
+    const board = run(["cards", "list", "--board", "nope"], { cwd: dir });
+    expect([board.code, board.error.valid_options]).toEqual([3, ["bugs", "main"]]);
   });
 
   test("a .env or bunfig.toml in the working directory changes nothing (the runtime's autoload is off)", () => {

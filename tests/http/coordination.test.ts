@@ -48,9 +48,9 @@ describe("claim", () => {
     const c = await api.task();
     const r = await api.post(`/cards/${c.id}/claim`, { version: 1, status: "done" }, as("agent-1"));
     expect(r.body.error).toBe("transition_illegal");
-    expect(r.body.hint).toContain("PATCH the status with force: true");
+    expect(r.body.hint).toContain("claim without status, then change the status with force (CLI: patch --force; HTTP and tools: force: true)");
     const p = await api.patch(`/cards/${c.id}`, { version: 1, status: "done" });
-    expect(p.body.hint).toContain("force: true skips the check");
+    expect(p.body.hint).toContain("force skips the check (CLI: --force; HTTP and tools: force: true)");
   });
 
   test("claiming a card another actor owns is 409 with the current card", async () => {
@@ -59,6 +59,9 @@ describe("claim", () => {
     const r = await api.post(`/cards/${c.id}/claim`, { version: 2 }, as("agent-2"));
     expect(r.status).toBe(409);
     expect(r.body.card.owner).toBe("agent-1");
+    // a retry with the new version can never win: the hint says what can
+    expect(r.body.hint).toContain("agent-1 holds it: take another card, or take this one over");
+    expect(r.body.hint).not.toContain("retry");
   });
 
   test("the claimer must be registered; with status the card moves too", async () => {

@@ -4,7 +4,7 @@
  */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { intFlag, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
+import { intFlag, jsonArg, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
@@ -239,7 +239,7 @@ const entries = () => defineCommand({
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "POST", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/append`,
-        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
+        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonArg("entry", textArg(args.entry)) },
       }),
     }),
     update: () => defineCommand({
@@ -253,7 +253,7 @@ const entries = () => defineCommand({
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "PATCH", path: `/cards/${enc(args.id)}/fields/${enc(args.field)}/${enc(args.entry_id)}`,
-        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonFlag("entry", textArg(args.entry)) },
+        body: { ...(args.version !== undefined ? { version: intFlag("version", args.version) } : {}), entry: jsonArg("entry", textArg(args.entry)) },
       }),
     }),
     remove: () => defineCommand({
@@ -318,8 +318,9 @@ const artifacts = () => defineCommand({
 });
 
 /** A positional text argument; `-` reads standard input. */
+/** A positional's text, or stdin for `-` (also `@-`, as --data takes it). */
 function textArg(v: string): string {
-  return v === "-" ? (readData("@-") ?? "") : v;
+  return v === "-" || v === "@-" ? (readData("@-") ?? "") : v;
 }
 
 export default defineCommand({

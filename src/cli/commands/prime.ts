@@ -109,7 +109,7 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
       ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}' --version N\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
     ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
-    `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = version of the card you last got; every write returns the new card). Fields: \`--fields '{"key":"value"}'\`.`,
+    `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = the version of the card you last got: every write returns the card, take-next and entries append as \`.card\`). Fields: \`--fields '{"key":"value"}'\`.`,
     '5. Hand off: `cards cards comments add ID "what was done, what is next"`; `cards cards release ID` if someone else continues.',
     ...(review !== done ? [`   Reviewing: \`cards cards take-next --filter '{"status":"${review}"}' --status ${done}\`.`] : []),
     "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",

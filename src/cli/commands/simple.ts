@@ -63,7 +63,7 @@ export const events = defineCommand({
     since: { type: "string", description: "events after this id" },
     cursor: { type: "string", description: "next_cursor of the previous page (overrides --since)" },
     types: { type: "string", description: "event types, comma-separated" },
-    actor: { type: "string", description: "only events by this actor" },
+    actor: { type: "string", description: "only events by this actor (here --actor filters; the caller is CARDS_ACTOR)" },
     owner: { type: "string", description: "only events of cards this user owns now" },
     board: { type: "string", description: "only events of this board's card types" },
     limit: { type: "string", description: "page size (default 100, max 500)" },
