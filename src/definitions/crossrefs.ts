@@ -7,7 +7,7 @@
  */
 import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
-import { parseFilter } from "../domain/filters.ts";
+import { parseFilter, resolveMe } from "../domain/filters.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
@@ -184,16 +184,30 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   const boardTypes = strs(b.card_type_ids).filter((t) => ctx.typeIds.includes(t));
   checkPresentation(obj(b.presentation), boardTypes, ctx, report);
   const fieldIds = boardTypes.every((t) => ctx.fieldsOf.has(t)) ? new Set(boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).map((f) => f.id))) : undefined;
-  checkFilter(b.default_filter, ["default_filter"], fieldIds, report);
+  // a typo'd column or card type would silently empty a lane or a chip
+  const knownValues = ctx.columns ? { status: ctx.columns, type_id: ctx.typeIds } : undefined;
+  const userPaths = boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).filter((f) => f.type === "user").map((f) => `fields.${f.id}`));
+  checkFilter(b.default_filter, ["default_filter"], fieldIds, report, knownValues, userPaths);
   const saved = obj(obj(b.presentation).filters);
-  for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report);
+  for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report, knownValues);
 }
 
-/** A filter in a definition must parse with the grammar of docs/filters.md. */
-function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report): void {
+/**
+ * A filter in a definition must parse with the grammar of docs/filters.md. `noMe`: the
+ * user paths where "me" is refused (a board's default_filter scopes the board for every
+ * viewer and for its WIP counts and monitors, which have no viewer).
+ */
+function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report, knownValues?: Record<string, string[]>, noMe?: string[]): void {
   if (!isPlainObject(raw)) return; // the shape check already reported it
   try {
-    parseFilter(raw, fieldIds ? { fieldIds } : {}, at.join("."));
+    const node = parseFilter(raw, { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}) }, at.join("."));
+    if (noMe) {
+      try {
+        resolveMe(node, undefined, noMe);
+      } catch {
+        report(at, `"me" is for saved filters (presentation.filters), not default_filter: the default filter scopes the board for every viewer, and for its WIP counts and monitors, which have none`);
+      }
+    }
   } catch (e) {
     const err = e as CardsError;
     report(at, `${err.message}${err.extra?.field ? ` (at ${err.extra.field})` : ""}`, err.extra?.valid_options);

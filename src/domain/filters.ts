@@ -103,14 +103,15 @@ export function resolveMe(node: FilterNode, actor: string | undefined, userPaths
     if (v !== "me") return v;
     if (!actor) {
       throw new CardsError("validation_failed", "the filter token \"me\" needs an actor", {
-        field: path, value: v, hint: "send the X-Service-Actor header or set CARDS_ACTOR",
+        field: path, value: v, hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)",
       });
     }
     return actor;
   };
   const walk = (n: FilterNode): FilterNode => {
     if (n.kind === "and" || n.kind === "or") return { kind: n.kind, nodes: n.nodes.map(walk) };
-    if (n.kind !== "cmp" || !paths.has(n.path)) return n;
+    // only where "me" names a user: `{"owner": {"$contains": "me"}}` is a substring search
+    if (n.kind !== "cmp" || !paths.has(n.path) || n.op === "$contains" || n.op.startsWith("$gt") || n.op.startsWith("$lt")) return n;
     const value = Array.isArray(n.value) ? n.value.map((v) => swap(v, n.path)) : swap(n.value, n.path);
     return { ...n, value };
   };
@@ -274,7 +275,7 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
 function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
   const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
-  if (!known || (op !== "$eq" && op !== "$in")) return v;
+  if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
     if (typeof x === "string" && !known.includes(x)) throw _fail(at, `${JSON.stringify(x)} is not a ${path === "status" ? "column" : path === "type_id" ? "card type" : "known value"} of this workspace`, x, [...known]);
   }

@@ -76,7 +76,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
   }
   if (p.owner === "me" && !viewer) {
-    throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "send the X-Service-Actor header or set CARDS_ACTOR" });
+    throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)" });
   }
   if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner;
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");

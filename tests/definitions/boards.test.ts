@@ -225,6 +225,23 @@ describe("filters in definitions use the filter grammar", () => {
     expectProblem(list, { file: MAIN, path: "presentation.filters.odd", message: "presentation.filters.odd.status" });
   });
 
+  test("a typo'd column or card type in a board filter is a problem with the valid options", async () => {
+    const list = await problems((f) => {
+      f[BUGS].default_filter = { status: { $in: ["todo", "Done"] } };
+      f[MAIN].presentation.filters.epics = { type_id: "epic" };
+    });
+    expectProblem(list, { file: BUGS, path: "default_filter", message: '"Done" is not a column of this workspace', valid_options: ["backlog", "todo", "doing", "review", "done"] });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.epics", message: '"epic" is not a card type of this workspace' });
+  });
+
+  test('"me" is refused in a default_filter (no viewer for WIP counts and monitors), allowed in saved filters', async () => {
+    const list = await problems((f) => {
+      f[BUGS].default_filter = { $or: [{ owner: "me" }, { "fields.reported_by": "me" }] };
+      f[BUGS].presentation = { ...f[BUGS].presentation, filters: { mine: { owner: "me" } } };
+    });
+    expectOnly(list, { file: BUGS, path: "default_filter", message: '"me" is for saved filters (presentation.filters), not default_filter' });
+  });
+
   test("view filters are checked too", async () => {
     const list = await problems((f) => { f[TRIAGE].filter = { $or: [] }; });
     expectProblem(list, { file: TRIAGE, path: "filter", message: "$or" });

@@ -272,6 +272,37 @@ describe("GET /cards", () => {
     }
   });
 
+  test("a persisted condition event (card_unblocked) does not move its card on later pages", async () => {
+    const fresh = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.persist_conditions = ["card_blocked", "card_unblocked"]; } });
+    try {
+      const p = await fresh.task({ title: "blocker" });
+      const x = await fresh.task({ title: "blocked one" });
+      expect((await fresh.post(`/cards/${x.id}/links`, { type_id: "depends-on", target: p.id })).status).toBe(201);
+      for (let i = 0; i < 4; i++) await fresh.task({ title: `pre ${i}` });
+      await Bun.sleep(5);
+      // P to done: X gets a persisted card_unblocked, later than X's updated_at
+      expect((await fresh.patch(`/cards/${p.id}`, { version: 1, status: "done", force: true })).status).toBe(200);
+      const unblocked = (await fresh.get(`/cards/${x.id}/events`)).body.items.at(-1);
+      expect(unblocked.type).toBe("card_unblocked");
+      for (let i = 0; i < 3; i++) await fresh.task({ title: `post ${i}` });
+      const first = (await fresh.get("/cards?limit=5")).body;
+      const seen: string[] = first.items.map((c: any) => c.id);
+      expect(seen).not.toContain(x.id);
+      const cur = (await fresh.get(`/cards/${x.id}`)).body;
+      await fresh.patch(`/cards/${x.id}`, { version: cur.version, title: "blocked one+" });
+      let cursor: string | undefined = first.next_cursor;
+      while (cursor) {
+        const r: any = (await fresh.get(`/cards?limit=5&cursor=${cursor}`)).body;
+        seen.push(...r.items.map((c: any) => c.id));
+        cursor = r.next_cursor;
+      }
+      expect(seen.filter((id) => id === x.id)).toEqual([x.id]);
+      expect(seen.length).toBe(9);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("type_id and status accept comma lists; owner filters", async () => {
     const bug = (await api.post("/cards", { type_id: "bug", title: "listed bug", fields: { steps: "s" }, status: "todo" })).body;
     const r = (await api.get("/cards?type_id=bug,review&status=todo,doing&limit=200")).body.items;

@@ -269,6 +269,8 @@ describe("take-next", () => {
       for (const [body, field, value, options] of [
         [{ filter: { status: "ready", blocked: false }, status: "doing" }, "filter.status", "ready", columns],
         [{ filter: { type_id: { $in: ["task", "tsk"] } } }, "filter.type_id.$in", "tsk", ["bug", "review", "task"]],
+        // $has on a single-value path is equality: the same typo, the same answer
+        [{ filter: { status: { $has: "ready" } }, dry_run: true }, "filter.status.$has", "ready", columns],
       ] as const) {
         const r = await fresh.post("/cards/take-next", body);
         expect(r.status).toBe(422);
@@ -280,6 +282,7 @@ describe("take-next", () => {
       }
       // excluding a value the workspace lacks is harmless: $nin / $ne are not checked
       expect((await fresh.post("/cards/take-next", { filter: { status: { $nin: ["archived"] } }, dry_run: true })).status).toBe(200);
+
       // a JSON filter given where a saved filter's name goes says where expressions go
       const json = await fresh.get(`/cards?filter=${encodeURIComponent('{"status":"doing"}')}`);
       expect([json.status, json.body.field]).toEqual([400, "filter"]);

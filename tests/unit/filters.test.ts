@@ -289,6 +289,11 @@ describe("parseFilter: the normalised AST", () => {
 });
 
 describe("resolveMe", () => {
+  test('"me" is swapped only where a user is compared: $contains and ranges keep the text', () => {
+    const node = resolveMe(parseFilter({ $and: [{ owner: { $contains: "me" } }, { created_by: { $gt: "me" } }, { owner: { $has: "me" } }] }), "carol") as any;
+    expect(node.nodes.map((n: any) => n.value)).toEqual(["me", "me", "carol"]);
+  });
+
   test("owner and created_by, scalars and lists", () => {
     const node = resolveMe(parseFilter({ owner: "me", created_by: { $in: ["me", "bob"] } }), "carol");
     expect(node).toEqual({

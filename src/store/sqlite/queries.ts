@@ -2,7 +2,10 @@
  * Every SQL statement of the SQLite driver, over one connection. The same object serves
  * reads outside a transaction and reads + writes inside one (the caller holds the lock).
  */
-import type { Card, CardEvent, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
+import { DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link, type StoredEvent, type User } from "../../domain/types.ts";
+
+/** The events that change a card (and its updated_at): a persisted condition does not. */
+const CARD_FACTS = DURABLE_CARD_EVENTS.map((t) => `'${t}'`).join(",");
 import type { EventQuery, IdempotencyRecord, ListQuery, SearchConfig, StoreTx } from "../port.ts";
 import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
@@ -110,7 +113,7 @@ export class SqliteQueries implements StoreTx {
       placedParams.push(after.updated_at, after.updated_at, after.id);
     }
     const keys = this.db
-      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ?) AS k FROM cards c WHERE ${b.where.join(" AND ")}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
+      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ? AND e.type IN (${CARD_FACTS})) AS k FROM cards c WHERE ${b.where.join(" AND ")}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
       .all(seq, ...b.params, ...placedParams, q.limit) as Array<{ id: string; k: string }>;
     const one = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`);
     const changed: Array<Record<string, unknown>> = [];
