@@ -297,12 +297,25 @@ function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar 
       if (typeof v !== "string") throw _fail(at, "$contains takes a string", v);
       return v;
     case "$gt": case "$gte": case "$lt": case "$lte":
+      // stored times are whole milliseconds: t >= 410.9 ms is t >= 411, t < 410.9 is t < 411
+      if (kind === "time") return _time(v, at, op === "$gte" || op === "$lt" ? Math.ceil : Math.floor);
       if (kind === "field") {
         if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) return v;
         throw _fail(at, `${op} takes a number or a string`, v);
       }
       return _scalar(kind, v, at, false);
   }
+}
+
+/**
+ * A timestamp operand in the stored UTC form, rounded to whole milliseconds by `round`.
+ * RFC 3339 lets a space stand for the `T`. Anything else that is not a full timestamp
+ * (`"2026-01"`) stays a plain string: a prefix bound.
+ */
+function _time(v: unknown, at: string, round: (x: number) => number): FilterScalar {
+  if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
+  const ms = parseRfc3339(/^\d{4}-\d{2}-\d{2} \d/.test(v) ? `${v.slice(0, 10)}T${v.slice(11)}` : v);
+  return ms === undefined ? v : new Date(round(ms)).toISOString();
 }
 
 function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): FilterScalar {
@@ -317,11 +330,7 @@ function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): Filter
     case "field":
       if (typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return v;
       throw _fail(at, "values are strings, numbers, booleans or null", v);
-    case "time": {
-      if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
-      const ms = parseRfc3339(v);
-      return ms === undefined ? v : new Date(ms).toISOString();
-    }
+    case "time": return _time(v, at, Math.floor);
     default:
       if (typeof v === "string") return v;
       throw _fail(at, "this path compares to strings", v);

@@ -288,6 +288,24 @@ describe("parseFilter: the normalised AST", () => {
   });
 });
 
+describe("timestamp operands", () => {
+  const value = (f: Record<string, unknown>) => (parseFilter(f) as any).value;
+  test("a bound finer than a millisecond is rounded the way that keeps its meaning (stored times are whole ms)", () => {
+    expect(value({ created_at: { $gte: "2026-11-24T16:26:27.4109Z" } })).toBe("2026-11-24T16:26:27.411Z");
+    expect(value({ created_at: { $gt: "2026-11-24T16:26:27.4101Z" } })).toBe("2026-11-24T16:26:27.410Z");
+    expect(value({ created_at: { $lt: "2026-11-24T16:26:27.4101Z" } })).toBe("2026-11-24T16:26:27.411Z");
+    expect(value({ created_at: { $lte: "2026-11-24T16:26:27.4109Z" } })).toBe("2026-11-24T16:26:27.410Z");
+    const card = { created_at: "2026-11-24T16:26:27.410Z" } as any;
+    expect(matchesFilter(parseFilter({ created_at: { $gte: "2026-11-24T16:26:27.4109Z" } }), card)).toBe(false);
+    expect(matchesFilter(parseFilter({ created_at: { $gt: "2026-11-24T16:26:27.4101Z" } }), card)).toBe(false);
+  });
+  test("a space may stand for the T (RFC 3339); a date alone stays a prefix bound", () => {
+    expect(value({ updated_at: "2026-11-24 16:26:27.410Z" })).toBe("2026-11-24T16:26:27.410Z");
+    expect(value({ updated_at: { $gte: "2026-11-24 18:26:27+02:00" } })).toBe("2026-11-24T16:26:27.000Z");
+    expect(value({ updated_at: { $gte: "2026-11" } })).toBe("2026-11");
+  });
+});
+
 describe("resolveMe", () => {
   test('"me" is swapped only where a user is compared: $contains and ranges keep the text', () => {
     const node = resolveMe(parseFilter({ $and: [{ owner: { $contains: "me" } }, { created_by: { $gt: "me" } }, { owner: { $has: "me" } }] }), "carol") as any;
