@@ -54,7 +54,7 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
     // NOTE: loaded on demand: the loader pulls in every schema and the YAML parser (cold-path cost)
     const { loadDefinitions } = await import("../definitions/load.ts");
     next = await loadDefinitions(root.root);
-    assertSchemaFloor(root.store, next);
+    assertSchemaFloor(root.store, next, old);
   } catch (e) {
     if (isCardsError(e) && e.code === "invalid_definitions") {
       await announce(root, ctx, [...old.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
@@ -93,10 +93,19 @@ function affectedBoards(old: Definitions, next: Definitions): string[] {
   }).sort();
 }
 
+/**
+ * One signal per affected board. A reload that changes no board (a card type on no board,
+ * the extensions, a view) is announced once, without board_id: other processes follow
+ * every new set (followReloads), whatever it changed.
+ */
 async function announce(svc: Service, ctx: OpContext, boards: string[], make: (board: string) => { type: CardEvent["type"]; board_id: string; diff: Record<string, unknown> }): Promise<void> {
   const at = nowIso();
   await svc.store.write((tx) => {
     for (const b of boards) tx.appendSignal({ ...make(b), actor: ctx.actor, at, scope: "board" } as CardEvent);
+    if (boards.length === 0) {
+      const { board_id: _none, ...rest } = make("");
+      tx.appendSignal({ ...rest, actor: ctx.actor, at, scope: "board" } as CardEvent);
+    }
   });
   svc.pollFeed();
 }
@@ -141,7 +150,7 @@ async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: s
     const { files, problems } = await readDefinitionFiles(root.root);
     if (problems.length > 0) throw definitionsError(problems);
     files.set(rel, text);
-    assertSchemaFloor(root.store, parseDefinitions(files));
+    assertSchemaFloor(root.store, parseDefinitions(files), root.defs);
   } catch (e) {
     if (isCardsError(e) && e.code === "invalid_definitions") {
       await announce(root, ctx, [...root.defs.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));

@@ -1,10 +1,11 @@
 /**
- * SPEC Versioning: a card type's schema_version is monotonic. Definitions that set it
- * below the version cards of that type already carry are refused: those cards could
- * never be upgraded (downgrades are refused) and new cards would be recorded at the
- * lower version. Checked when the definitions change (an open whose definitions the
- * database has not followed yet, a reload), never on the one-shot path: it reads every
- * card of each type.
+ * Definitions checked against the cards that exist. SPEC Versioning: a card type's
+ * schema_version is monotonic; definitions that set it below the version cards of that
+ * type already carry are refused (those cards could never be upgraded, and new cards
+ * would be recorded at the lower version). So are definitions that drop a card type or a
+ * column cards still hold: those cards could no longer be written or moved. Checked when
+ * the definitions change (an open whose definitions the database has not followed yet, a
+ * reload), never on the one-shot path: it reads every card.
  */
 import type { DefinitionProblem } from "../domain/errors.ts";
 import { definitionsError } from "../definitions/problems.ts";
@@ -13,6 +14,24 @@ import type { StoreReads } from "../store/port.ts";
 
 export function schemaVersionProblems(r: StoreReads, defs: Definitions): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
+  // a type or a column cards still hold: those cards could no longer be written or moved
+  const used = r.cardsInUse();
+  for (const [type, n] of used.types) {
+    if (defs.cardTypes.has(type)) continue;
+    problems.push({
+      file: `definitions/card-types/${type}.json`, path: "",
+      message: `card type ${type} is missing, but ${n} card(s) of that type exist; keep its file (cards of a removed type could no longer be written)`,
+    });
+  }
+  const columns = new Set(defs.workspace.columns.map((c) => c.id));
+  for (const [status, n] of used.statuses) {
+    if (columns.has(status)) continue;
+    problems.push({
+      file: "definitions/workspace.json", path: "columns",
+      message: `column ${status} is missing, but ${n} card(s) are in it; move them to another column first (cards cannot leave a column that no longer exists without force)`,
+      valid_options: [...columns],
+    });
+  }
   for (const t of defs.cardTypes.values()) {
     if (!r.hasCardAboveSchema(t.id, t.schema_version)) continue;
     problems.push({
@@ -23,8 +42,20 @@ export function schemaVersionProblems(r: StoreReads, defs: Definitions): Definit
   return problems;
 }
 
-/** Throws `invalid_definitions` listing every type whose schema_version went down. */
-export function assertSchemaFloor(r: StoreReads, defs: Definitions): void {
-  const lowered = schemaVersionProblems(r, defs);
-  if (lowered.length > 0) throw definitionsError(lowered);
+/**
+ * Throws `invalid_definitions` listing every problem with the cards that exist, and with
+ * `loaded` (the set a running process serves): a schema_version below it, even while no
+ * card carries the higher one yet.
+ */
+export function assertSchemaFloor(r: StoreReads, defs: Definitions, loaded?: Definitions): void {
+  const problems = schemaVersionProblems(r, defs);
+  for (const t of defs.cardTypes.values()) {
+    const was = loaded?.cardTypes.get(t.id)?.schema_version;
+    if (was === undefined || t.schema_version >= was || problems.some((p) => p.file === `definitions/card-types/${t.id}.json` && p.path === "schema_version")) continue;
+    problems.push({
+      file: `definitions/card-types/${t.id}.json`, path: "schema_version",
+      message: `schema_version ${t.schema_version} is below ${was}, the version loaded now; schema versions only go up`,
+    });
+  }
+  if (problems.length > 0) throw definitionsError(problems);
 }

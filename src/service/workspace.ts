@@ -86,6 +86,10 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // changed definitions: loaded here only, off the one-shot path (cached definitions)
       (await import("./schema-floor.ts")).assertSchemaFloor(store, defs);
       await registerDeclaredUsers(svc);
+      // another set was in use: this process now works with a new one (files edited since),
+      // so it says so, and running servers reload too (followReloads) instead of validating
+      // against the old set while this call writes with the new one
+      if (marker !== undefined) await announceOpenedSet(store, defs);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
       // new token) keeps the next open checking; a busy database is not waited for
       store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, stamp, marker);
@@ -94,6 +98,17 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
   } catch (e) {
     store.close();
     throw e;
+  }
+}
+
+/** A `definition_reloaded` signal for a set an open loaded (best effort: a busy database is not waited for long). */
+async function announceOpenedSet(store: Store, defs: Definitions): Promise<void> {
+  try {
+    await store.write((tx) => {
+      tx.appendSignal({ type: "definition_reloaded", actor: "cards", at: new Date().toISOString(), scope: "board", diff: { fingerprint: defs.fingerprint } });
+    });
+  } catch {
+    // the next open of a changed set, or an explicit reload, announces it
   }
 }
 

@@ -121,6 +121,48 @@ describe("POST /workspace/reload", () => {
   });
 });
 
+describe("definitions checked against the cards that exist", () => {
+  test("a reload that drops a column or a card type cards still hold is refused, naming how many", async () => {
+    const api = await testApi();
+    try {
+      await api.task({ status: "backlog" });
+      await api.post("/cards", { type_id: "review", title: "r", fields: { reviewers: ["ada"] } }).catch(() => undefined);
+      editJson(api.dir, "definitions/workspace.json", (w) => { w.columns = w.columns.filter((c: any) => c.id !== "backlog"); });
+      const drop = (b: any) => {
+        b.columns = b.columns.filter((c: string) => c !== "backlog");
+        if (b.transitions) {
+          delete b.transitions.backlog;
+          for (const k of Object.keys(b.transitions)) b.transitions[k] = b.transitions[k].filter((c: string) => c !== "backlog");
+        }
+      };
+      editJson(api.dir, "definitions/boards/main.json", drop);
+      editJson(api.dir, "definitions/boards/bugs.json", drop);
+      const r = await api.post("/workspace/reload");
+      expect(r.status).toBe(422);
+      const problems = JSON.stringify(r.body.problems);
+      expect(problems).toContain("column backlog is missing, but 1 card(s) are in it");
+      expect(api.svc.defs.workspace.columns.map((c) => c.id)).toContain("backlog"); // the old set stays
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a schema_version below the loaded one is refused even while no card carries it", async () => {
+    const api = await testApi();
+    try {
+      const was = api.svc.defs.cardTypes.get("bug")!.schema_version;
+      editJson(api.dir, "definitions/card-types/bug.json", (t) => { t.schema_version = was + 1; t.migrations = { ...(t.migrations ?? {}), [String(was + 1)]: { from: was, summary: "up" } }; });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      editJson(api.dir, "definitions/card-types/bug.json", (t) => { t.schema_version = was; delete t.migrations[String(was + 1)]; });
+      const r = await api.post("/workspace/reload");
+      expect(r.status).toBe(422);
+      expect(JSON.stringify(r.body.problems)).toContain(`is below ${was + 1}, the version loaded now`);
+    } finally {
+      api.close();
+    }
+  });
+});
+
 describe("reloads by other processes", () => {
   test("a server reloads when another process announces definition_reloaded, so what it relays is true", async () => {
     const api = await testApi();
@@ -134,6 +176,44 @@ describe("reloads by other processes", () => {
     } finally {
       stop();
       other.close();
+      api.close();
+    }
+  });
+
+  test("a reload that changes no board is announced too (once, without board_id), and followed", async () => {
+    const api = await testApi();
+    const other = await openTestService(api.dir, "serve");
+    const stop = followReloads(api.svc, () => {});
+    const seen: CardEvent[] = [];
+    api.svc.subscribe((e) => seen.push(e));
+    try {
+      // a card type on no board
+      writeFileSync(join(api.dir, "definitions/card-types/note.json"), JSON.stringify({ id: "note", name: "Note", schema_version: 1, fields: [] }));
+      const r = await reloadDefinitions(other, { actor: "cards" });
+      expect([r.changed, r.boards]).toEqual([true, []]);
+      for (let i = 0; i < 50 && !api.svc.defs.cardTypes.has("note"); i++) await Bun.sleep(50);
+      expect(api.svc.defs.cardTypes.has("note")).toBe(true);
+      const announced = seen.filter((e) => e.type === "definition_reloaded");
+      expect(announced.length).toBeGreaterThanOrEqual(1);
+      expect(announced[0]!.board_id).toBeUndefined();
+    } finally {
+      stop();
+      other.close();
+      api.close();
+    }
+  });
+
+  test("a one-shot process that opens edited definitions announces them; a running server follows", async () => {
+    const api = await testApi();
+    const stop = followReloads(api.svc, () => {});
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 1; });
+      const cli = await openTestService(api.dir, "embedded");
+      cli.close();
+      for (let i = 0; i < 50 && api.svc.defs.boards.get("main")!.wip_limits!.doing !== 1; i++) await Bun.sleep(50);
+      expect((await api.get("/boards/main")).body.wip_limits.doing).toBe(1);
+    } finally {
+      stop();
       api.close();
     }
   });

@@ -94,6 +94,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     lastSignalSeq: () => reader.lastSignalSeq(),
     historyThrough: () => reader.historyThrough(),
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
+    cardsInUse: () => reader.cardsInUse(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
     dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),
     nextDue: (f, s, c, a) => reader.nextDue(f, s, c, a),
