@@ -5,7 +5,7 @@
  * emits schema_upgraded {from, to, defaults_applied, fields_dropped}. Downgrades and any
  * target other than the loaded version are refused. A dry run reports what would change.
  */
-import { CardsError } from "../domain/errors.ts";
+import { CardsError, isCardsError } from "../domain/errors.ts";
 import { validateEntry, validateFields } from "../domain/fields.ts";
 import type { Card, CardType } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -38,7 +38,13 @@ export async function upgradeSchema(svc: Service, id: string, input: unknown, ct
     const report: UpgradeReport = { from: cur.schema_version, to, defaults_applied: {}, fields_dropped: [] };
     if (to === cur.schema_version) return { card: withParts(w.tx, cur), report };
     const fields = migrateFields(type, cur, report);
-    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields) };
+    if (type.allowed_columns && !type.allowed_columns.includes(cur.status)) {
+      throw new CardsError("validation_failed", `upgrade to schema_version ${to}: status ${cur.status} is not allowed for cards of type ${type.id}`, {
+        field: "status", value: cur.status, valid_options: type.allowed_columns,
+        hint: "move the card to one of these columns first (a PATCH of its status, with force if the board's graph refuses), then upgrade",
+      });
+    }
+    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields, to) };
     const card = commitUpdate(w, cur, next, [{ type: "schema_upgraded", diff: { ...report } }], svc);
     return { card: withParts(w.tx, card), report };
   }, { dryRun: body.dry_run });
@@ -63,20 +69,56 @@ function migrateFields(type: CardType, card: Card, report: UpgradeReport): Recor
       delete fields[key];
     }
   }
+  // keys of repeating entries the target's item_fields no longer declare ("evidence.by")
+  for (const f of type.fields) {
+    if (f.type !== "repeating" || !Array.isArray(fields[f.id])) continue;
+    const items = new Set(["entry_id", ...(f.item_fields ?? []).map((i) => i.id)]);
+    const dropped = new Set<string>();
+    fields[f.id] = (fields[f.id] as Array<Record<string, unknown>>).map((e) => {
+      const kept: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(e)) {
+        if (items.has(k)) kept[k] = v;
+        else dropped.add(k);
+      }
+      return kept;
+    });
+    for (const k of dropped) report.fields_dropped.push(`${f.id}.${k}`);
+  }
   return fields;
 }
 
-/** The upgraded fields must satisfy the target schema, required fields included. */
-function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The upgraded fields must satisfy the target schema, required fields included. Every
+ * value that does not fit is named at once (a dry run showed them one per call), with
+ * how to go on: change the card first, then upgrade.
+ */
+function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>, to: number): Record<string, unknown> {
   const { settings, tag_set } = svc.defs.workspace;
-  const plain: Record<string, unknown> = {};
-  const repeating: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(fields)) (type.fields.find((f) => f.id === k)?.type === "repeating" ? repeating : plain)[k] = val;
-  const out = validateFields({ type, settings, tagSet: tag_set, fields: plain, mode: "patch", existing: {} }).fields;
-  for (const [k, entries] of Object.entries(repeating)) {
-    out[k] = (entries as Array<Record<string, unknown>>).map((e) => {
-      const { entry_id, ...rest } = e;
-      return { entry_id, ...validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set }).entry };
+  const out: Record<string, unknown> = {};
+  const misfits: CardsError[] = [];
+  const fit = (check: () => void): void => {
+    try { check(); } catch (e) {
+      if (!isCardsError(e)) throw e;
+      misfits.push(e);
+    }
+  };
+  for (const [k, val] of Object.entries(fields)) {
+    if (type.fields.find((f) => f.id === k)?.type !== "repeating") {
+      fit(() => { Object.assign(out, validateFields({ type, settings, tagSet: tag_set, fields: { [k]: val }, mode: "patch", existing: {} }).fields); });
+      continue;
+    }
+    fit(() => {
+      out[k] = (val as Array<Record<string, unknown>>).map((e) => {
+        const { entry_id, ...rest } = e;
+        return { entry_id, ...validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set }).entry };
+      });
+    });
+  }
+  if (misfits.length > 0) {
+    const first = misfits[0]!;
+    throw new CardsError(first.code, `upgrade to schema_version ${to}: ${misfits.map((e) => e.message).join("; ")}`, {
+      ...first.extra,
+      hint: `change the card first so ${misfits.length === 1 ? "this value fits" : "these values fit"} the new schema (a PATCH of its fields; a field_defaults entry only fills absent fields), then upgrade`,
     });
   }
   for (const f of type.fields) {

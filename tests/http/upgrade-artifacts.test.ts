@@ -79,6 +79,61 @@ describe("POST /cards/{id}/upgrade-schema", () => {
   });
 });
 
+describe("upgrade-schema against a stricter target", () => {
+  /** The task type at version 3, changed by `edit`; the card at version 2 made before. */
+  async function upgradeTo(edit: (t: any) => void, make: (api: Awaited<ReturnType<typeof testApi>>) => Promise<any>) {
+    const old = await testApi();
+    const card = await make(old);
+    old.close();
+    const t = sampleTask();
+    t.schema_version = 3;
+    t.migrations = { ...t.migrations, "3": { from: 2, summary: "stricter" } };
+    edit(t);
+    writeFileSync(join(old.dir, "definitions/card-types/task.json"), JSON.stringify(t));
+    const svc = await openTestService(old.dir);
+    const app = createHttpApp(svc);
+    const r = await app.fetch(new Request(`http://x/v1/cards/${card.id}/upgrade-schema`, { method: "POST", body: "{}" }));
+    const out = { status: r.status, body: (await r.json()) as any, report: r.headers.get("upgrade-report") };
+    svc.close();
+    return out;
+  }
+
+  test("keys of repeating entries the target no longer declares are dropped and reported", async () => {
+    const r = await upgradeTo(
+      (t) => { t.fields.find((f: any) => f.id === "evidence").item_fields = [{ id: "note", type: "text", required: true }]; },
+      async (api) => {
+        const c = await api.task();
+        return (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: c.version, entry: { note: "n", by: "ada" } })).body.card;
+      },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.fields.evidence[0]).toEqual({ entry_id: expect.stringMatching(/^ent_/), note: "n" });
+    expect(JSON.parse(r.report!).fields_dropped).toEqual(["evidence.by"]);
+  });
+
+  test("every value that no longer fits is named at once, with how to go on", async () => {
+    const r = await upgradeTo(
+      (t) => {
+        const priority = t.fields.find((f: any) => f.id === "priority");
+        priority.options = ["low", "normal", "high"];
+        delete priority.option_themes?.urgent;
+        t.fields.find((f: any) => f.id === "estimate_hours").max = 20;
+      },
+      (api) => api.task({ fields: { priority: "urgent", estimate_hours: 50 } }),
+    );
+    expect(r.status).toBe(422);
+    expect(r.body.message).toStartWith("upgrade to schema_version 3: ");
+    expect(r.body.message).toContain("urgent");
+    expect(r.body.message).toContain("estimate_hours");
+    expect(r.body.hint).toContain("change the card first");
+  });
+
+  test("a status the target's allowed_columns leave out is refused, with the columns", async () => {
+    const r = await upgradeTo((t) => { t.allowed_columns = ["todo", "doing", "review", "done"]; }, (api) => api.task({ status: "backlog" }));
+    expect([r.status, r.body.field, r.body.valid_options]).toEqual([422, "status", ["todo", "doing", "review", "done"]]);
+  });
+});
+
 describe("artifacts", () => {
   const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
   test("upload stores bytes content-addressed with a sniffed type, sets the field, version +1, artifact_added", async () => {
