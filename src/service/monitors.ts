@@ -8,6 +8,7 @@
  */
 import { parseDuration } from "../domain/durations.ts";
 import { nowIso } from "../domain/card.ts";
+import { andFilters, parseFilter } from "../domain/filters.ts";
 import type { Board, Card, CardEvent } from "../domain/types.ts";
 import { scopeOf } from "./lanes.ts";
 import type { Service } from "./service.ts";
@@ -28,7 +29,10 @@ interface Rule {
 
 export class TemporalMonitor {
   private timer?: ReturnType<typeof setTimeout>;
+  /** per rule, the last card fired in the scan order (status_since or updated_at, id) */
   private readonly marks = new Map<string, { at: string; id: string }>();
+  /** cards written since the last scan: one may have come into a board's scope already overdue */
+  private readonly touched = new Set<string>();
   private unsubscribe?: () => void;
   private running = false;
   private again = false;
@@ -37,7 +41,16 @@ export class TemporalMonitor {
 
   start(): void {
     // every durable card event may move a deadline; a new consumer may arm a rule
-    const off = this.svc.subscribe((e) => { if (e.id && e.card_id) this.kick(); });
+    const off = this.svc.subscribe((e) => {
+      if (e.id && e.card_id) {
+        this.touched.add(e.card_id);
+        this.kick();
+      } else if (e.type === "definition_reloaded") {
+        // a board's scope or limits may have changed: scan from the start (once-keys dedupe)
+        this.marks.clear();
+        this.kick();
+      }
+    });
     const offConsumers = this.svc.onConsumersChanged(() => this.kick());
     this.unsubscribe = () => { off(); offConsumers(); };
     this.kick();
@@ -61,8 +74,11 @@ export class TemporalMonitor {
   async scan(): Promise<void> {
     this.running = true;
     let next = Date.now() + MAX_SLEEP_MS;
+    const touched = [...this.touched];
+    this.touched.clear();
     try {
       for (const rule of this.rules()) {
+        await this.fireTouched(rule, touched);
         await this.fireDue(rule);
         const basis = this.svc.store.nextDue(scopeOf(rule.board), rule.statuses, rule.column, new Date(Date.now() - rule.ms).toISOString());
         if (basis) next = Math.min(next, Date.parse(basis) + rule.ms);
@@ -105,6 +121,21 @@ export class TemporalMonitor {
         this.marks.set(key, { at: card[rule.column], id: card.id });
       }
       if (due.length < BATCH) return;
+    }
+  }
+
+  /**
+   * The written cards that are overdue for `rule`. The bookmarked scan goes forward in
+   * time, so a card that came into the board's scope with an older status_since (a field
+   * change that makes the default_filter match) would be behind the bookmark for good.
+   * A write moves updated_at to now, so only status_timeout can be due here.
+   */
+  private async fireTouched(rule: Rule, ids: string[]): Promise<void> {
+    if (rule.type !== "status_timeout" || ids.length === 0) return;
+    const before = new Date(Date.now() - rule.ms).toISOString();
+    for (const id of ids) {
+      const [card] = this.svc.store.dueCards(andFilters(scopeOf(rule.board), parseFilter({ id })), rule.statuses, rule.column, undefined, before, 1);
+      if (card) await this.fire(rule, card);
     }
   }
 

@@ -2,7 +2,7 @@
  * Ownership: claim (compare-and-set on version), release, and take-next (the oldest
  * unowned candidate, claimed in one transaction with an unowned guard).
  */
-import { CardsError, unknownUser, versionConflict } from "../domain/errors.ts";
+import { CardsError, isCardsError, unknownUser, versionConflict } from "../domain/errors.ts";
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
@@ -18,9 +18,31 @@ import type { OpContext, Service } from "./service.ts";
 /** take-next tries this many candidates in one call (SPEC Limits: 3 race retries). */
 export const TAKE_NEXT_ATTEMPTS = 1 + 3;
 
+/**
+ * A move that claim or release was asked to make and the governing board refused:
+ * `transition_rejected` when the board emits rejections, as PATCH does.
+ */
+async function rejected<T>(svc: Service, id: string, to: string | undefined, ctx: OpContext, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (to !== undefined && isCardsError(e) && e.code === "transition_illegal") {
+      const card = svc.store.getCard(id);
+      const board = card ? boardFor(svc, svc.cardType(card.type_id)) : undefined;
+      if (card && board?.monitors?.emit_rejections) {
+        await svc.signal(ctx, {
+          type: "transition_rejected", card_id: id,
+          diff: { board_id: board.id, before: card.status, after: to, valid_options: e.extra.valid_options ?? [] },
+        });
+      }
+    }
+    throw e;
+  }
+}
+
 export async function claimCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(ClaimBody, input, "claim");
-  return svc.mutate(ctx, (w) => {
+  return rejected(svc, id, body.status, ctx, () => svc.mutate(ctx, (w) => {
     if (!w.tx.getUser(ctx.actor)) throw unknownUser("actor", ctx.actor);
     const cur = loadForWrite(w.tx, id, undefined);
     if (cur.owner && cur.owner !== ctx.actor) {
@@ -39,13 +61,13 @@ export async function claimCard(svc: Service, id: string, input: unknown, ctx: O
     if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, false, events, false);
     if (events.length === 0) return withParts(w.tx, cur);
     return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
-  });
+  }));
 }
 
 export async function releaseCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(ReleaseBody, input, "release");
   const force = body.force === true;
-  return svc.mutate(ctx, (w) => {
+  return rejected(svc, id, body.status, ctx, () => svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
     if (body.version !== undefined && cur.version !== body.version) throw versionConflict(withParts(w.tx, cur));
     if (cur.owner && cur.owner !== ctx.actor && !force) {
@@ -59,7 +81,7 @@ export async function releaseCard(svc: Service, id: string, input: unknown, ctx:
     if (body.status !== undefined) moveStatus(svc, w.now, type, cur, next, body.status, force, events);
     if (events.length === 0) return withParts(w.tx, cur);
     return withParts(w.tx, commitUpdate(w, cur, next, events, svc));
-  });
+  }));
 }
 
 /** Moves `next` to `status` when it differs (status checks 1-3), recording status_changed. */

@@ -42,11 +42,15 @@ export function onReload(svc: Service, fn: (defs: Definitions) => void): () => v
   return () => { set!.delete(fn); };
 }
 
-export function reloadDefinitions(svc: Service, ctx: OpContext): Promise<ReloadResult> {
-  return serial(() => reloadNow(svc, ctx));
+/**
+ * `announce: false` for a process following another's reload: the set was announced
+ * already, and a second announcement would reach every stream twice.
+ */
+export function reloadDefinitions(svc: Service, ctx: OpContext, opts: { announce?: boolean } = {}): Promise<ReloadResult> {
+  return serial(() => reloadNow(svc, ctx, opts.announce !== false));
 }
 
-async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
+async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promise<ReloadResult> {
   const root = svc.origin;
   const old = root.defs;
   let next: Definitions;
@@ -73,7 +77,7 @@ async function reloadNow(svc: Service, ctx: OpContext): Promise<ReloadResult> {
     registerUsersIn(tx, next.workspace.users ?? []);
   });
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
-  await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
+  if (announceIt) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {
     try { fn(next); } catch { /* a listener's failure never undoes the reload */ }
   }
@@ -175,7 +179,7 @@ export function followReloads(svc: Service, log: (msg: string) => void): () => v
     pending = true;
     setTimeout(() => {
       pending = false;
-      reloadDefinitions(svc, { actor: "cards" }).catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`));
+      reloadDefinitions(svc, { actor: "cards" }, { announce: false }).catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`));
     }, 0);
   }, { types: ["definition_reloaded"] });
 }

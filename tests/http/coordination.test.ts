@@ -53,6 +53,24 @@ describe("claim", () => {
     expect(p.body.hint).toContain("force skips the check (CLI: --force; HTTP and tools: force: true)");
   });
 
+  test("a move claim or release is refused emits transition_rejected, as a refused PATCH does (emit_rejections)", async () => {
+    const fresh = await testApi();
+    const seen: CardEvent[] = [];
+    fresh.svc.subscribe((e) => { if (e.type === "transition_rejected") seen.push(e); });
+    try {
+      const c = await fresh.task({ status: "todo" });
+      expect((await fresh.post(`/cards/${c.id}/claim`, { version: 1, status: "review" }, as("agent-1"))).body.error).toBe("transition_illegal");
+      const held = await fresh.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+      expect((await fresh.post(`/cards/${c.id}/release`, { version: held.body.version, status: "review" }, as("agent-1"))).body.error).toBe("transition_illegal");
+      for (let i = 0; i < 20 && seen.length < 2; i++) await Bun.sleep(10);
+      expect(seen.map((e) => [e.card_id, (e.diff as any).before, (e.diff as any).after, (e.diff as any).board_id])).toEqual([
+        [c.id, "todo", "review", "main"], [c.id, "todo", "review", "main"],
+      ]);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("claiming a card another actor owns is 409 with the current card", async () => {
     const c = await api.task();
     await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));

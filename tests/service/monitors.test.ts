@@ -87,6 +87,51 @@ describe("status_timeout and card_idle", () => {
   }, 10_000);
 });
 
+describe("cards that come into a board's scope already overdue", () => {
+  test("a bug that enters the bugs board (its default_filter) past its time in review fires once", async () => {
+    const svc = await openTestService(makeWorkspace((f) => {
+      f["definitions/boards/bugs.json"].monitors = { max_time_in_status: { review: "1s" } };
+    }));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    const got: CardEvent[] = [];
+    // the bus hands a listener every event: `types` declares what it consumes
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
+    try {
+      const bug = (f: Record<string, unknown>) => ({ type_id: "bug", title: "b", status: "review", fields: { severity: "minor", steps: "s", ...f } });
+      const outside = await createCard(svc, bug({ resolution: "wontfix" }), ada); // out of the board's scope
+      await Bun.sleep(300);
+      const inside = await createCard(svc, bug({}), ada);
+      await Bun.sleep(1300);
+      expect(got.filter((e) => e.card_id === inside.id).length).toBe(1); // the bookmark now stands past `outside`
+      await patchCard(svc, outside.id, { version: 1, fields: { resolution: null } }, ada);
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === outside.id && (e.diff as any).board_id === "bugs").length).toBe(1);
+      expect((await listBreaches(svc, { board_id: "bugs", type: "status_timeout" })).items.map((i: any) => i.card_id).sort()).toEqual([inside.id, outside.id].sort());
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
+describe("once-keys", () => {
+  test("pruning by age keeps the keys of temporal conditions (a restart would fire the same idle period again)", async () => {
+    const svc = await openTestService();
+    try {
+      const old = "2020-01-01T00:00:00.000Z";
+      const keys = ["status_timeout:main:card_0000000000000001:2020-01-01T00:00:00.000Z", "card_idle:main:card_0000000000000001:2020-01-01T00:00:00.000Z", "hook:notify:42"];
+      await svc.store.write((tx) => { for (const k of keys) expect(tx.claimOnce(k, old)).toBe(true); });
+      await svc.store.write((tx) => { tx.pruneOnceKeys(new Date().toISOString()); });
+      // claimOnce is true only for a key that is not there
+      await svc.store.write((tx) => { expect(keys.map((k) => tx.claimOnce(k, old))).toEqual([false, false, true]); });
+    } finally {
+      svc.close();
+    }
+  });
+});
+
 describe("GET /breaches ceiling", () => {
   test("blocked scans stop at 500 cards and say so (truncated, limit); counts stay exact", async () => {
     const svc = await openTestService(makeWorkspace(), "embedded");

@@ -335,7 +335,9 @@ export class SqliteQueries implements StoreTx {
   }
 
   pruneOnceKeys(before: string): void {
-    this.db.query("DELETE FROM once_keys WHERE at < ?").run(before);
+    // a temporal condition's key stays while its card may still be in that state: pruned,
+    // a restart would fire the same idle period or status entry again
+    this.db.query("DELETE FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\'").run(before);
   }
 
   claimOnce(key: string, at: string): boolean {
