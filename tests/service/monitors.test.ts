@@ -90,7 +90,7 @@ describe("status_timeout and card_idle", () => {
 describe("cards that come into a board's scope already overdue", () => {
   test("a bug that enters the bugs board (its default_filter) past its time in review fires once", async () => {
     const svc = await openTestService(makeWorkspace((f) => {
-      f["definitions/boards/bugs.json"].monitors = { max_time_in_status: { review: "1s" } };
+      (f["definitions/boards/bugs.json"] as any).monitors = { max_time_in_status: { review: "1s" } };
     }));
     const monitor = new TemporalMonitor(svc);
     monitor.start();
