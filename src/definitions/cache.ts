@@ -20,7 +20,7 @@ import { DEFINITION_FOLDERS, DEFINITIONS_DIR } from "./paths.ts";
 declare const CARDS_VERSION: string | undefined;
 
 /** Bump when a validation rule or the cached shape changes, so no cached set skips it. */
-const RULES_VERSION = 4;
+const RULES_VERSION = 5;
 const CACHE_KEY = `${RULES_VERSION}:${typeof CARDS_VERSION === "string" ? CARDS_VERSION : "dev"}`;
 
 /** A file changed less than this long before its stamp was taken may change again unseen. */
@@ -38,6 +38,15 @@ export const DEFINITIONS_SYNCED_KEY = "definitions_synced";
 
 /** Names one validated set under these rules: what DEFINITIONS_SYNCED_KEY holds. */
 export const syncStamp = (defs: Definitions): string => `${CACHE_KEY}:${defs.fingerprint}`;
+
+/**
+ * What a reload leaves in DEFINITIONS_SYNCED_KEY: a fresh token, so the next open checks
+ * again, that still names the set, so that open does not announce a set already loaded.
+ */
+export const reloadedMarker = (fingerprint: string): string => `reloaded:${fingerprint}:${crypto.randomUUID()}`;
+
+/** True when `marker` says a reload already loaded (and announced) this fingerprint. */
+export const reloadedTo = (marker: string | undefined, fingerprint: string): boolean => marker?.startsWith(`reloaded:${fingerprint}:`) === true;
 
 /** How the cache reaches the disk and its row; given by the caller (platform and store). */
 export interface DefinitionsCacheIo {

@@ -108,7 +108,7 @@ export function fixedTools(defs: Definitions): Tool[] {
     tool("get_artifact", "Read a stored artifact by uri: text, or content_base64 for binary.", { uri: str() }, ["uri"],
       async (a, c) => artifactResult(a.uri, await readArtifact(c.svc, a.uri))),
     tool("history", "A card's latest 100 events as {at, actor, type, summary}, oldest first; read it to resume work.", { card_id: id() }, ["card_id"],
-      (a, c) => cardHistory(c.svc, a.card_id, {}, { newest: true })),
+      (a, c) => cardHistory(c.svc, a.card_id, {})),
     tool("breaches", "Conditions that hold now: WIP over limit, drained lanes, blocked cards, status timeouts, idle cards.", {
       board_id: str(), type: str("wip_exceeded, lane_limit, card_blocked, status_timeout or card_idle"),
     }, [], (a, c) => listBreaches(c.svc, params(a, ["board_id", "type"]))),

@@ -6,9 +6,12 @@ import type { Service } from "./service.ts";
 
 export interface HistoryItem { at: string; actor: string; type: string; summary: string }
 
-/** `newest`: the last `limit` events (an agent resuming wants the latest), still oldest first. */
-export function cardHistory(svc: Service, id: string, p: ListParams, opts: { newest?: boolean } = {}): { items: HistoryItem[] } {
-  return { items: cardEvents(svc, id, p, opts).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
+/**
+ * Without `since`, the card's last `limit` events (an agent resuming wants the latest),
+ * still oldest first; with `since`, the first `limit` after it.
+ */
+export function cardHistory(svc: Service, id: string, p: ListParams): { items: HistoryItem[] } {
+  return { items: cardEvents(svc, id, p, { newest: true }).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
 }
 
 const show = (v: unknown): string => {

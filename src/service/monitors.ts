@@ -11,6 +11,7 @@ import { nowIso } from "../domain/card.ts";
 import { andFilters, parseFilter } from "../domain/filters.ts";
 import type { Board, Card, CardEvent } from "../domain/types.ts";
 import { scopeOf } from "./lanes.ts";
+import { onReload } from "./reload.ts";
 import type { Service } from "./service.ts";
 
 /** The actor of events the service raises by itself. */
@@ -45,14 +46,13 @@ export class TemporalMonitor {
       if (e.id && e.card_id) {
         this.touched.add(e.card_id);
         this.kick();
-      } else if (e.type === "definition_reloaded") {
-        // a board's scope or limits may have changed: scan from the start (once-keys dedupe)
-        this.marks.clear();
-        this.kick();
       }
     });
+    // a board's scope or limits may have changed: scan from the start (once-keys dedupe),
+    // once the new set is in place (an announcement can arrive before this process's reload)
+    const offReload = onReload(this.svc, () => { this.marks.clear(); this.kick(); });
     const offConsumers = this.svc.onConsumersChanged(() => this.kick());
-    this.unsubscribe = () => { off(); offConsumers(); };
+    this.unsubscribe = () => { off(); offReload(); offConsumers(); };
     this.kick();
   }
 

@@ -12,7 +12,7 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
-import { DEFINITIONS_SYNCED_KEY } from "../definitions/cache.ts";
+import { DEFINITIONS_SYNCED_KEY, reloadedMarker } from "../definitions/cache.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -72,7 +72,7 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
   // an open that checked before this reload cannot record its set over it)
   await root.store.write((tx) => {
     root.defs = next;
-    tx.setMeta(DEFINITIONS_SYNCED_KEY, `reloaded:${crypto.randomUUID()}`);
+    tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
   });

@@ -14,29 +14,39 @@ import type { StoreReads } from "../store/port.ts";
 
 export function schemaVersionProblems(r: StoreReads, defs: Definitions): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
-  // a type or a column cards still hold: those cards could no longer be written or moved
-  const used = r.cardsInUse();
-  for (const [type, n] of used.types) {
-    if (defs.cardTypes.has(type)) continue;
-    problems.push({
-      file: `definitions/card-types/${type}.json`, path: "",
-      message: `card type ${type} is missing, but ${n} card(s) of that type exist; keep its file (cards of a removed type could no longer be written)`,
-    });
-  }
-  const columns = new Set(defs.workspace.columns.map((c) => c.id));
-  for (const [status, n] of used.statuses) {
-    if (columns.has(status)) continue;
-    problems.push({
-      file: "definitions/workspace.json", path: "columns",
-      message: `column ${status} is missing, but ${n} card(s) are in it; move them to another column first (cards cannot leave a column that no longer exists without force)`,
-      valid_options: [...columns],
-    });
-  }
   for (const t of defs.cardTypes.values()) {
     if (!r.hasCardAboveSchema(t.id, t.schema_version)) continue;
     problems.push({
       file: `definitions/card-types/${t.id}.json`, path: "schema_version",
       message: `schema_version ${t.schema_version} is below the version cards of type ${t.id} already carry; schema versions only go up (add a migration to a higher version instead)`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * A card type or a column the loaded set has, `defs` drops, and cards still hold: those
+ * cards could no longer be written or moved. Only what this change drops: a workspace
+ * already in that state (an older version allowed it) still opens, to be put right.
+ */
+function droppedInUse(r: StoreReads, defs: Definitions, loaded: Definitions): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const used = r.cardsInUse();
+  for (const [type, n] of used.types) {
+    if (defs.cardTypes.has(type) || !loaded.cardTypes.has(type)) continue;
+    problems.push({
+      file: `definitions/card-types/${type}.json`, path: "",
+      message: `card type ${type} is removed, but ${n} card(s) of that type exist; keep its file until those cards are deleted (list them: GET /cards?type_id=${type})`,
+    });
+  }
+  const columns = new Set(defs.workspace.columns.map((c) => c.id));
+  const had = new Set(loaded.workspace.columns.map((c) => c.id));
+  for (const [status, n] of used.statuses) {
+    if (columns.has(status) || !had.has(status)) continue;
+    problems.push({
+      file: "definitions/workspace.json", path: "columns",
+      message: `column ${status} is removed, but ${n} card(s) are in it; keep it until they are moved to another column (list them: GET /cards?status=${status}), then remove it`,
+      valid_options: [...columns],
     });
   }
   return problems;
@@ -49,6 +59,7 @@ export function schemaVersionProblems(r: StoreReads, defs: Definitions): Definit
  */
 export function assertSchemaFloor(r: StoreReads, defs: Definitions, loaded?: Definitions): void {
   const problems = schemaVersionProblems(r, defs);
+  if (loaded) problems.push(...droppedInUse(r, defs, loaded));
   for (const t of defs.cardTypes.values()) {
     const was = loaded?.cardTypes.get(t.id)?.schema_version;
     if (was === undefined || t.schema_version >= was || problems.some((p) => p.file === `definitions/card-types/${t.id}.json` && p.path === "schema_version")) continue;

@@ -3,7 +3,7 @@ import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardType, Definitions, Workspace, WorkspaceDef } from "../domain/types.ts";
-import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, syncStamp } from "../definitions/cache.ts";
+import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
@@ -88,8 +88,9 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       await registerDeclaredUsers(svc);
       // another set was in use: this process now works with a new one (files edited since),
       // so it says so, and running servers reload too (followReloads) instead of validating
-      // against the old set while this call writes with the new one
-      if (marker !== undefined) await announceOpenedSet(store, defs);
+      // against the old set while this call writes with the new one. A set a reload already
+      // loaded was announced by that reload.
+      if (marker !== undefined && !reloadedTo(marker, defs.fingerprint)) await announceOpenedSet(store, defs);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
       // new token) keeps the next open checking; a busy database is not waited for
       store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, stamp, marker);
@@ -101,11 +102,19 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
   }
 }
 
-/** A `definition_reloaded` signal for a set an open loaded (best effort: a busy database is not waited for long). */
+/**
+ * `definition_reloaded` for a set an open loaded, per board (the set it replaced is not
+ * known here, so every board may be affected; best effort: a busy database is not waited
+ * for long).
+ */
 async function announceOpenedSet(store: Store, defs: Definitions): Promise<void> {
   try {
+    const at = new Date().toISOString();
     await store.write((tx) => {
-      tx.appendSignal({ type: "definition_reloaded", actor: "cards", at: new Date().toISOString(), scope: "board", diff: { fingerprint: defs.fingerprint } });
+      const boards: Array<string | undefined> = defs.boards.size > 0 ? [...defs.boards.keys()] : [undefined];
+      for (const board_id of boards) {
+        tx.appendSignal({ type: "definition_reloaded", actor: "cards", at, scope: "board", ...(board_id ? { board_id } : {}), diff: { fingerprint: defs.fingerprint } });
+      }
     });
   } catch {
     // the next open of a changed set, or an explicit reload, announces it

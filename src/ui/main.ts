@@ -81,9 +81,13 @@ let hiddenAt = 0;
 let hiddenTimer: ReturnType<typeof setTimeout> | undefined;
 
 let signalsTimer: ReturnType<typeof setTimeout> | undefined;
+/** at most one breaches read a second per page, however many agents write */
+const SIGNALS_EVERY_MS = 1000;
+/** events that may start or end a breach of a card not drawn on this board yet */
+const ENTERS = new Set(["card_created", "status_timeout", "card_idle", "card_blocked", "card_unblocked"]);
 /** One re-read per burst of events (batched, not debounced, so a steady stream still updates). */
 function refreshSignalsSoon(): void {
-  signalsTimer ??= setTimeout(() => { signalsTimer = undefined; void refreshSignals(); }, 250);
+  signalsTimer ??= setTimeout(() => { signalsTimer = undefined; void refreshSignals(); }, SIGNALS_EVERY_MS);
 }
 
 async function showBoard(id: string, filter: string, q: string): Promise<void> {
@@ -141,7 +145,11 @@ async function boot(): Promise<void> {
   connectLive({
     status: showLiveStatus,
     resync: () => { reloadSoon(); refreshSignalsSoon(); refreshDetail(); },
-    conditions: (e) => { if (e.scope !== "board" || e.board_id === state.board.id) refreshSignalsSoon(); },
+    // a write on another board's cards changes nothing here
+    conditions: (e) => {
+      const mine = e.scope === "board" ? e.board_id === state.board.id : state.cards.has(e.card_id ?? "") || ENTERS.has(e.type);
+      if (mine) refreshSignalsSoon();
+    },
     cards: (ids) => {
       if (needsFullReload() || ids.length > 20) reloadSoon();
       else void refreshCards(ids).then(renderLanes).catch(() => reloadSoon());

@@ -540,6 +540,18 @@ describe("repeating entries", () => {
 });
 
 describe("history and search", () => {
+  test("history without since is the card's latest events (oldest first); since pages forward", async () => {
+    const c = await api.task({ title: "long-lived" });
+    for (let i = 1; i <= 104; i++) await api.post(`/cards/${c.id}/comments`, { body: `note ${i}` });
+    const latest = (await api.get(`/cards/${c.id}/history`)).body.items;
+    expect(latest.length).toBe(100);
+    expect(latest.at(-1).summary).toContain("note 104");
+    expect(latest[0].summary).toContain("note 5");
+    const first = (await api.get(`/cards/${c.id}/events?limit=1`)).body.items[0];
+    const forward = (await api.get(`/cards/${c.id}/history?since=${first.id}&limit=2`)).body.items;
+    expect(forward.map((h: any) => h.summary)).toEqual([expect.stringContaining("note 1"), expect.stringContaining("note 2")]);
+  });
+
   test("history: {at, actor, type, summary} in id order", async () => {
     const c = await api.task({ title: "history" });
     await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));

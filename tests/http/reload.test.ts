@@ -140,7 +140,7 @@ describe("definitions checked against the cards that exist", () => {
       const r = await api.post("/workspace/reload");
       expect(r.status).toBe(422);
       const problems = JSON.stringify(r.body.problems);
-      expect(problems).toContain("column backlog is missing, but 1 card(s) are in it");
+      expect(problems).toContain("column backlog is removed, but 1 card(s) are in it; keep it until they are moved");
       expect(api.svc.defs.workspace.columns.map((c) => c.id)).toContain("backlog"); // the old set stays
     } finally {
       api.close();
@@ -215,6 +215,23 @@ describe("reloads by other processes", () => {
       expect((await api.get("/boards/main")).body.wip_limits.doing).toBe(1);
     } finally {
       stop();
+      api.close();
+    }
+  });
+
+  test("an open after a reload does not announce the set the reload already announced", async () => {
+    const api = await testApi();
+    const seen: CardEvent[] = [];
+    api.svc.subscribe((e) => { if (e.type === "definition_reloaded") seen.push(e); });
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 1; });
+      expect((await api.post("/workspace/reload")).body.boards).toEqual(["main"]);
+      const cli = await openTestService(api.dir, "embedded");
+      cli.close();
+      await Bun.sleep(50);
+      api.svc.pollFeed();
+      expect(seen.map((e) => e.board_id)).toEqual(["main"]);
+    } finally {
       api.close();
     }
   });

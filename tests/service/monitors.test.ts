@@ -117,15 +117,22 @@ describe("cards that come into a board's scope already overdue", () => {
 });
 
 describe("once-keys", () => {
-  test("pruning by age keeps the keys of temporal conditions (a restart would fire the same idle period again)", async () => {
+  test("pruning by age keeps the keys of temporal conditions while their card is still in that state", async () => {
     const svc = await openTestService();
     try {
+      const c = await createCard(svc, { type_id: "task", title: "idle" }, ada);
       const old = "2020-01-01T00:00:00.000Z";
-      const keys = ["status_timeout:main:card_0000000000000001:2020-01-01T00:00:00.000Z", "card_idle:main:card_0000000000000001:2020-01-01T00:00:00.000Z", "hook:notify:42"];
+      const keys = [
+        `status_timeout:main:${c.id}:${c.status_since}`, // still in that status: kept (a restart would fire it again)
+        `card_idle:main:${c.id}:${c.updated_at}`, // still idle since then: kept
+        `card_idle:main:${c.id}:2020-01-01T00:00:00.000Z`, // an idle period the card has left: pruned
+        "status_timeout:main:card_00000000000000ff:2020-01-01T00:00:00.000Z", // a card that is gone: pruned
+        "hook:notify:42", // not temporal: pruned by age
+      ];
       await svc.store.write((tx) => { for (const k of keys) expect(tx.claimOnce(k, old)).toBe(true); });
       await svc.store.write((tx) => { tx.pruneOnceKeys(new Date().toISOString()); });
       // claimOnce is true only for a key that is not there
-      await svc.store.write((tx) => { expect(keys.map((k) => tx.claimOnce(k, old))).toEqual([false, false, true]); });
+      await svc.store.write((tx) => { expect(keys.map((k) => tx.claimOnce(k, old))).toEqual([false, false, true, true, true]); });
     } finally {
       svc.close();
     }

@@ -335,9 +335,19 @@ export class SqliteQueries implements StoreTx {
   }
 
   pruneOnceKeys(before: string): void {
-    // a temporal condition's key stays while its card may still be in that state: pruned,
-    // a restart would fire the same idle period or status entry again
+    // a temporal condition's key stays while its card is still in that state: pruned, a
+    // restart would fire the same idle period or status entry again. It goes once the card
+    // moved on (`type:board:card:since`, since = the card's status_since or updated_at then)
     this.db.query("DELETE FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\'").run(before);
+    const temporal = this.db.query("SELECT key FROM once_keys WHERE at < ? AND (key LIKE 'status\\_timeout:%' ESCAPE '\\' OR key LIKE 'card\\_idle:%' ESCAPE '\\') LIMIT 500").all(before) as Array<{ key: string }>;
+    const card = this.db.query("SELECT status_since, updated_at FROM cards WHERE id = ?");
+    const drop = this.db.query("DELETE FROM once_keys WHERE key = ?");
+    for (const { key } of temporal) {
+      const [type, , id] = key.split(":", 3);
+      const since = key.split(":").slice(3).join(":");
+      const now = card.get(id ?? "") as { status_since: string; updated_at: string } | null;
+      if (!now || (type === "status_timeout" ? now.status_since : now.updated_at) !== since) drop.run(key);
+    }
   }
 
   claimOnce(key: string, at: string): boolean {
