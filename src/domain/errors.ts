@@ -89,8 +89,8 @@ export function toEnvelope(e: unknown): ErrorEnvelope {
 
 // --- factories: a required extra cannot be forgotten ---
 
-export const notFound = (what: string, id: string): CardsError =>
-  new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, { value: id });
+export const notFound = (what: string, id: string, validOptions?: readonly string[]): CardsError =>
+  new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, { value: id, ...(validOptions ? { valid_options: [...validOptions] } : {}) });
 
 export const versionConflict = (card: Card, message?: string, hint = "re-read the card and retry with its current version"): CardsError =>
   new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, { card, hint });

@@ -122,7 +122,7 @@ export class Service {
 
   board(id: string): Board {
     const b = this.defs.boards.get(id);
-    if (!b) throw new CardsError("not_found", `board ${JSON.stringify(id)} not found`, { value: id, valid_options: [...this.defs.boards.keys()] });
+    if (!b) throw notFound("board", id, [...this.defs.boards.keys()]);
     return b;
   }
 

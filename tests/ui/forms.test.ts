@@ -3,33 +3,20 @@
  * new Save clears the last one's errors, a conflict says who changed the card, the Status
  * picker offers only the moves the board allows, and comments show pictures.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { assertBinary, serve, type Server } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
-import { launch, type Browser } from "./browser.ts";
+import { servedBoard } from "./suite.ts";
 import { call } from "./seed.ts";
 
 const T = 30_000;
-let srv: Server;
-let browser: Browser;
 
-beforeAll(async () => {
-  assertBinary();
-  srv = await serve(makeWorkspace());
-  browser = await launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await srv?.stop();
-});
+const ui = servedBoard();
 
 const task = (title: string, status = "backlog") =>
-  call(srv.url, "POST", "/cards", { type_id: "task", title, status, fields: { priority: "normal" } });
+  call(ui.srv.url, "POST", "/cards", { type_id: "task", title, status, fields: { priority: "normal" } });
 
 async function openCard(page: Page, id: string): Promise<void> {
-  await page.goto(`${srv.url}/ui/?card=${id}`);
+  await page.goto(`${ui.srv.url}/ui/?card=${id}`);
   await page.locator("body[data-ready]").waitFor();
   await page.locator("#detail .history").waitFor();
 }
@@ -44,7 +31,7 @@ async function escTwice(page: Page): Promise<void> {
 describe.serial("forms", () => {
   test("Esc keeps a half-written link or entry in the detail; cleared, Esc closes the card", async () => {
     const c = await task("Esc in the detail");
-    const page = await browser.page(1440, 1600);
+    const page = await ui.browser.page(1440, 1600);
     await openCard(page, c.id);
     const d = page.locator("#detail");
     await d.locator(".links summary").click();
@@ -67,8 +54,8 @@ describe.serial("forms", () => {
   }, T);
 
   test("Esc keeps a half-filled New card dialog open; Cancel closes it; an untouched one closes on Esc", async () => {
-    const page = await browser.page();
-    await page.goto(`${srv.url}/ui/`);
+    const page = await ui.browser.page();
+    await page.goto(`${ui.srv.url}/ui/`);
     await page.locator("body[data-ready]").waitFor();
     const dlg = page.locator("dialog.create-dialog");
     await page.locator("#new-card").click();
@@ -88,7 +75,7 @@ describe.serial("forms", () => {
 
   test("a new Save clears the last field error; a conflict updates the version in the header", async () => {
     const c = await task("Stale errors");
-    const page = await browser.page();
+    const page = await ui.browser.page();
     await openCard(page, c.id);
     const d = page.locator("#detail");
     await d.locator("#detail-edit").click();
@@ -97,7 +84,7 @@ describe.serial("forms", () => {
     await d.locator(".edit-form button[type=submit]").click();
     await parent.locator(".field-error", { hasText: "card id" }).waitFor();
 
-    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
     await parent.locator("input").fill("");
     await d.locator("#edit-title").fill("Stale errors, fixed");
     await d.locator(".edit-form button[type=submit]").click();
@@ -109,7 +96,7 @@ describe.serial("forms", () => {
 
   test("the Status picker disables the moves the board's transitions forbid", async () => {
     const c = await task("Picker moves");
-    const page = await browser.page();
+    const page = await ui.browser.page();
     await openCard(page, c.id);
     const enabled = () => page.locator("#detail-status option").evaluateAll((os) =>
       os.filter((o) => !(o as HTMLOptionElement).disabled).map((o) => (o as HTMLOptionElement).value));
@@ -120,22 +107,22 @@ describe.serial("forms", () => {
     await page.waitForFunction(() => !(document.querySelector('#detail-status option[value="doing"]') as HTMLOptionElement)?.disabled);
     expect(await enabled()).toEqual(["backlog", "todo", "doing"]);
 
-    const bug = await call(srv.url, "POST", "/cards", { type_id: "bug", title: "Free moves", fields: { severity: "minor", steps: "s" } });
-    await page.goto(`${srv.url}/ui/?board=bugs&card=${bug.id}`);
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Free moves", fields: { severity: "minor", steps: "s" } });
+    await page.goto(`${ui.srv.url}/ui/?board=bugs&card=${bug.id}`);
     await page.locator("#detail .history").waitFor();
     // bugs enforces no transitions, but a bug moves by main's graph (main is the default board
     // and shows bugs: the server checks that one), so the picker offers what main allows
     expect(await enabled()).toEqual(["backlog", "todo"]);
-    await expect(call(srv.url, "PATCH", `/cards/${bug.id}`, { version: bug.version, status: "done" })).rejects.toThrow("transition_illegal");
+    await expect(call(ui.srv.url, "PATCH", `/cards/${bug.id}`, { version: bug.version, status: "done" })).rejects.toThrow("transition_illegal");
     await page.close();
   }, T);
 
   test("a version conflict names who changed the card, in words, not API advice", async () => {
     const c = await task("Changed meanwhile");
-    const page = await browser.page();
+    const page = await ui.browser.page();
     await page.route("**/v1/events/stream**", (r) => r.abort()); // no live update: the page keeps the old version
     await openCard(page, c.id);
-    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, tags: ["docs"] }, "agent-1");
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, tags: ["docs"] }, "agent-1");
     await page.locator("#detail-owner").selectOption("ada");
     const toast = page.locator(".toast.error", { hasText: "Someone (agent-1) changed this card meanwhile: try again" });
     await toast.waitFor();
@@ -148,11 +135,11 @@ describe.serial("forms", () => {
     const c = await task("With a picture");
     // a 1x1 PNG stored as the card's artifact, so the picture loads from the server itself
     const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-    const res = await fetch(`${srv.url}/v1/cards/${c.id}/artifacts/output`, { method: "POST", headers: { "content-type": "image/png", "x-service-actor": "ada" }, body: png });
+    const res = await fetch(`${ui.srv.url}/v1/cards/${c.id}/artifacts/output`, { method: "POST", headers: { "content-type": "image/png", "x-service-actor": "ada" }, body: png });
     const uri = String((await res.json()).fields.output.uri);
     const local = `/v1/${uri.replace(/^\/+/, "")}`;
-    await call(srv.url, "POST", `/cards/${c.id}/comments`, { body: `Chart: ![the chart](${local})\n\n![remote](https://example.com/p.png) ![bad](javascript:alert(1))` });
-    const page = await browser.page();
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: `Chart: ![the chart](${local})\n\n![remote](https://example.com/p.png) ![bad](javascript:alert(1))` });
+    const page = await ui.browser.page();
     await openCard(page, c.id);
     const img = page.locator('.comment img[alt="the chart"]');
     await img.waitFor();

@@ -3,42 +3,29 @@
  * time in status ("stuck") or idle, a drained watched lane, the breach count in the top
  * bar, and the cards a board's default_filter hides. Read on load, kept current live.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { assertBinary, serve, type Server } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
-import { launch, type Browser } from "./browser.ts";
+import { describe, expect, test } from "bun:test";
+import { servedBoard } from "./suite.ts";
 import { call } from "./seed.ts";
 
 const T = 30_000;
-let srv: Server;
-let browser: Browser;
 
-beforeAll(async () => {
-  assertBinary();
+const ui = servedBoard((files: any) => {
   // the sample main board watches todo (alert_when_empty); short limits keep the test quick
-  srv = await serve(makeWorkspace((files: any) => {
-    const main = files["definitions/boards/main.json"];
-    main.monitors.max_time_in_status = { doing: "1s" };
-    main.monitors.idle_after = "3s";
-  }));
-  browser = await launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await srv?.stop();
+  const main = files["definitions/boards/main.json"];
+  main.monitors.max_time_in_status = { doing: "1s" };
+  main.monitors.idle_after = "3s";
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const task = (title: string, status: string) =>
-  call(srv.url, "POST", "/cards", { type_id: "task", title, status, fields: { priority: "normal" } });
+  call(ui.srv.url, "POST", "/cards", { type_id: "task", title, status, fields: { priority: "normal" } });
 
 describe.serial("board signals", () => {
   test("stuck and idle cards get badges, a drained watched lane is marked, the top bar counts them: on load and live", async () => {
     const old = await task("Stuck before the page opened", "doing");
     await sleep(1200);
-    const page = await browser.page();
-    await page.goto(`${srv.url}/ui/`);
+    const page = await ui.browser.page();
+    await page.goto(`${ui.srv.url}/ui/`);
     await page.locator("body[data-ready]").waitFor();
     await page.locator('#live-status[data-state="live"]').waitFor();
 
@@ -65,26 +52,26 @@ describe.serial("board signals", () => {
     await task("Refills todo", "todo");
     await page.waitForFunction(() => !document.querySelector('.lane[data-lane="todo"]')!.classList.contains("drained"));
     expect(await todo.locator(".drained-badge").isVisible()).toBe(false);
-    await call(srv.url, "PATCH", `/cards/${old.id}`, { version: 1, status: "review" });
+    await call(ui.srv.url, "PATCH", `/cards/${old.id}`, { version: 1, status: "review" });
     await page.locator(`.lane[data-lane="review"] .card[data-id="${old.id}"]`).waitFor();
     await page.waitForFunction((id) => !document.querySelector(`.card[data-id="${id}"] .breach-badge`), old.id);
     await page.close();
   }, T);
 
   test("a board whose default filter hides cards says how many, and follows live changes", async () => {
-    const bug = (title: string, resolution?: string) => call(srv.url, "POST", "/cards", {
+    const bug = (title: string, resolution?: string) => call(ui.srv.url, "POST", "/cards", {
       type_id: "bug", title, fields: { severity: "minor", steps: "s", ...(resolution ? { resolution } : {}) },
     });
     await bug("Won't fix this", "wontfix");
     const open = await bug("Still open");
-    const page = await browser.page();
-    await page.goto(`${srv.url}/ui/?board=bugs`);
+    const page = await ui.browser.page();
+    await page.goto(`${ui.srv.url}/ui/?board=bugs`);
     await page.locator("body[data-ready]").waitFor();
     await page.locator('#live-status[data-state="live"]').waitFor();
     const note = page.locator("#hidden-note");
     await page.waitForFunction(() => document.querySelector("#hidden-note")?.textContent === "1 hidden by the board's filter");
     expect(await note.isVisible()).toBe(true);
-    await call(srv.url, "PATCH", `/cards/${open.id}`, { version: 1, fields: { resolution: "wontfix" } }, "agent-1");
+    await call(ui.srv.url, "PATCH", `/cards/${open.id}`, { version: 1, fields: { resolution: "wontfix" } }, "agent-1");
     await page.waitForFunction(() => document.querySelector("#hidden-note")?.textContent === "2 hidden by the board's filter");
     expect(await page.locator(`.card[data-id="${open.id}"]`).count()).toBe(0);
     // the main board has no default filter: no note

@@ -4,26 +4,14 @@
  * edge scrolls lane after lane (lane snapping is off while a drag runs). Touches are sent through the DevTools
  * protocol (Input.dispatchTouchEvent) with touch emulation on.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { CDPSession } from "playwright-core";
-import { assertBinary, serve, type Server } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
-import { launch, type Browser } from "./browser.ts";
+import { servedBoard } from "./suite.ts";
 import { call } from "./seed.ts";
 
-let srv: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-  assertBinary();
+const ui = servedBoard((files: any) => {
   // no enforced transitions, so a card may be carried to any lane
-  srv = await serve(makeWorkspace((files: any) => { files["definitions/boards/main.json"].settings.enforce_transitions = false; }));
-  browser = await launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await srv?.stop();
+  files["definitions/boards/main.json"].settings.enforce_transitions = false;
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,12 +21,12 @@ function touch(cdp: CDPSession, type: "touchStart" | "touchMove" | "touchEnd", x
 }
 
 test("a long press then a drag moves the card; a swipe scrolls the lanes", async () => {
-  const swiped = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Swiped over", fields: { priority: "low" } });
-  const moved = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Picked up", fields: { priority: "low" } });
-  const page = await browser.page(390, 844);
+  const swiped = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Swiped over", fields: { priority: "low" } });
+  const moved = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Picked up", fields: { priority: "low" } });
+  const page = await ui.browser.page(390, 844);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
-  await page.goto(`${srv.url}/ui/`);
+  await page.goto(`${ui.srv.url}/ui/`);
   await page.locator("body[data-ready]").waitFor();
 
   const b = (await page.locator(`.card[data-id="${moved.id}"]`).boundingBox())!;
@@ -56,17 +44,17 @@ test("a long press then a drag moves the card; a swipe scrolls the lanes", async
   await touch(cdp, "touchEnd");
   await page.waitForFunction((x) => document.querySelector("#board")!.scrollLeft > x + 100, before);
 
-  expect((await call(srv.url, "GET", `/cards/${moved.id}`)).status).toBe("todo");
-  expect((await call(srv.url, "GET", `/cards/${swiped.id}`)).status).toBe("backlog");
+  expect((await call(ui.srv.url, "GET", `/cards/${moved.id}`)).status).toBe("todo");
+  expect((await call(ui.srv.url, "GET", `/cards/${swiped.id}`)).status).toBe("backlog");
   await page.close();
 }, 30_000);
 
 test("a dragged card held at the edge scrolls past the next lane; snapping comes back after the drop", async () => {
-  const far = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Carried far", fields: { priority: "low" } });
-  const page = await browser.page(390, 844);
+  const far = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Carried far", fields: { priority: "low" } });
+  const page = await ui.browser.page(390, 844);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
-  await page.goto(`${srv.url}/ui/`);
+  await page.goto(`${ui.srv.url}/ui/`);
   await page.locator("body[data-ready]").waitFor();
   const snap = () => page.evaluate(() => getComputedStyle(document.querySelector("#board")!).scrollSnapType);
   expect(await snap()).toBe("x mandatory");
@@ -88,7 +76,7 @@ test("a dragged card held at the edge scrolls past the next lane; snapping comes
     return lane === "review" || lane === "done";
   }, far.id);
   let status = "backlog"; // the move is shown at once; the server's answer follows
-  for (let i = 0; i < 50 && status === "backlog"; i++, await sleep(50)) status = (await call(srv.url, "GET", `/cards/${far.id}`)).status;
+  for (let i = 0; i < 50 && status === "backlog"; i++, await sleep(50)) status = (await call(ui.srv.url, "GET", `/cards/${far.id}`)).status;
   expect(["review", "done"]).toContain(status);
   expect(await snap()).toBe("x mandatory");
   await page.close();
