@@ -35,6 +35,11 @@ export const COMPONENTS: Record<string, JsonSchema> = {
   EventList: object({ items: arr(ref("Event")) }, ["items"]),
   History: object({ items: arr(object({ at: time, actor: s("string"), type: s("string"), summary: s("string") }, ["at", "actor", "type", "summary"])) }, ["items"]),
   User: object({ id: s("string"), display_name: s("string"), kind: s("string", { enum: ["human", "agent"] }), created_at: time }, ["id", "kind", "created_at"]),
+  BoardCounts: object({
+    board_id: s("string"),
+    counts: { type: "object", additionalProperties: { type: "integer", minimum: 0 }, description: "every column of the board, 0 included" },
+    total: { type: "integer", minimum: 0 },
+  }, ["board_id", "counts", "total"]),
   Health: object({ version: s("string"), workspace_id: s("string") }, ["version", "workspace_id"]),
   Board: { ...object({ id: s("string"), name: s("string"), columns: arr(s("string")), card_type_ids: arr(s("string")) }, ["id", "name", "columns", "card_type_ids"]), additionalProperties: true },
   WorkspaceView: object({ workspace: s("object"), card_types: s("object"), boards: s("object"), current_schema_versions: s("object") }, ["workspace", "card_types", "boards", "current_schema_versions"]),

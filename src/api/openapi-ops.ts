@@ -38,6 +38,8 @@ const LIST: Array<[string, string, JsonSchema?]> = [
   ["cursor", "next_cursor of the previous page"],
   ["limit", "page size, default 50; larger values are answered with 200", int],
 ];
+/** GET /boards/{id}/counts narrows as the list does, without the page, order and status */
+const COUNTS = LIST.filter(([name]) => ["type_id", "owner", "blocked", "has_link", "link_target", "q", "filter"].includes(name));
 const EVENTS: Array<[string, string, JsonSchema?]> = [
   ["actor", "events by this actor"], ["owner", "events of cards this user owns now"],
   ["type", "event type(s), comma-separated"], ["types", "event types, comma-separated"],
@@ -49,6 +51,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   "GET /health": { id: "getHealth", tag: "workspace", response: "Health" },
   "GET /workspace": { id: "getWorkspace", tag: "workspace", response: "WorkspaceView" },
   "GET /boards/:board_id": { id: "getBoard", tag: "workspace", response: "Board" },
+  "GET /boards/:board_id/counts": { id: "countBoardCards", tag: "workspace", query: COUNTS, response: "BoardCounts" },
   "POST /workspace/reload": { id: "reloadWorkspace", tag: "workspace", body: "Empty", bodyRequired: false, response: "ReloadResult" },
   "POST /boards": { id: "putBoard", tag: "workspace", body: "Board", response: "Board", status: 201, okDescription: "Created", also: { 200: "Replaced the existing board's file" } },
   "POST /users": { id: "registerUser", tag: "users", body: "RegisterUserBody", response: "User", status: 201, okDescription: "Registered", also: { 200: "Already registered with the same kind" } },

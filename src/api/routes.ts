@@ -88,6 +88,14 @@ export const ROUTES: Route[] = [
     handle: (c) => { c.onlyQuery(); return ok(describeWorkspace(c.svc)); } },
   { method: "GET", path: "/boards/:board_id", summary: "One board definition",
     handle: (c) => { c.onlyQuery(); return ok(c.svc.board(c.params.board_id!)); } },
+  { method: "GET", path: "/boards/:board_id/counts", summary: "How many cards the board holds per column, narrowed like GET /cards",
+    handle: (c) => {
+      const run = (m: ServiceModule<typeof load.list>): ApiResponse | Promise<ApiResponse> => {
+        const counts = m.countBoardCards(c.svc, c.params.board_id!, c.query, c.viewer());
+        return counts instanceof Promise ? counts.then((x) => ok(x)) : ok(counts);
+      };
+      return load.list.loaded ? run(load.list.loaded) : load.list().then(run);
+    } },
   { method: "POST", path: "/workspace/reload", summary: "Re-read the definitions and swap them in (serve mode only)", serveOnly: true,
     handle: async (c) => write(c, 200, async (ctx) => (await load.reload()).reloadDefinitions(c.svc, ctx)) },
   { method: "POST", path: "/boards", summary: "Write a board definition and reload (serve mode only)", serveOnly: true,

@@ -80,6 +80,13 @@ export const MAX_FILTER_DEPTH = 16;
 export const MAX_FILTER_NODES = 200;
 /** most elements one `$in` / `$nin` / `$all` / `$any` list may hold */
 export const MAX_FILTER_LIST = 1000;
+/**
+ * `$contains` conditions per filter, and their operands' characters together: each one
+ * scans every candidate's value (lower() + a naive substring search), so 20 conditions of
+ * 4,000 characters over 100 cards of 200 KB held the server for 20 s (docs/limits.md)
+ */
+export const MAX_CONTAINS = 10;
+export const MAX_CONTAINS_CHARS = 500;
 
 /**
  * Validate an untrusted filter and return its normalised AST.
@@ -89,7 +96,7 @@ export const MAX_FILTER_LIST = 1000;
  * @example parseFilter({ status: { $in: ["todo", "doing"] }, blocked: false })
  */
 export function parseFilter(raw: unknown, ctx: FilterContext = {}, where = "filter"): FilterNode {
-  return _parseObject(raw, where, 1, { nodes: 0, ctx });
+  return _parseObject(raw, where, 1, { nodes: 0, ctx, contains: 0, containsChars: 0 });
 }
 
 /**
@@ -174,7 +181,7 @@ export function compareCodePoints(a: string, b: string): number {
 // --- internal ---
 
 type _Kind = "string" | "time" | "number" | "tags" | "field";
-interface _State { nodes: number; ctx: FilterContext }
+interface _State { nodes: number; ctx: FilterContext; contains: number; containsChars: number }
 
 const _KIND: Record<string, _Kind> = {
   id: "string", type_id: "string", title: "string", status: "string", owner: "string", created_by: "string",
@@ -205,6 +212,14 @@ function _isPlainObject(v: unknown): v is Record<string, unknown> {
 function _count<T extends FilterNode>(st: _State, at: string, node: T): T {
   if (++st.nodes > MAX_FILTER_NODES) throw _fail(at, `a filter may hold at most ${MAX_FILTER_NODES} nodes (conditions, $and and $or each count as one)`);
   return node;
+}
+
+function _countContains(st: _State, at: string, operand: string): void {
+  st.containsChars += operand.length;
+  if (++st.contains > MAX_CONTAINS || st.containsChars > MAX_CONTAINS_CHARS) {
+    throw _fail(at, `a filter may hold at most ${MAX_CONTAINS} $contains conditions, of ${MAX_CONTAINS_CHARS} characters together`, undefined, undefined,
+      "each $contains scans every candidate's text: look for the few words that matter, or search with q (full-text, indexed)");
+  }
 }
 
 function _validPaths(ctx: FilterContext): string[] {
@@ -266,7 +281,9 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
       const msg = op.startsWith("$") ? `${op} is not an operator for ${path}` : `operator objects hold only operators; ${JSON.stringify(op)} is not one`;
       throw _fail(oat, msg, op, _OPS[kind]);
     }
-    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, _operand(kind, op as CmpOp, val[op], oat), oat, st.ctx) }));
+    const value = _operand(kind, op as CmpOp, val[op], oat);
+    if (op === "$contains") _countContains(st, oat, value as string);
+    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, value, oat, st.ctx) }));
   }
   return out;
 }

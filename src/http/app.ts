@@ -135,7 +135,8 @@ class ApiHeaders implements ApiHeaderValues {
 
 export function toResponse(res: ApiResponse): Response {
   if (res.raw) return new Response(res.raw, { status: res.status, headers: res.headers });
-  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...res.headers };
+  // nosniff: a browser never reads a JSON body (card text) as HTML or script
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", ...res.headers };
   // a 405 names the methods the path takes (HTTP), as its valid_options do
   const allowed = res.status === 405 ? (res.body as { valid_options?: unknown[] } | undefined)?.valid_options : undefined;
   if (allowed) headers.allow = allowed.join(", ");

@@ -50,6 +50,34 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
   return ready ? ready.then(read) : read();
 }
 
+/** GET /boards/{id}/counts: a board's cards per column (every column, 0 included). */
+export interface BoardCounts { board_id: string; counts: Record<string, number>; total: number }
+
+/** The parameters of GET /cards that narrow which cards a count covers (no status, page or order). */
+const COUNT_PARAMS = ["type_id", "owner", "blocked", "has_link", "link_target", "q", "filter"];
+
+/**
+ * How many cards a board holds per column, within its scope (card types, columns,
+ * default_filter) and narrowed as GET /cards narrows (a saved filter, q, owner, ...).
+ * Exact, unlike a page: a person's board shows a lane's size without reading it whole.
+ */
+export function countBoardCards(svc: Service, boardId: string, params: ListParams, viewer?: string): BoardCounts | Promise<BoardCounts> {
+  for (const k of Object.keys(params)) {
+    if (!COUNT_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: COUNT_PARAMS, ...(k === "status" ? { hint: "counts come per column already" } : {}) });
+  }
+  const board = svc.board(boardId);
+  const q = toListQuery(svc, { ...params, board_id: board.id }, viewer);
+  const read = (): BoardCounts => {
+    const found = svc.store.countByStatus(q);
+    const counts: Record<string, number> = {};
+    let total = 0;
+    for (const column of board.columns) total += counts[column] = found[column] ?? 0;
+    return { board_id: board.id, counts, total };
+  };
+  const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
+  return ready ? ready.then(read) : read();
+}
+
 export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQuery {
   for (const k of Object.keys(p)) {
     if (!LIST_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: LIST_PARAMS });

@@ -62,7 +62,8 @@ export interface StoreReads {
   listCards(q: ListQuery): { items: Card[]; keys: string[] };
   /** oldest unowned candidates (updated_at, id ascending): their ids and statuses only */
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">>;
-  countByStatus(filter?: FilterNode): Record<string, number>;
+  /** how many cards match `q` (every condition of a list but its page: no limit, order or cursor), by status */
+  countByStatus(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number>;
   /** targets of outgoing blocking links that are not done; empty when not blocked */
   openBlockers(cardId: string): string[];
   /** cards with an outgoing blocking link to `targetId` */

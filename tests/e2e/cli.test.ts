@@ -215,6 +215,16 @@ describe("card commands and exit codes", () => {
     expect(run(["boards", "get", "nope"], { cwd: ws }).code).toBe(3);
   });
 
+  test("boards counts: per column, narrowed by the list's flags", () => {
+    const all = run(["boards", "counts", "main"], { cwd: ws }).json;
+    expect(Object.keys(all.counts)).toEqual(["backlog", "todo", "doing", "review", "done"]);
+    expect(all.total).toBe(Object.values(all.counts as Record<string, number>).reduce((a, b) => a + b, 0));
+    const tasks = run(["boards", "counts", "main", "--type", "task"], { cwd: ws }).json;
+    expect(tasks.total).toBeLessThanOrEqual(all.total);
+    expect(tasks.total).toBe(run(["cards", "list", "--board", "main", "--type", "task", "--limit", "200"], { cwd: ws }).json.items.length);
+    expect(run(["boards", "counts", "main", "--status", "todo"], { cwd: ws }).code).toBe(2);
+  });
+
   test("cards api reaches any route and prints the body", () => {
     const r = run(["api", "POST", "/cards", "--data", '{"type_id":"task","title":"via api"}'], { cwd: ws });
     expect(r.code).toBe(0);

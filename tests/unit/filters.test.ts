@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
 import {
-  MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
+  MAX_CONTAINS, MAX_CONTAINS_CHARS, MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
   type FilterNode, type FilterScalar,
 } from "../../src/domain/filters.ts";
 import type { Card } from "../../src/domain/types.ts";
@@ -264,6 +264,17 @@ describe("parseFilter: errors name the path inside the filter", () => {
     const many = (n: number) => ({ $or: Array.from({ length: n }, (_, i) => ({ id: `card_${i}` })) });
     expect(() => parseFilter(many(MAX_FILTER_NODES - 1))).not.toThrow();
     expect(err(() => parseFilter(many(MAX_FILTER_NODES))).message).toContain(String(MAX_FILTER_NODES));
+  });
+  test(`at most ${MAX_CONTAINS} $contains conditions, of ${MAX_CONTAINS_CHARS} characters together (each scans every candidate's text)`, () => {
+    const contains = (words: string[]) => ({ $or: words.map((w) => ({ title: { $contains: w } })) });
+    expect(() => parseFilter(contains(Array.from({ length: MAX_CONTAINS }, (_, i) => `w${i}`)))).not.toThrow();
+    const many = err(() => parseFilter(contains(Array.from({ length: MAX_CONTAINS + 1 }, (_, i) => `w${i}`))));
+    expect(many).toMatchObject({ error: "validation_failed", field: `filter.$or[${MAX_CONTAINS}].title.$contains`, hint: expect.stringContaining("q") });
+    const half = "x".repeat(MAX_CONTAINS_CHARS / 2);
+    expect(() => parseFilter(contains([half, half]))).not.toThrow();
+    expect(err(() => parseFilter(contains([half, `${half}y`]))).field).toBe("filter.$or[1].title.$contains");
+    // other operators are not limited this way
+    expect(() => parseFilter({ $or: Array.from({ length: 50 }, (_, i) => ({ title: `t${i}` })) })).not.toThrow();
   });
 });
 

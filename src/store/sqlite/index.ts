@@ -82,7 +82,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     getCard: (id, o) => reader.getCard(id, o),
     listCards: (q) => reader.listCards(q),
     takeNextCandidates: (q) => reader.takeNextCandidates(q),
-    countByStatus: (f) => reader.countByStatus(f),
+    countByStatus: (q) => reader.countByStatus(q),
     openBlockers: (id) => reader.openBlockers(id),
     blockedBySources: (id) => reader.blockedBySources(id),
     listLinks: (id) => reader.listLinks(id),

@@ -143,8 +143,8 @@ export class SqliteQueries implements StoreTx {
     return this.db.query(sql).all(...params) as Array<Pick<Card, "id" | "status">>;
   }
 
-  countByStatus(filter?: ListQuery["filter"]): Record<string, number> {
-    const { where, params } = this.whereClause({ filter, limit: 0 });
+  countByStatus(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number> {
+    const { where, params } = this.whereClause({ ...q, limit: 0 });
     const sql = `SELECT c.status AS status, count(*) AS n FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} GROUP BY c.status`;
     const out: Record<string, number> = {};
     for (const r of this.db.query(sql).all(...params)) out[r.status as string] = r.n as number;
