@@ -5,7 +5,7 @@ export { openWorkspace, findRoot, describeWorkspace, health, databasePath, type 
 // Cards
 export { createCard, patchCard, deleteCard } from "./cards.ts";
 export { getCard } from "./reads.ts";
-export { listCards, type CardPage, type ListParams } from "./list.ts";
+export { countBoardCards, listCards, type BoardCounts, type CardPage, type ListParams } from "./list.ts";
 // Users
 export { registerUser } from "./users.ts";
 export { registerDeclaredUsers } from "./workspace.ts";

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { createCard, listCards, patchCard, takeNext, type CardPage } from "../../src/service/index.ts";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
+import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
+import { boardScope } from "../../src/service/list.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const as = (actor: string) => ({ actor }) as never;
@@ -58,6 +60,7 @@ describe("schema migrations", () => {
       CREATE INDEX cards_by_owner ON cards(owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL;
       ALTER TABLE signals DROP COLUMN after_seq;
       DROP INDEX once_keys_by_at;
+      DROP INDEX cards_by_status_type;
       PRAGMA user_version = 4;`);
     expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at desc", "id desc"]);
     db.close();
@@ -108,6 +111,21 @@ describe("schema migrations", () => {
       db.close();
     }
   });
+  test("a board's lane counts come from an index alone (migration 10)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    svc.close();
+    const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      // the board scope (its card types) as the store compiles it, and GROUP BY status, as countBoardCards asks
+      const scope = filterToSql(boardScope(svc.board("main")));
+      const plan = db.query(`EXPLAIN QUERY PLAN SELECT c.status, count(*) FROM cards c WHERE ${scope.sql} GROUP BY c.status`).all(...scope.params) as Array<{ detail: string }>;
+      expect(plan.map((p) => p.detail).join("; ")).toContain("COVERING INDEX cards_by_status_type");
+    } finally {
+      db.close();
+    }
+  });
+
   test("take-next reads its candidates from the unowned index alone (migration 7)", async () => {
     const dir = makeWorkspace();
     const svc = await openTestService(dir, "embedded");
