@@ -331,9 +331,19 @@ function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar 
  */
 function _time(v: unknown, at: string, round: (x: number) => number): FilterScalar {
   if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
-  const ms = parseRfc3339(/^\d{4}-\d{2}-\d{2} \d/.test(v) ? `${v.slice(0, 10)}T${v.slice(11)}` : v);
-  return ms === undefined ? v : new Date(round(ms)).toISOString();
+  const t = /^\d{4}-\d{2}-\d{2} \d/.test(v) ? `${v.slice(0, 10)}T${v.slice(11)}` : v;
+  const ms = parseRfc3339(t);
+  if (ms !== undefined) return new Date(round(ms)).toISOString();
+  // "yesterday" or "2026-13-01" compared as text matched by accident (a take-next filter
+  // handed out a done card): only the leading part of a stored timestamp is a prefix bound
+  if (!_TIME_PREFIX.test(t)) {
+    throw _fail(at, "not a timestamp: give an RFC 3339 timestamp or its leading part", v, undefined, 'for example "2026-01-02T03:04:05Z", "2026-01-02" or "2026-01"');
+  }
+  return t;
 }
+
+/** The leading parts of a stored timestamp `2026-01-02T03:04:05.000Z`: year, month, day, hour, minute, second. */
+const _TIME_PREFIX = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3])(:[0-5]\d(:[0-5]\d(\.\d{1,3})?)?)?)?)?)?$/;
 
 function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): FilterScalar {
   if (v === null) {

@@ -314,6 +314,15 @@ describe("timestamp operands", () => {
     expect(value({ updated_at: "2026-11-24 16:26:27.410Z" })).toBe("2026-11-24T16:26:27.410Z");
     expect(value({ updated_at: { $gte: "2026-11-24 18:26:27+02:00" } })).toBe("2026-11-24T16:26:27.000Z");
     expect(value({ updated_at: { $gte: "2026-11" } })).toBe("2026-11");
+    expect(value({ updated_at: { $gte: "2026-11-24 16" } })).toBe("2026-11-24T16");
+  });
+  test("an operand that is no timestamp nor its leading part is refused (it matched by accident as text)", () => {
+    for (const bad of ["notadate", "yesterday", "2026-13-01", "2026-11-32", "24.11.2026", "2026-11-24T25"]) {
+      expect(err(() => parseFilter({ created_at: { $lt: bad } }))).toMatchObject({ error: "validation_failed", field: "filter.created_at.$lt", value: bad, hint: expect.stringContaining("2026-01-02") });
+    }
+    expect(err(() => parseFilter({ status_since: "yesterday" })).field).toBe("filter.status_since");
+    // a substring search on a time path takes any text
+    expect(value({ created_at: { $contains: "T10:" } })).toBe("T10:");
   });
 });
 
@@ -416,16 +425,18 @@ describe("generated filters: JS and SQL agree", () => {
   worlds.push(world);
 
   const PATHS = ["title", "status", "owner", "tags", "version", "created_at", ...FIELD_IDS.map((f) => `fields.${f}`)];
+  // a time path takes timestamps and their leading parts (anything else is refused)
+  const TIMES = ["2026", "2026-01", "2026-06-01", "2026-01-01T00:00:00.000Z", "2026-06-01T12:00:00.000Z", "2026-03-01T00:00:00Z"];
   const operand = (path: string, op: string): unknown => {
     const kind = path === "version" ? "number" : path === "tags" ? "tags" : path.startsWith("fields.") ? "field" : "string";
-    const scalar = () => (kind === "number" ? pick(NUM) : kind === "field" ? pick(SCALARS) : pick(STR));
+    const scalar = () => (kind === "number" ? pick(NUM) : kind === "field" ? pick(SCALARS) : path === "created_at" ? pick(TIMES) : pick(STR));
     switch (op) {
       case "$eq": case "$ne": return r() < 0.2 ? null : scalar();
       case "$has": return scalar();
       case "$in": case "$nin": return Array.from({ length: Math.floor(r() * 3) }, () => (r() < 0.15 ? null : scalar()));
       case "$all": case "$any": return Array.from({ length: 1 + Math.floor(r() * 2) }, scalar);
       case "$contains": return pick(STR);
-      default: return kind === "number" ? pick(NUM) : kind === "field" ? pick([...STR, ...NUM]) : pick(STR);
+      default: return kind === "number" ? pick(NUM) : kind === "field" ? pick([...STR, ...NUM]) : scalar();
     }
   };
   const OPS: Record<string, string[]> = {
