@@ -108,5 +108,5 @@ export const unknownEnum = (field: string, value: unknown, options: readonly str
 
 export const unknownUser = (field: string, value: unknown): CardsError =>
   new CardsError("unknown_user", `user ${JSON.stringify(value)} is not registered`, {
-    field, value, hint: "register it first: POST /v1/users {id, kind} or `cards users add <id> --kind agent`",
+    field, value, hint: "register it first: `cards users add <id> --kind agent` or POST /v1/users {id, kind} (the tool server registers no one)",
   });

@@ -320,8 +320,8 @@ function _required(field: string, value: unknown): CardsError {
 }
 
 function _entryHint(field: string): string {
-  return `use the entry endpoints: POST /cards/{id}/fields/${field}/append, `
-    + `PATCH /cards/{id}/fields/${field}/{entry_id}, DELETE /cards/{id}/fields/${field}/{entry_id}`;
+  return `change entries one by one: the append_entry, update_entry and remove_entry tools; \`cards cards entries append|update|remove\`; `
+    + `POST /cards/{id}/fields/${field}/append, PATCH or DELETE /cards/{id}/fields/${field}/{entry_id}`;
 }
 
 function _utf8Length(s: string): number {

@@ -6,6 +6,7 @@
 import { Buffer } from "node:buffer";
 import { CardsError } from "../domain/errors.ts";
 import type { Definitions } from "../domain/types.ts";
+import { agentLoopColumns } from "../domain/transitions.ts";
 import {
   addComment, addLink, appendEntry, cardHistory, claimCard, describeWorkspace, editComment, getCard,
   listBreaches, listCards, listEvents, releaseCard, removeEntry, removeLink, takeNext, updateEntry,
@@ -56,10 +57,14 @@ export function fixedTools(defs: Definitions): Tool[] {
   const entry = anyObj("keys of the field's item_fields (* required)");
   const filter = anyObj('filter object, e.g. {"blocked":false,"fields.priority":{"$in":["high","urgent"]}}');
   const linkTypes = defs.workspace.link_types.map((l) => l.id);
+  // the queue and working columns of this workspace (a workspace may call them ready, wip, ...)
+  const loop = agentLoopColumns(defs.workspace);
   const tool = (name: string, description: string, properties: Record<string, JsonSchema>, required: string[], run: Tool["run"]): Tool =>
     ({ spec: { name, description, inputSchema: closed(obj(properties, required)) }, run });
 
-  return [
+  /** tools that change nothing */
+  const READ_ONLY = new Set(["workspace", "get_card", "list_cards", "search_cards", "get_artifact", "history", "breaches", "events"]);
+  const tools = [
     tool("workspace", "Columns, card types with fields, boards with transitions, link types, users. Call first.", {}, [],
       (_a, c) => describeWorkspace(c.svc)),
     tool("get_card", "One card with links and comments.", { card_id: id() }, ["card_id"],
@@ -74,7 +79,7 @@ export function fixedTools(defs: Definitions): Tool[] {
       (a, c) => claimCard(c.svc, a.card_id, pick(a, ["version", "status"]), c)),
     tool("release", "Give up ownership; optionally move the card.", { card_id: id(), version: version(), status: str(), force: bool("release a card another actor owns; also skips the transition check") }, ["card_id"],
       (a, c) => releaseCard(c.svc, a.card_id, pick(a, ["version", "status", "force"]), c)),
-    tool("take_next", 'Atomically claim the oldest unowned card in scope; {"card":null} when none. Ready work: filter {"blocked":false,"status":"todo"} (the queue column), status "doing".', {
+    tool("take_next", `Atomically claim the oldest unowned card in scope; {"card":null} when none. Ready work: filter {"blocked":false,"status":"${loop.ready}"}, status "${loop.doing}".`, {
       type_id: str(), board_id: str(), assign_to: str("owner (default: you)"), status: str("move it here as it is claimed: only cards the board lets move there are candidates"), filter,
     }, [], (a, c) => takeNext(c.svc, pick(a, ["type_id", "board_id", "assign_to", "status", "filter"]), c)),
     tool("append_entry", "Append an entry to a repeating field (e.g. evidence). Returns entry_id and the card.", {
@@ -116,6 +121,8 @@ export function fixedTools(defs: Definitions): Tool[] {
       types: str("comma-separated"), board_id: str(), since: str("event id"), limit: int("default 100, max 500"),
     }, [], (a, c) => listEvents(c.svc, params(a, ["types", "board_id", "since", "limit"]))),
   ];
+  for (const t of tools) if (READ_ONLY.has(t.spec.name)) t.spec.annotations = { readOnlyHint: true };
+  return tools;
 }
 
 function pick(a: Args, keys: readonly string[]): Args {

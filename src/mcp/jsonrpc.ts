@@ -54,13 +54,14 @@ export class RpcPeer {
 
   constructor(private readonly o: PeerOptions) {}
 
-  /** true while the rest of a line over MAX_LINE_CHARS is being skipped */
-  private skipping = false;
+  /** while the rest of a line over MAX_LINE_CHARS is skipped: its first and last characters (for its id) */
+  private skipping?: { head: string; tail: string };
 
   /**
    * Feeds raw input; complete lines are handled, a partial line waits for the rest. Each
    * chunk is scanned once (a long line arrives in many chunks), and a line longer than
-   * MAX_LINE_CHARS is answered with an error and skipped to its end.
+   * MAX_LINE_CHARS is skipped to its end, then answered with an error under its id when
+   * the id stands at the line's start or end.
    */
   feed(chunk: string): void {
     let start = 0;
@@ -68,25 +69,31 @@ export class RpcPeer {
       const part = chunk.slice(start, nl);
       start = nl + 1;
       if (this.skipping) {
-        this.skipping = false;
+        const { head, tail } = this.skipping;
+        this.skipping = undefined;
+        this.tooLong(head, (tail + part).slice(-ID_SCAN_CHARS));
         continue;
       }
       const line = (this.buffer ? this.buffer + part : part).trim();
       this.buffer = "";
-      if (line.length > this.maxLine) this.tooLong();
+      if (line.length > this.maxLine) this.tooLong(line.slice(0, ID_SCAN_CHARS), line.slice(-ID_SCAN_CHARS));
       else if (line) this.track(this.handleLine(line));
     }
-    if (this.skipping || start === chunk.length) return;
-    this.buffer += chunk.slice(start);
+    if (start === chunk.length) return;
+    const rest = chunk.slice(start);
+    if (this.skipping) {
+      this.skipping.tail = (this.skipping.tail + rest).slice(-ID_SCAN_CHARS);
+      return;
+    }
+    this.buffer += rest;
     if (this.buffer.length > this.maxLine) {
+      this.skipping = { head: this.buffer.slice(0, ID_SCAN_CHARS), tail: this.buffer.slice(-ID_SCAN_CHARS) };
       this.buffer = "";
-      this.skipping = true;
-      this.tooLong();
     }
   }
 
-  private tooLong(): void {
-    this.send(errorMessage(null, INVALID_REQUEST, `invalid request: a message is longer than ${this.maxLine} characters`));
+  private tooLong(head: string, tail: string): void {
+    this.send(errorMessage(idAtEdges(head.trimStart(), tail.trimEnd()), INVALID_REQUEST, `invalid request: a message is longer than ${this.maxLine} characters`));
   }
 
   private get maxLine(): number {
@@ -95,6 +102,10 @@ export class RpcPeer {
 
   /** Resolves once every request received so far has been answered. */
   async drain(): Promise<void> {
+    if (this.skipping) {
+      this.tooLong(this.skipping.head, this.skipping.tail);
+      this.skipping = undefined;
+    }
     const rest = this.buffer.trim();
     this.buffer = "";
     if (rest) this.track(this.handleLine(rest));
@@ -147,7 +158,7 @@ export class RpcPeer {
       return errorMessage(idOf(m), INVALID_REQUEST, "invalid request: method must be a string");
     }
     const isNotification = !("id" in m);
-    if (!isNotification && !validId(m.id)) return errorMessage(null, INVALID_REQUEST, "invalid request: id must be a string, number or null");
+    if (!isNotification && !validId(m.id)) return errorMessage(null, INVALID_REQUEST, "invalid request: id must be a string or an integer (MCP: never null)");
     try {
       const result = await this.o.dispatch(m.method, m.params, isNotification);
       return isNotification ? undefined : { jsonrpc: "2.0", id: m.id as JsonRpcId, result: result ?? {} };
@@ -172,8 +183,29 @@ function errorMessage(id: JsonRpcId, code: number, message: string, data?: unkno
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
+/** MCP: a request id is a string or an integer, never null (unlike base JSON-RPC). */
 function validId(id: unknown): boolean {
-  return typeof id === "string" || typeof id === "number" || id === null;
+  return typeof id === "string" || Number.isSafeInteger(id);
+}
+
+/** How much of an over-long line's start and end is kept to find its id. */
+const ID_SCAN_CHARS = 512;
+const ID_VALUE = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
+/** `"id"` among the top-level members before anything nests: `{"jsonrpc":"2.0","id":7,"method":...` */
+const ID_AT_START = new RegExp(String.raw`^\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*${ID_VALUE}`);
+/** `"id"` as the last member of the top-level object: `...,"id":7}` */
+const ID_AT_END = new RegExp(String.raw`"id"\s*:\s*${ID_VALUE}\s*\}$`);
+
+/** The id of a message too long to parse, read from its first or last characters; null if neither shows it. */
+function idAtEdges(head: string, tail: string): JsonRpcId {
+  const m = ID_AT_START.exec(head) ?? ID_AT_END.exec(tail);
+  if (!m) return null;
+  try {
+    const id = JSON.parse(m[1]!) as unknown;
+    return validId(id) ? (id as JsonRpcId) : null;
+  } catch {
+    return null;
+  }
 }
 
 function idOf(msg: unknown): JsonRpcId {

@@ -13,6 +13,8 @@ export interface ToolSpec {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /** MCP tool annotations: read tools say so, so a harness need not ask before each read */
+  annotations?: { readOnlyHint: true };
 }
 
 /** create_<type_id>: title, status, tags and the type's fields (required ones without a default are required). */
@@ -40,7 +42,8 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
 /** update_<type_id>: card_id and version required; only the given keys change. */
 export function updateTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
-  for (const f of type.fields) if (f.type !== "repeating") props[f.id] = clearable(fieldSchema(f, defs));
+  // only an optional field may be cleared: the schema says so, so a harness need not find out by a refusal
+  for (const f of type.fields) if (f.type !== "repeating") props[f.id] = f.required ? fieldSchema(f, defs) : clearable(fieldSchema(f, defs));
   const repeating = type.fields.filter((f) => f.type === "repeating").map((f) => f.id);
   const properties: Record<string, JsonSchema> = {
     card_id: str(),
@@ -49,7 +52,7 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
     status: strEnum(statusesOf(type, defs)),
     owner: str("registered user id; empty clears"),
     tags: tagsSchema(defs, "the full new list"),
-    fields: obj(props, [], `keys to change; null clears${repeating.length ? `; ${repeating.join(", ")} via append_entry` : ""}`),
+    fields: obj(props, [], `keys to change; null clears an optional one${repeating.length ? `; ${repeating.join(", ")} via append_entry` : ""}`),
     force: bool("skip the transition check"),
   };
   return {

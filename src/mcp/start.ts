@@ -36,6 +36,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
 
   return new Promise((resolve) => {
     let stopping = false;
+    let outGone = false;
     const stop = async (): Promise<void> => {
       if (stopping) return;
       stopping = true;
@@ -45,8 +46,16 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       svc.close();
       process.stdin.destroy(); // on a signal stdin may still be open: let the process end
       // answers must reach the client before the process ends
-      out.write("", () => resolve(undefined));
+      if (outGone) resolve(undefined);
+      else out.write("", () => resolve(undefined));
     };
+    // the client closed our stdout (EPIPE): no answer can reach it, so take no more work
+    out.on("error", (e) => {
+      if (outGone) return;
+      outGone = true;
+      log(`stdout closed (${(e as NodeJS.ErrnoException).code ?? e.message}): stopping`);
+      void stop();
+    });
     process.stdin.setEncoding("utf8");
     process.stdin.on("data", (chunk: string) => server.peer.feed(chunk));
     process.stdin.on("end", () => void stop());

@@ -2,6 +2,8 @@
 import { expect, test } from "bun:test";
 import { RpcPeer } from "../../src/mcp/jsonrpc.ts";
 import { instructions } from "../../src/mcp/server.ts";
+import { fixedTools } from "../../src/mcp/fixed.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 function peer(maxLineChars?: number) {
   const out: any[] = [];
@@ -16,7 +18,7 @@ test("a line over the limit is answered with -32600 and skipped to its end; the 
   p.feed("\n");
   p.feed(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "echo", params: {} })}\n`);
   await p.drain();
-  expect(out[0]).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("longer than 1000 characters") } });
+  expect(out[0]).toMatchObject({ id: 1, error: { code: -32600, message: expect.stringContaining("longer than 1000 characters") } });
   expect(out[1]).toMatchObject({ id: 2, result: { method: "echo" } });
   expect(out).toHaveLength(2);
 });
@@ -37,4 +39,40 @@ test("the instructions name the workspace's own columns (a workspace without tod
   expect(text).toContain('take_next {"filter":{"blocked":false,"status":"active"},"status":"checking"}');
   expect(text).not.toContain("todo");
   expect(text).not.toContain("Reviewers"); // no review column
+});
+
+test("take_next's description names the workspace's own queue and work columns, as the instructions do", async () => {
+  const svc = await openTestService(makeWorkspace(), "embedded");
+  try {
+    const columns = [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }];
+    const defs = { ...svc.defs, workspace: { ...svc.defs.workspace, columns } } as typeof svc.defs;
+    const takeNext = fixedTools(defs).find((t) => t.spec.name === "take_next")!.spec.description;
+    expect(takeNext).toContain('{"blocked":false,"status":"active"}, status "checking"');
+    expect(takeNext).not.toContain("todo");
+  } finally {
+    svc.close();
+  }
+});
+
+test("a request id is a string or an integer: null and 1.5 are refused (MCP)", async () => {
+  const { p, out } = peer();
+  p.feed('{"jsonrpc":"2.0","id":null,"method":"ping"}\n{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n{"jsonrpc":"2.0","id":"a","method":"ping"}\n{"jsonrpc":"2.0","id":-3,"method":"ping"}\n');
+  await p.drain();
+  expect(out.slice(0, 2).map((a) => a.error?.code)).toEqual([-32600, -32600]);
+  expect(out.slice(2).map((a) => a.id)).toEqual(["a", -3]);
+});
+
+test("a line over the limit is answered under its id when the id stands at its start or its end", async () => {
+  for (const [msg, id] of [
+    [`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"x":"${"y".repeat(5000)}"}}`, 7],
+    [`{"method":"echo","params":{"card_id":"c1","x":"${"y".repeat(5000)}"},"jsonrpc":"2.0","id":"req-9"}`, "req-9"],
+    // an id inside params is not the message's
+    [`{"method":"echo","params":{"x":"${"y".repeat(5000)}","id":3}}`, null],
+  ] as const) {
+    const { p, out } = peer(1000);
+    for (let i = 0; i < msg.length; i += 300) p.feed(msg.slice(i, i + 300));
+    p.feed("\n");
+    await p.drain();
+    expect(out).toEqual([{ jsonrpc: "2.0", id, error: { code: -32600, message: expect.stringContaining("longer than 1000") } }]);
+  }
 });

@@ -144,3 +144,26 @@ describe("artifacts", () => {
     }
   }, 20_000);
 });
+
+describe("the client goes away", () => {
+  test("a closed stdout (EPIPE) stops the server cleanly: exit 0, one line on stderr, no stack", async () => {
+    const { spawn } = await import("node:child_process");
+    const { BIN } = await import("../helpers/workspace.ts");
+    const { cleanEnv } = await import("../helpers/binary.ts");
+    const dir = makeWorkspace();
+    const child = spawn(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "agent-1" }), stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => { stderr += d; });
+    child.stdout.destroy(); // the reading end is gone: the server's first answer meets EPIPE
+    const call = (id: number) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })}\n`;
+    child.stdin.write(call(1));
+    const code = await new Promise<number | null>((resolve) => {
+      child.on("exit", resolve);
+      setTimeout(() => { if (child.exitCode === null) child.stdin.write(call(2)); }, 300);
+      setTimeout(() => child.kill("SIGKILL"), 10_000);
+    });
+    expect(stderr).toContain("stdout closed");
+    expect(stderr).not.toContain("    at ");
+    expect(code).toBe(0);
+  }, 15_000);
+});

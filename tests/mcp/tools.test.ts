@@ -83,14 +83,22 @@ describe("tools/list", () => {
     expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toBeUndefined();
   });
 
-  test("update_<type> fields say how to clear them: null for any, [] for a multiple one", () => {
+  test("update_<type> fields say how to clear them: null for an optional one, [] for a multiple one; a required one cannot be cleared", () => {
     const f = tools.get("update_task").inputSchema.properties.fields.properties;
-    expect(f.priority.type).toEqual(["string", "null"]);
-    expect(f.priority.enum).toContain(null);
+    // priority is required: null is refused by the service, so the schema does not offer it
+    expect(f.priority.type).toBe("string");
+    expect(f.priority.enum).not.toContain(null);
+    expect(f.estimate_hours.type).toEqual(["number", "null"]);
     expect(f.components.type).toEqual(["array", "null"]);
+    expect(f.components.enum ?? f.components.items?.enum).not.toContain(undefined);
     expect(f.components.minItems).toBeUndefined();
     // create keeps its stricter shapes
     expect(tools.get("create_task").inputSchema.properties.fields.properties.priority.type).toBe("string");
+  });
+
+  test("read tools carry readOnlyHint (a harness need not ask before each read); writes do not", () => {
+    const readOnly = [...tools.values()].filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name).sort();
+    expect(readOnly).toEqual(["breaches", "events", "get_artifact", "get_card", "history", "list_cards", "search_cards", "workspace"]);
   });
 
   test("the whole list stays well under the 6,000-token budget (bytes/4)", () => {

@@ -190,10 +190,13 @@ describe("validateFields: patch", () => {
   test.each([[null], [""]])("a required field cannot be set to %j", (v) => {
     expect(err(() => patch({ summary: v }))).toMatchObject({ error: "validation_failed", field: "summary" });
   });
-  test("repeating fields are refused, with the entry endpoints in the hint", () => {
+  test("repeating fields are refused, with the entry routes, tools and CLI commands in the hint", () => {
     const e = err(() => patch({ evidence: [] }));
     expect(e).toMatchObject({ error: "validation_failed", field: "evidence" });
     expect(e.hint).toContain("POST /cards/{id}/fields/evidence/append");
+    // every surface meets this refusal: a tool-server agent cannot use an HTTP route
+    expect(e.hint).toContain("append_entry");
+    expect(e.hint).toContain("cards cards entries append");
   });
   test("given values are validated", () => {
     expect(err(() => patch({ priority: "nope" })).error).toBe("unknown_enum");
