@@ -73,8 +73,12 @@ export function fixedTools(defs: Definitions): Tool[] {
       board_id: str(), type_id: str("one or comma-separated"), status: str("one or comma-separated"),
       owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"), filter,
     }, [], (a, c) => listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter })),
-    tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: str(), limit: int() }, ["q"],
-      (a, c) => listCards(c.svc, params(a, ["q", "limit"]), c.actor)),
+    tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: { ...str(), minLength: 1 }, limit: int() }, ["q"],
+      (a, c) => {
+        // an empty q lists every card: that is list_cards, not a search
+        if (typeof a.q === "string" && a.q.trim() === "") throw new CardsError("validation_failed", "q is empty: give the words to search for", { field: "q", hint: "list_cards lists without searching" });
+        return listCards(c.svc, params(a, ["q", "limit"]), c.actor);
+      }),
     tool("claim", "Become the owner of a card (compare-and-set on version); optionally move it.", { card_id: id(), version: version(), status: str() }, ["card_id", "version"],
       (a, c) => claimCard(c.svc, a.card_id, pick(a, ["version", "status"]), c)),
     tool("release", "Give up ownership; optionally move the card.", { card_id: id(), version: version(), status: str(), force: bool("release a card another actor owns; also skips the transition check") }, ["card_id"],

@@ -29,6 +29,11 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       hint: "set CARDS_ACTOR (e.g. CARDS_ACTOR=agent-1 cards mcp), or settings.default_user in definitions/workspace.json",
     });
   }
+  // take_next works for anyone, but claims and owner changes name a registered user:
+  // say so now rather than at the agent's first claim
+  if (!svc.store.getUser(actor)) {
+    log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
+  }
   const out = process.stdout;
   const server = new McpServer({ svc, actor, version: o.version, log, write: (line) => { out.write(`${line}\n`); } });
   onReload(svc, (defs) => server.definitionsChanged(defs));

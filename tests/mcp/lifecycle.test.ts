@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { assertBinary } from "../helpers/binary.ts";
 import { makeWorkspace } from "../helpers/workspace.ts";
-import { connect, waitFor, type Session } from "./helpers.ts";
+import { connect, rawSession, waitFor, type Session } from "./helpers.ts";
 
 beforeAll(() => assertBinary());
 
@@ -143,6 +143,18 @@ describe("artifacts", () => {
       await s.close();
     }
   }, 20_000);
+});
+
+describe("the session's actor", () => {
+  test("an actor that is not registered is named on stderr at start (its claims would fail); a registered one is not", async () => {
+    const dir = makeWorkspace();
+    const ghost = rawSession(dir, [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })], { CARDS_ACTOR: "ghost-x" });
+    expect(ghost.answers[0]).toMatchObject({ id: 1, result: {} });
+    expect(ghost.stderr).toContain('actor "ghost-x" is not a registered user');
+    expect(ghost.stderr).toContain("cards users add ghost-x");
+    const known = rawSession(dir, [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })], { CARDS_ACTOR: "agent-1" });
+    expect(known.stderr).not.toContain("not a registered user");
+  });
 });
 
 describe("the client goes away", () => {

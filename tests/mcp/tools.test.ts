@@ -142,6 +142,10 @@ describe("the agent loop", () => {
     const listed = (await s.call("list_cards", { owner: "me", status: "review" })).data;
     expect(listed.items.map((c: any) => c.id)).toEqual([card.id]);
     expect((await s.call("search_cards", { q: "login" })).data.items[0].id).toBe(card.id);
+    // an empty search is no search (it listed every card)
+    const empty = await s.call("search_cards", { q: " " });
+    expect(empty.isError).toBe(true);
+    expect(empty.data).toMatchObject({ error: "validation_failed", field: "q", hint: expect.stringContaining("list_cards") });
     expect((await s.call("events", { types: "comment_added" })).data.items.at(-1).card_id).toBe(card.id);
     expect((await s.call("release", { card_id: card.id })).data.owner).toBeUndefined();
     expect((await s.call("take_next", { filter: { blocked: false }, status: "doing", type_id: "bug" })).data).toEqual({ card: null });
