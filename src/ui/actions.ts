@@ -4,7 +4,7 @@
  */
 import { api, cardPath, patchCard } from "./api.ts";
 import { cardElement, renderLanes } from "./board.ts";
-import { applyCard, pending, refreshCards } from "./data.ts";
+import { applyCard, pending, refreshCards, shiftCount } from "./data.ts";
 import { columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -24,20 +24,26 @@ export function written(card: Card): Card {
   return card;
 }
 
-/** Moves a card to another lane. Resolves true when the server accepted the move. */
+/**
+ * Moves a card to another lane. The write is sent first, then the card is shown in its new
+ * lane (only that card's element moves). Resolves true when the server accepted the move.
+ */
 export async function moveCard(id: string, to: string): Promise<boolean> {
   const card = state.cards.get(id);
   if (!card || card.status === to) return false;
-  state.cards.set(id, { ...card, status: to });
-  renderLanes([card.status, to]);
   pending.add(id);
+  const answer = patchCard(card, { status: to });
+  state.cards.set(id, { ...card, status: to });
+  shiftCount(card.status, to);
+  renderLanes([card.status, to]);
   try {
-    written(await patchCard(card, { status: to }));
+    written(await answer);
     return true;
   } catch (e) {
     const body = toast.toBody(e);
     const current = body.card ?? card;
     if (state.cards.has(id)) state.cards.set(id, current);
+    shiftCount(to, current.status);
     renderLanes([to, card.status, current.status]);
     const el = cardElement(id);
     if (el) {

@@ -2,7 +2,7 @@
  * The HTTP client: every call goes to the public /v1 routes with the chosen actor in
  * X-Service-Actor. Errors arrive as the SPEC envelope and are thrown as ApiError.
  */
-import type { Card, CardPage, ErrorBody, HistoryItem, WorkspaceInfo } from "./types.ts";
+import type { BoardCounts, Card, CardPage, ErrorBody, HistoryItem, WorkspaceInfo } from "./types.ts";
 
 const BASE = "/v1";
 let actor = "";
@@ -50,8 +50,17 @@ export function qs(params: Query): string {
 export const getWorkspace = (): Promise<WorkspaceInfo> => api("GET", "/workspace");
 export const getCard = (id: string): Promise<Card> => api("GET", `/cards/${encodeURIComponent(id)}`);
 export const listCards = (params: Query): Promise<CardPage> => api("GET", `/cards${qs(params)}`);
-export const history = (id: string): Promise<{ items: HistoryItem[] }> =>
-  api("GET", `/cards/${encodeURIComponent(id)}/history${qs({ limit: 500 })}`);
+/** The most history entries (and events) one read returns. */
+export const HISTORY_PAGE = 500;
+/** The card's history: without `since` its latest `limit` entries, with it the first `limit` after that event id (oldest first either way). */
+export const history = (id: string, since?: string, limit = HISTORY_PAGE): Promise<{ items: HistoryItem[] }> =>
+  api("GET", `/cards/${encodeURIComponent(id)}/history${qs({ since, limit })}`);
+/** The card's events in id order, the first `limit` after `since`. */
+export const cardEvents = (id: string, since: string, limit = HISTORY_PAGE): Promise<{ items: { id: string }[] }> =>
+  api("GET", `/cards/${encodeURIComponent(id)}/events${qs({ since, limit })}`);
+/** How many cards of the board's scope each lane holds, narrowed like GET /cards (filter, q, ...). */
+export const boardCounts = (boardId: string, params: Query): Promise<BoardCounts> =>
+  api("GET", `/boards/${encodeURIComponent(boardId)}/counts${qs(params)}`);
 
 /** Every card matching `params`, following next_cursor up to `cap` cards. */
 export async function listAll(params: Query, cap = 1000): Promise<{ items: Card[]; truncated: boolean }> {

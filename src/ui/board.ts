@@ -1,13 +1,15 @@
 /**
  * The board: one lane per board column in order, cards sorted by lane_sort, lane counts
- * against WIP limits. Card elements are cached by id and version so a live update or a
- * move re-renders only the lanes it touches.
+ * against WIP limits, and a footer when a lane holds more than it shows. Card elements are
+ * cached by id and version, and a lane is updated in place (only the cards that changed,
+ * moved, came or left are touched), so a live update costs what it changed.
  */
 import { breachSig } from "./breaches.ts";
-import { h, $ } from "./dom.ts";
+import { canLoadMore, laneCards, laneSort, MAX_PAGE } from "./data.ts";
+import { h, $, syncChildren } from "./dom.ts";
 import { cardFace } from "./cardface.ts";
-import { laneComparator } from "./sort.ts";
-import { columnName, laneCount, state } from "./state.ts";
+import { describeSort } from "./sort.ts";
+import { columnName, laneCount, matchingCount, narrowed, state } from "./state.ts";
 import type { Card } from "./types.ts";
 
 const cache = new Map<string, { sig: string; el: HTMLElement }>();
@@ -26,11 +28,8 @@ export function setFocusCard(id: string): void {
   focusId = id;
 }
 
-export function cardsIn(status: string): Card[] {
-  const out: Card[] = [];
-  for (const c of state.cards.values()) if (c.status === status) out.push(c);
-  return out.sort(laneComparator(state.board.presentation?.lane_sort));
-}
+
+const fmt = (n: number): string => n.toLocaleString("en-US");
 
 function element(card: Card): HTMLElement {
   const blocked = state.blocked.has(card.id);
@@ -51,12 +50,15 @@ export function renderBoard(): void {
         h("h2", {}, columnName(col)),
         h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
         h("span", { class: "lane-count", "aria-live": "polite" })),
-      h("div", { class: "lane-cards", role: "list" }))));
+      h("div", { class: "lane-cards", role: "list" }),
+      h("footer", { class: "lane-foot", hidden: true },
+        h("span", { class: "lane-shown" }),
+        h("button", { type: "button", class: "link-button lane-more", "data-more": col }, "Show more")))));
   renderLanes(state.board.columns);
   root.setAttribute("aria-busy", "false");
 }
 
-/** Re-renders the given lanes (cards, counts, limits), keeping keyboard focus where it was. */
+/** Re-renders the given lanes (cards, counts, limits, footers), keeping keyboard focus where it was. */
 export function renderLanes(statuses: Iterable<string>): void {
   const root = boardRoot();
   const active = document.activeElement as HTMLElement | null;
@@ -64,27 +66,55 @@ export function renderLanes(statuses: Iterable<string>): void {
   for (const status of new Set(statuses)) {
     const lane = root.querySelector<HTMLElement>(`.lane[data-lane="${CSS.escape(status)}"]`);
     if (!lane) continue;
-    const cards = cardsIn(status);
-    const els = cards.map(element);
+    const cards = laneCards(status);
     const list = lane.querySelector<HTMLElement>(".lane-cards")!;
-    list.replaceChildren(...(els.length ? els : [h("p", { class: "lane-empty" }, state.filter || state.q ? "No matching cards" : "No cards")]));
-    const limit = state.board.wip_limits?.[status];
-    const count = laneCount(status, cards.length);
-    const over = limit !== undefined && count > limit;
-    lane.classList.toggle("over-limit", over);
-    lane.classList.toggle("at-limit", limit !== undefined && count === limit);
-    lane.classList.toggle("drained", state.drained.has(status));
-    lane.querySelector<HTMLElement>(".drained-badge")!.hidden = !state.drained.has(status);
-    const narrowed = (state.filter || state.q) && count !== cards.length;
-    const more = state.truncated.has(status) ? "+" : "";
-    lane.querySelector(".lane-count")!.textContent =
-      `${narrowed ? `${cards.length} of ` : ""}${count}${more}${limit !== undefined ? ` / ${limit}` : ""}`;
-    lane.querySelector<HTMLElement>(".lane-count")!.title = limit !== undefined
-      ? `${count} cards, WIP limit ${limit}${over ? " (over the limit)" : ""}` : `${count} cards`;
+    if (cards.length) syncChildren(list, cards.map(element));
+    else {
+      const empty = list.querySelector(".lane-empty") ?? h("p", { class: "lane-empty" });
+      setText(empty, narrowed() ? "No matching cards" : "No cards");
+      if (list.children.length !== 1 || list.firstElementChild !== empty) list.replaceChildren(empty);
+    }
+    drawCount(lane, status, cards.length);
+    drawFoot(lane, status, cards.length);
   }
   for (const [id] of cache) if (!state.cards.has(id)) cache.delete(id);
   updateRoving();
-  if (hadFocus) root.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(hadFocus)}"]`)?.focus({ preventScroll: true });
+  if (hadFocus && document.activeElement !== cardElement(hadFocus)) cardElement(hadFocus)?.focus({ preventScroll: true });
+}
+
+/** The lane's count against its WIP limit: "12 / 10", or "3 of 12 / 10" while the view is narrowed. */
+function drawCount(lane: HTMLElement, status: string, shown: number): void {
+  const limit = state.board.wip_limits?.[status];
+  const matching = matchingCount(status, shown);
+  const count = laneCount(status, shown);
+  const over = limit !== undefined && count > limit;
+  lane.classList.toggle("over-limit", over);
+  lane.classList.toggle("at-limit", limit !== undefined && count === limit);
+  lane.classList.toggle("drained", state.drained.has(status));
+  lane.querySelector<HTMLElement>(".drained-badge")!.hidden = !state.drained.has(status);
+  const label = lane.querySelector<HTMLElement>(".lane-count")!;
+  const part = narrowed() && matching !== count ? `${fmt(matching)} of ` : "";
+  setText(label, `${part}${fmt(count)}${limit !== undefined ? ` / ${limit}` : ""}`);
+  const title = limit !== undefined ? `${fmt(count)} cards, WIP limit ${limit}${over ? " (over the limit)" : ""}` : `${fmt(count)} cards`;
+  if (label.title !== title) label.title = title;
+}
+
+/** "Showing 100 of 3,427" under a lane that holds more than it shows, with the way to the rest. */
+function drawFoot(lane: HTMLElement, status: string, shown: number): void {
+  const foot = lane.querySelector<HTMLElement>(".lane-foot")!;
+  const total = state.counts?.[status];
+  const more = total !== undefined ? total > shown : state.lanes[status]?.edge != null;
+  foot.hidden = !more;
+  if (!more) return;
+  const page = canLoadMore(status);
+  setText(foot.querySelector(".lane-shown")!, total !== undefined
+    ? `Showing ${fmt(shown)} of ${fmt(total)}${page ? "" : `, the first ${MAX_PAGE} ${describeSort(laneSort()!)}: search or pick a filter to find the others`}`
+    : `Showing the first ${fmt(shown)}`);
+  foot.querySelector<HTMLElement>(".lane-more")!.hidden = !page;
+}
+
+function setText(el: Element, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }
 
 /** Exactly one card is tabbable: the remembered one, else the first on the board. */
@@ -93,7 +123,10 @@ export function updateRoving(): void {
   const cards = root.querySelectorAll<HTMLElement>(".card");
   let target = focusId ? root.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(focusId)}"]`) : null;
   if (!target) target = cards[0] ?? null;
-  for (const c of cards) c.tabIndex = c === target ? 0 : -1;
+  for (const c of cards) {
+    const want = c === target ? 0 : -1;
+    if (c.tabIndex !== want) c.tabIndex = want;
+  }
 }
 
 export function cardElement(id: string): HTMLElement | null {

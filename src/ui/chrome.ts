@@ -91,9 +91,25 @@ export function showSignals(): void {
   }
 }
 
-export function showLiveStatus(s: LiveStatus): void {
+let retryTicker: ReturnType<typeof setInterval> | undefined;
+
+/** The live dot and its words; offline, the seconds until the next attempt count down. */
+export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
   const el = $("#live-status");
   if (!el) return;
+  clearInterval(retryTicker);
+  retryTicker = undefined;
   el.dataset.state = s;
-  el.textContent = s === "live" ? "live" : s === "connecting" ? "reconnecting…" : "offline";
+  if (s !== "offline") {
+    el.textContent = s === "live" ? "live" : "reconnecting…";
+    el.title = "live updates";
+    return;
+  }
+  const say = () => {
+    const secs = retryAt === undefined ? 0 : Math.ceil((retryAt - Date.now()) / 1000);
+    el.textContent = secs > 0 ? `offline — retrying in ${secs}s` : "offline — retrying…";
+  };
+  say();
+  el.title = "The server does not answer: live updates resume, with what was missed, once it is back";
+  if (retryAt !== undefined) retryTicker = setInterval(say, 1000);
 }

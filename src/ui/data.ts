@@ -1,52 +1,174 @@
 /**
- * Loading the board's cards: every lane in parallel (pages of 200 following next_cursor),
- * the blocked set, and unfiltered lane totals for WIP limits when a filter narrows the view.
- * Live updates refresh single cards with `q=<card id>` inside the same board scope.
+ * Loading the board's cards. Each lane reads its first cards from the server in the lane's
+ * own order (`GET /cards?board_id=B&status=S&sort=<lane_sort>`): the default order pages
+ * with next_cursor, a custom lane_sort gives one page of at most 200. Exact lane counts (and
+ * the unfiltered ones for WIP limits while the view is narrowed) come from
+ * `GET /boards/{id}/counts`. Live updates refresh single cards with `q=<card id>` inside
+ * the same board scope.
  */
-import { listAll, listCards } from "./api.ts";
-import { state } from "./state.ts";
+import { boardCounts, listAll, listCards, type Query } from "./api.ts";
+import { laneComparator } from "./sort.ts";
+import { narrowed, state, type Lane } from "./state.ts";
 import type { Card } from "./types.ts";
 
-/** Cards loaded per lane at most; a lane with more shows a "+" on its count. */
-export const LANE_CAP = 1000;
+/** Cards a lane shows at first, and how many more each "Show more" adds. */
+export const LANE_PAGE = 100;
+/** The most one GET /cards page holds: all a custom-sorted lane can show. */
+export const MAX_PAGE = 200;
+
 let seq = 0;
+let view = "";
 /** cards with a write in flight: live refreshes leave them to the write's answer */
 export const pending = new Set<string>();
+
+/** The board's lane_sort as a GET /cards `sort`; undefined for the list's default order (updated_at, newest first). */
+export function laneSort(): string | undefined {
+  const sort = state.board.presentation?.lane_sort;
+  return sort && sort !== "-updated_at" ? sort : undefined;
+}
+
+/** Whether "Show more" can load more of the lane: always in the default order, up to one page with a custom sort. */
+export function canLoadMore(status: string): boolean {
+  return !laneSort() || (state.lanes[status]?.wanted ?? LANE_PAGE) < MAX_PAGE;
+}
+
+/** What the board shows: the board, its filter and its search. */
+function viewKey(): string {
+  return `${state.board.id}|${state.filter}|${state.q}`;
+}
+
+function viewQuery(): Query {
+  return { board_id: state.board.id, filter: state.filter || undefined, q: state.q || undefined };
+}
+
+/** The first `wanted` cards of a lane in its order; `more` when the lane holds others. */
+async function readLane(status: string, wanted: number): Promise<{ items: Card[]; more: boolean }> {
+  const base = { ...viewQuery(), status };
+  const sort = laneSort();
+  if (sort) {
+    const limit = Math.min(wanted, MAX_PAGE);
+    const page = await listCards({ ...base, sort, limit });
+    return { items: page.items, more: page.items.length === limit };
+  }
+  const items: Card[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await listCards({ ...base, limit: Math.min(MAX_PAGE, wanted - items.length), cursor });
+    items.push(...page.items);
+    if (!page.next_cursor) return { items, more: false };
+    if (items.length >= wanted) return { items, more: true };
+    cursor = page.next_cursor;
+  }
+}
+
+function putLane(status: string, wanted: number, read: { items: Card[]; more: boolean }): void {
+  for (const c of read.items) state.cards.set(c.id, c);
+  state.lanes[status] = { wanted, edge: read.more ? { ...read.items[read.items.length - 1]! } : null };
+}
 
 /** Loads the open board; resolves false when a newer load superseded this one. */
 export async function loadBoard(): Promise<boolean> {
   const mine = ++seq;
   const b = state.board;
-  const narrowed = Boolean(state.filter || state.q);
-  const base = { board_id: b.id, filter: state.filter || undefined, q: state.q || undefined };
-  const limited = b.columns.filter((c) => b.wip_limits?.[c] !== undefined);
+  // the same view keeps what "Show more" loaded; another board, filter or search starts over
+  const key = viewKey();
+  const wanted = b.columns.map((s) => (key === view ? state.lanes[s]?.wanted : undefined) ?? LANE_PAGE);
   performance.mark("cards:load");
-  const [lanes, blocked, totals] = await Promise.all([
-    Promise.all(b.columns.map((status) => listAll({ ...base, status }, LANE_CAP))),
+  const [lanes, blocked, counts] = await Promise.all([
+    Promise.all(b.columns.map((status, i) => readLane(status, wanted[i]!))),
     listAll({ board_id: b.id, blocked: "true" }, 5000),
-    narrowed ? Promise.all(limited.map((status) => listAll({ board_id: b.id, status }, LANE_CAP))) : Promise.resolve([]),
+    readCounts().catch(() => [null, null] as const),
   ]);
   if (mine !== seq) return false;
+  view = key;
   state.cards = new Map();
-  state.truncated = new Set();
-  lanes.forEach((page, i) => {
-    for (const c of page.items) state.cards.set(c.id, c);
-    if (page.truncated) state.truncated.add(b.columns[i]!);
-  });
+  state.lanes = {};
+  lanes.forEach((read, i) => putLane(b.columns[i]!, wanted[i]!, read));
   state.blocked = new Set(blocked.items.map((c) => c.id));
-  state.totals = {};
-  totals.forEach((page, i) => { state.totals[limited[i]!] = page.items.length; });
+  [state.counts, state.totals] = counts;
   return true;
+}
+
+/** "Show more": one more page of the lane (read again from its top, so the order stays the server's). */
+export async function loadMore(status: string): Promise<boolean> {
+  const boardId = state.board.id;
+  const asked = (state.lanes[status]?.wanted ?? LANE_PAGE) + LANE_PAGE;
+  const wanted = laneSort() ? Math.min(asked, MAX_PAGE) : asked;
+  state.lanes[status] = { edge: state.lanes[status]?.edge ?? null, wanted }; // a reload meanwhile reads as many
+  const read = await readLane(status, wanted);
+  if (boardId !== state.board.id) return false;
+  for (const [id, c] of state.cards) if (c.status === status) state.cards.delete(id);
+  putLane(status, wanted, read);
+  return true;
+}
+
+/** The view's lane counts and, while narrowed, the unfiltered ones: [counts, totals]. */
+async function readCounts(): Promise<readonly [Record<string, number> | null, Record<string, number> | null]> {
+  const b = state.board.id;
+  const [counts, totals] = await Promise.all([
+    boardCounts(b, { filter: state.filter || undefined, q: state.q || undefined }),
+    narrowed() ? boardCounts(b, {}) : undefined,
+  ]);
+  return [counts.counts, totals?.counts ?? null] as const;
+}
+
+let countSeq = 0;
+/** Re-reads the lane counts; resolves false when superseded or the board changed meanwhile. */
+export async function loadCounts(): Promise<boolean> {
+  const mine = ++countSeq;
+  const key = viewKey();
+  const counts = await readCounts();
+  if (mine !== countSeq || key !== viewKey()) return false;
+  [state.counts, state.totals] = counts;
+  return true;
+}
+
+/** Moves one card between lane counts at once (an optimistic move; the next read corrects it). */
+export function shiftCount(from: string, to: string): void {
+  for (const counts of [state.counts, state.totals]) {
+    if (!counts) continue;
+    if (counts[from] !== undefined) counts[from] = Math.max(0, counts[from]! - 1);
+    if (counts[to] !== undefined) counts[to]! += 1;
+  }
+}
+
+/** The cards loaded for a lane, in the lane's order. */
+export function laneCards(status: string): Card[] {
+  const out: Card[] = [];
+  for (const c of state.cards.values()) if (c.status === status) out.push(c);
+  return out.sort(laneComparator(state.board.presentation?.lane_sort));
+}
+
+/**
+ * Keeps a lane at the number of cards the person asked to see: cards that live changes
+ * brought in push the last ones out (they come back with "Show more"), so hours of agent
+ * writes never grow a lane past its page.
+ */
+function trim(status: string): void {
+  const lane = state.lanes[status];
+  if (!lane) return;
+  const cards = laneCards(status);
+  if (cards.length <= lane.wanted) return;
+  for (const c of cards.slice(lane.wanted)) state.cards.delete(c.id);
+  lane.edge = { ...cards[lane.wanted - 1]! };
+}
+
+/** Whether the lane shows the card: in one of the board's lanes and not past what the lane loaded. */
+function shows(card: Card): boolean {
+  if (!state.board.columns.includes(card.status)) return false;
+  const edge: Lane["edge"] = state.lanes[card.status]?.edge ?? null;
+  return !edge || laneComparator(state.board.presentation?.lane_sort)(card, edge) <= 0;
 }
 
 /** Whether the view is narrowed so that single-card refreshes cannot keep counts right. */
 export function needsFullReload(): boolean {
-  return Boolean(state.filter || state.q);
+  return narrowed();
 }
 
 /**
  * Re-reads the given cards within the board scope. Returns the lanes that changed.
- * A card that left the scope (moved off the board, deleted, filtered out) is dropped.
+ * A card that left the scope (moved off the board, deleted, filtered out) or sorts past
+ * what its lane loaded is dropped.
  */
 export async function refreshCards(ids: string[]): Promise<Set<string>> {
   const touched = new Set<string>();
@@ -62,13 +184,14 @@ export async function refreshCards(ids: string[]): Promise<Set<string>> {
     if (blocked.items.some((c) => c.id === id)) state.blocked.add(id);
     else state.blocked.delete(id);
     if (before) touched.add(before.status);
-    if (card && state.board.columns.includes(card.status)) {
+    if (card && shows(card)) {
       if (!before || before.version <= card.version) state.cards.set(id, card);
       touched.add(card.status);
     } else {
       state.cards.delete(id);
     }
   }));
+  for (const status of touched) trim(status);
   return touched;
 }
 
@@ -78,11 +201,12 @@ export function applyCard(card: Card): Set<string> {
   const before = state.cards.get(card.id);
   if (!before || before.version > card.version) return touched;
   touched.add(before.status);
-  if (state.board.columns.includes(card.status)) {
+  if (shows(card)) {
     state.cards.set(card.id, card);
     touched.add(card.status);
   } else {
     state.cards.delete(card.id);
   }
+  for (const status of touched) trim(status);
   return touched;
 }

@@ -1,17 +1,18 @@
 /**
  * Sections of the card detail: repeating entries (with an add form), artifacts (download,
- * upload), links in both directions (with an add form), comments and the history timeline.
+ * upload), links in both directions (with an add form) and comments (updated in place: a
+ * new comment adds one item, the others and the comment form stay as they are).
  */
 import { api } from "./api.ts";
 import { write, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
-import { ago, fmtTime, h } from "./dom.ts";
+import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
 import { fieldRow, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
 import { linkTypeName, state } from "./state.ts";
 import * as toast from "./toast.ts";
-import type { Card, FieldDef, HistoryItem } from "./types.ts";
+import type { Card, Comment, FieldDef } from "./types.ts";
 
 export function section(title: string, cls: string, ...body: (Node | null)[]): HTMLElement {
   return h("section", { class: `detail-section ${cls}` }, h("h3", {}, title), ...body);
@@ -37,13 +38,14 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
   return form;
 }
 
-export function repeatingSection(card: Card, def: FieldDef): HTMLElement {
+/** `version` gives the card's version when the entry is sent (the section outlives later writes). */
+export function repeatingSection(card: Card, def: FieldDef, version: () => number): HTMLElement {
   const items = Array.isArray(card.fields[def.id]) ? (card.fields[def.id] as unknown[]) : [];
   const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, f.default)).filter((x): x is FieldInput => x !== null);
   const form = miniForm("entry-form", "Add entry", inputs.map((i) => i.el), async () => {
     const entry: Record<string, unknown> = {};
     for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
-    await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: card.version, entry });
+    await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: version(), entry });
   });
   return section(`${label(def)} (${items.length})`, `repeating field-${def.id}`,
     def.description ? h("p", { class: "desc" }, def.description) : null,
@@ -87,26 +89,37 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
     h("details", { class: "add" }, h("summary", {}, "Add link"), form));
 }
 
+function commentItem(c: Comment): HTMLElement {
+  const body = h("div", { class: "md" });
+  body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
+  return h("li", { class: "comment", "data-comment": c.id, "data-sig": c.edited_at ?? "" },
+    h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
+      c.edited_at ? h("span", { class: "muted" }, " (edited)") : null),
+    body);
+}
+
 export function commentsSection(card: Card): HTMLElement {
-  const list = (card.comments ?? []).map((c) => {
-    const body = h("div", { class: "md" });
-    body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
-    return h("li", { class: "comment", "data-comment": c.id },
-      h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
-        c.edited_at ? h("span", { class: "muted" }, " (edited)") : null),
-      body);
-  });
   const text = h("textarea", { name: "body", rows: 3, placeholder: "Write a comment (markdown)", "aria-label": "Comment", required: true });
   const form = miniForm("comment-form", "Comment", [text], async () => {
     if (!text.value.trim()) throw new Error("write something first");
     await write("POST", card.id, "/comments", { body: text.value });
   });
-  return section(`Comments (${list.length})`, "comments", list.length ? h("ol", { class: "comments-list" }, list) : null, form);
+  const sec = section("Comments", "comments", h("ol", { class: "comments-list" }), form);
+  updateComments(sec, card);
+  return sec;
 }
 
-export function historySection(items: HistoryItem[]): HTMLElement {
-  return section("History", "history", h("ol", { class: "timeline" }, [...items].reverse().map((e) =>
-    h("li", { "data-type": e.type },
-      h("time", { datetime: e.at, title: fmtTime(e.at) }, ago(e.at)), " ",
-      h("strong", {}, e.actor), " ", e.summary))));
+/** Brings the comments in line with the card: new and edited ones are drawn, the rest kept. */
+export function updateComments(sec: HTMLElement, card: Card): void {
+  const list = sec.querySelector<HTMLElement>(".comments-list")!;
+  const drawn = new Map([...list.querySelectorAll<HTMLElement>(":scope > li")].map((li) => [li.dataset.comment, li]));
+  const want = (card.comments ?? []).map((c) => {
+    const old = drawn.get(c.id);
+    return old && old.dataset.sig === (c.edited_at ?? "") ? old : commentItem(c);
+  });
+  syncChildren(list, want);
+  list.hidden = want.length === 0;
+  const title = `Comments (${want.length})`;
+  const head = sec.querySelector("h3")!;
+  if (head.textContent !== title) head.textContent = title;
 }

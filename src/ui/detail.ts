@@ -1,25 +1,26 @@
 /**
  * The card detail panel: header, status/owner controls, every field by type and display,
  * an edit form (title, tags, fields), then entries, links, comments and history.
+ * A live change of the open card is read at most once a second and updates only the parts
+ * that changed (a new comment adds one item), so typing in a form is never redrawn away.
  */
 import { getCard, history, listAll } from "./api.ts";
 import { onCardWritten, patch } from "./actions.ts";
 import { cardElement } from "./board.ts";
-import { h, $, fmtTime, ago, shortId } from "./dom.ts";
-import { isEmpty, label, renderValue } from "./fields.ts";
+import { h, $, fmtTime, ago, throttle } from "./dom.ts";
 import { changedFields, fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
-import { icon } from "./icons.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
-import { allowedColumns, allowedTargets, cardType, columnName, state } from "./state.ts";
-import { breachBadges } from "./breaches.ts";
+import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
 import { anyDirty, markAllClean } from "./dirty.ts";
-import { artifactUpload, commentsSection, historySection, linksSection, repeatingSection, section } from "./detail-parts.ts";
+import { commentsSection, linksSection, repeatingSection, updateComments } from "./detail-parts.ts";
+import { badges, fieldsSection, head, meta } from "./detail-top.ts";
+import { drawHistory, historySection, refreshHistory, setHistory } from "./history.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
 
 let current: Card | null = null;
-/** the card whose content the panel shows (drafts carry over only for the same card) */
+/** the card whose content the panel shows (a re-read of it updates the parts that changed) */
 let rendered = "";
 let editing = false;
 let loadSeq = 0;
@@ -54,24 +55,29 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     rendered = "";
     p.replaceChildren(h("p", { class: "muted loading" }, "Loading…"));
   }
+  const again = rendered === id;
   try {
     const [card, incoming, hist] = await Promise.all([
       getCard(id),
       listAll({ link_target: id, include: "links" }, 200),
-      history(id).catch(() => ({ items: [] })),
+      again ? refreshHistory(id).catch(() => false) : history(id).catch(() => ({ items: [] })),
     ]);
     if (mine !== loadSeq || state.openCard !== id) return;
     current = card;
     if (editing) return; // keep the user's edits; the save carries the version and reports conflicts
-    const drafts = rendered === id ? saveDrafts(p) : null;
-    render(card, incoming.items, hist.items);
-    markAllClean(p); // what was drawn is clean; restored drafts are edits in progress
+    if (again) {
+      update(card, incoming.items, hist === true);
+      return;
+    }
+    if (typeof hist === "object") setHistory(id, hist.items);
+    render(card, incoming.items);
+    markAllClean(p);
     rendered = id;
-    if (drafts) restoreDrafts(p, drafts);
-    else if (focus) $("#detail-title")?.focus();
+    if (focus) $("#detail-title")?.focus();
   } catch (e) {
     if (mine !== loadSeq) return;
     p.replaceChildren(h("div", { class: "detail-head" }, closeButton()), ...toast.errorParts(toast.toBody(e)));
+    rendered = "";
   }
 }
 
@@ -90,9 +96,13 @@ export function closeDetail(): void {
   cardElement(id)?.focus();
 }
 
-/** Re-reads the open card after a live event, unless it is being edited. */
+/** a busy card is re-read at most this often */
+const REFRESH_EVERY_MS = 1000;
+const refreshSoon = throttle(() => (state.openCard && !editing ? openDetail(state.openCard, false) : undefined), REFRESH_EVERY_MS);
+
+/** Re-reads the open card after a live event (throttled), unless it is being edited. */
 export function refreshDetail(): void {
-  if (state.openCard && !editing) void openDetail(state.openCard, false);
+  if (state.openCard && !editing) refreshSoon();
 }
 
 onCardWritten((card) => {
@@ -103,68 +113,72 @@ function closeButton(): HTMLElement {
   return h("button", { type: "button", class: "icon-button detail-close", "aria-label": "Close card (Esc)", onclick: closeDetail }, "×");
 }
 
-function render(card: Card, incoming: Card[], hist: { at: string; actor: string; type: string; summary: string }[]): void {
-  const type = cardType(card.type_id);
-  const defs = type?.fields ?? [];
-  const blocked = state.blocked.has(card.id);
-  const head = h("header", { class: "detail-head" },
-    h("div", { class: "detail-kicker" }, icon(type?.icon), " ", type?.name ?? card.type_id, " · ",
-      h("button", { type: "button", class: "link-button mono", title: `Copy ${card.id}`,
-        onclick: () => void navigator.clipboard?.writeText(card.id).then(() => toast.info(`Copied ${card.id}`)) }, shortId(card.id)),
-      h("span", { class: "muted detail-version" }, ` · v${card.version}`),
-      blocked ? h("span", { class: "blocked-badge" }, "blocked") : null,
-      breachBadges(card.id)),
-    h("h2", { id: "detail-title", tabindex: "-1" }, card.title),
-    closeButton());
+/** The card as the panel shows it now (handlers outlive the part that drew them). */
+function latest(card: Card): Card {
+  return current?.id === card.id ? current : card;
+}
 
-  // the moves a drag would allow; the others stay listed but cannot be picked
-  const targets = allowedTargets(card.status, card.type_id);
-  const statusSel = h("select", { id: "detail-status", "aria-label": "Status" },
-    allowedColumns(card.type_id).map((c) => {
-      const ok = c === card.status || !targets || targets.has(c);
-      return h("option", { value: c, selected: c === card.status, disabled: !ok, title: ok ? undefined : `${columnName(card.status)} cannot move to ${columnName(c)} on this board` },
-        ok ? columnName(c) : `${columnName(c)} (not allowed from here)`);
-    }));
-  statusSel.addEventListener("change", () => patch(card, { status: statusSel.value }).catch((e) => {
-    statusSel.value = card.status;
-    toast.error(e, "Status not changed");
-  }));
-  const ownerSel = h("select", { id: "detail-owner", "aria-label": "Owner" }, h("option", { value: "" }, "Unowned"),
-    state.info.workspace.users.map((u) => h("option", { value: u.id, selected: u.id === card.owner }, u.display_name || u.id)));
-  ownerSel.addEventListener("change", () => patch(card, { owner: ownerSel.value }).catch((e) => {
-    ownerSel.value = card.owner ?? "";
-    toast.error(e, "Owner not changed");
-  }));
+/** A part of the body, redrawn only when what it shows (`sig`) changed. */
+interface Part { key: string; sig: string; draw(): HTMLElement }
 
-  const meta = h("dl", { class: "detail-meta" },
-    h("dt", {}, h("label", { for: "detail-status" }, "Status")), h("dd", {}, statusSel,
-      h("span", { class: "muted" }, ` since ${ago(card.status_since)}`)),
-    h("dt", {}, h("label", { for: "detail-owner" }, "Owner")), h("dd", {}, ownerSel),
-    h("dt", {}, "Tags"), h("dd", {}, card.tags.length ? h("span", { class: "tags" }, card.tags.map((t) => h("span", { class: "tag" }, t))) : h("span", { class: "muted" }, "none")),
-    h("dt", {}, "Created"), h("dd", {}, `${fmtTime(card.created_at)} by ${card.created_by}`),
-    h("dt", {}, "Updated"), h("dd", { title: fmtTime(card.updated_at) }, ago(card.updated_at)));
+function parts(card: Card, incoming: Card[]): Part[] {
+  const fields = cardType(card.type_id)?.fields ?? [];
+  const repeating = fields.filter((d) => d.type === "repeating" && d.display !== "hidden");
+  const json = JSON.stringify;
+  return [
+    { key: "meta", sig: json([card.status, card.status_since, card.owner, card.tags]), draw: () => meta(card, () => latest(card)) },
+    { key: "fields", sig: json(fields.filter((d) => d.type !== "repeating").map((d) => card.fields[d.id])), draw: () => fieldsSection(card) },
+    ...repeating.map((d) => ({ key: `field-${d.id}`, sig: json(card.fields[d.id]), draw: () => repeatingSection(card, d, () => latest(card).version) })),
+    { key: "links", sig: json([card.links, incoming.map((c) => [c.id, c.links])]), draw: () => linksSection(card, incoming) },
+  ];
+}
 
-  const plain = defs.filter((d) => d.type !== "repeating" && d.display !== "hidden");
-  const fieldList = h("dl", { class: "detail-fields" }, plain.map((d) => [
-    h("dt", { title: d.description ?? "" }, label(d)),
-    h("dd", { class: `t-${d.type}${d.display ? ` d-${d.display}` : ""}`, "data-field": d.id },
-      isEmpty(card.fields[d.id]) ? h("span", { class: "muted" }, "—") : renderValue(d, card.fields[d.id], "detail"),
-      d.type === "artifact" && d.artifact_policy !== "uri" ? artifactUpload(card, d) : null),
-  ]));
+function drawPart(part: Part): HTMLElement {
+  const el = part.draw();
+  el.dataset.part = part.key;
+  el.dataset.sig = part.sig;
+  return el;
+}
+
+function render(card: Card, incoming: Card[]): void {
+  const [metaPart, ...sections] = parts(card, incoming).map(drawPart);
   const body = h("div", { class: "detail-body" },
-    meta,
-    h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(card, body) }, "Edit")),
-    section("Fields", "fields", fieldList),
-    ...defs.filter((d) => d.type === "repeating" && d.display !== "hidden").map((d) => repeatingSection(card, d)),
-    linksSection(card, incoming),
+    metaPart,
+    h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit")),
+    ...sections,
     commentsSection(card),
-    historySection(hist));
-  panel().replaceChildren(head, body);
+    historySection());
+  panel().replaceChildren(head(card, closeButton()), body);
+}
+
+/** Updates the panel to a newer read of its card: only the parts that changed are drawn again, keeping what is typed in them. */
+function update(card: Card, incoming: Card[], historyChanged: boolean): void {
+  const p = panel();
+  p.querySelector(".detail-version")!.textContent = ` · v${card.version}`;
+  const title = p.querySelector("#detail-title")!;
+  if (title.textContent !== card.title) title.textContent = card.title;
+  p.querySelector(".detail-badges")?.replaceWith(badges(card));
+  const updated = p.querySelector<HTMLElement>(".detail-updated");
+  if (updated) { updated.textContent = ago(card.updated_at); updated.title = fmtTime(card.updated_at); }
+  for (const part of parts(card, incoming)) {
+    const old = p.querySelector<HTMLElement>(`.detail-body > [data-part="${part.key}"]`);
+    if (!old || old.dataset.sig === part.sig) continue;
+    const drafts = saveDrafts(old);
+    const fresh = drawPart(part);
+    old.replaceWith(fresh);
+    markAllClean(fresh);
+    restoreDrafts(fresh, drafts);
+  }
+  const comments = p.querySelector<HTMLElement>(".detail-section.comments");
+  if (comments) updateComments(comments, card);
+  const hist = p.querySelector<HTMLElement>(".detail-section.history");
+  if (hist && historyChanged) drawHistory(hist);
 }
 
 /** Replaces the panel body with a form for title, tags and every field; saves a PATCH of the changes. */
 function startEdit(card: Card, body: HTMLElement): void {
   editing = true;
+  rendered = ""; // the body becomes the form: Save or Cancel draws the card anew
   let baseVersion = card.version;
   let attempt = 0;
   const title = h("input", { id: "edit-title", type: "text", value: card.title, required: true });

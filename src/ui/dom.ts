@@ -76,10 +76,67 @@ export function fmtBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/** Runs `fn` once the calls stopped for `ms` (typing in the search box; never for live events, which may not stop). */
 export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number): (...a: A) => void {
   let t: ReturnType<typeof setTimeout> | undefined;
   return (...a: A) => {
     if (t) clearTimeout(t);
     t = setTimeout(() => fn(...a), ms);
   };
+}
+
+/**
+ * A throttle that never starves: the first call runs `fn` after `first` ms, later calls at
+ * most once every `every` ms (or ten times as long as the last run took, if longer) however
+ * steadily they come, and a call made while `fn` runs is served by one more run after it.
+ * Runs never overlap.
+ */
+export function throttle(fn: () => unknown, every: number, first = 50): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running = false;
+  let again = false;
+  let next = -Infinity;
+  const run = async () => {
+    timer = undefined;
+    running = true;
+    const started = Date.now();
+    try {
+      await fn();
+    } catch {
+      // the caller reports its own errors; the next call tries again
+    } finally {
+      running = false;
+      // a slow read (a narrowed count over 100,000 cards) is asked for at most a tenth of
+      // the time, so a page left open never keeps the server busy
+      next = started + Math.max(every, (Date.now() - started) * 10);
+      if (again) { again = false; ask(); }
+    }
+  };
+  const ask = () => {
+    if (running) { again = true; return; }
+    timer ??= setTimeout(run, Math.max(first, next - Date.now()));
+  };
+  return ask;
+}
+
+/**
+ * Makes `list`'s children exactly `want`, in order, touching only what differs: elements
+ * not wanted are removed, a moved one is taken out and put back once, new ones inserted.
+ * A live change of one card is then one or two DOM operations, not a rebuilt list.
+ */
+export function syncChildren(list: Element, want: readonly Element[]): void {
+  const keep = new Set(want);
+  for (const c of [...list.children]) if (!keep.has(c)) c.remove();
+  let at = list.firstElementChild;
+  for (const el of want) {
+    if (at === el) { at = at.nextElementSibling; continue; }
+    if (at && at.nextElementSibling === el) {
+      // `at` belongs further down: take it out; it is put back when its turn comes
+      const stray = at;
+      at = el.nextElementSibling;
+      stray.remove();
+      continue;
+    }
+    list.insertBefore(el, at);
+  }
 }

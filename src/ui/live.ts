@@ -2,13 +2,17 @@
  * Following the SSE stream (GET /v1/events/stream). Card events are batched into one
  * refresh of the touched cards; definition reloads re-read the workspace; condition and
  * card events tell the page its breaches may have changed. The browser
- * reconnects on its own with Last-Event-ID; when it gives up, we reopen with `since=` the
- * last event id we saw, with a growing delay. A reconnect before any event id was seen
- * cannot resume, so the board is re-read instead.
+ * reconnects on its own with Last-Event-ID; when it gives up, or has not got through for
+ * OFFLINE_AFTER_MS, we reopen with `since=` the last event id we saw, with a growing delay,
+ * and the status says "offline" with the time of the next attempt. A reconnect before any
+ * event id was seen cannot resume, so the board is re-read instead.
  */
 import { EVENT_TYPES, type ServiceEvent } from "./types.ts";
 
 export type LiveStatus = "live" | "connecting" | "offline";
+
+/** Past this long without the stream, the page says it is offline and retries on its own schedule. */
+export const OFFLINE_AFTER_MS = 10_000;
 
 export interface LiveHandlers {
   cards(ids: string[]): void;
@@ -17,7 +21,8 @@ export interface LiveHandlers {
   conditions(e: ServiceEvent): void;
   /** the stream came back but no event id was seen yet, so nothing could be resumed: re-read */
   resync(): void;
-  status(s: LiveStatus): void;
+  /** `retryAt`: when the next attempt to reconnect starts (ms since the epoch), once offline */
+  status(s: LiveStatus, retryAt?: number): void;
 }
 
 const BATCH_MS = 40;
@@ -35,6 +40,8 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
   let retry = 0;
   let closed = false;
   let broken = false;
+  /** when the stream last broke (0: it is up) */
+  let downSince = 0;
   let batch = new Set<string>();
   let flush: ReturnType<typeof setTimeout> | undefined;
 
@@ -57,28 +64,38 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
     }
   };
 
+  /** Closes the source and opens a new one after a growing delay. */
+  const retryLater = (src: EventSource) => {
+    src.close();
+    const delay = Math.min(1000 * 2 ** retry++, 15_000);
+    handlers.status("offline", Date.now() + delay);
+    setTimeout(() => { if (es === src) open(); }, delay);
+  };
+
   const open = () => {
     if (closed) return;
-    handlers.status("connecting");
+    if (!downSince) handlers.status("connecting");
     const url = `/v1/events/stream?${TYPES}${lastId ? `&since=${encodeURIComponent(lastId)}` : ""}`;
     const src = new EventSource(url);
     es = src;
     for (const t of EVENT_TYPES) src.addEventListener(t, onEvent as EventListener);
     src.onopen = () => {
       retry = 0;
+      downSince = 0;
       handlers.status("live");
       if (broken && !lastId) handlers.resync();
       broken = false;
     };
     src.onerror = () => {
       broken = true;
-      if (src.readyState === EventSource.CLOSED) {
-        handlers.status("offline");
-        const delay = Math.min(1000 * 2 ** retry++, 15_000);
-        setTimeout(() => { if (es === src) open(); }, delay);
-      } else {
-        handlers.status("connecting");
+      if (!downSince) {
+        downSince = Date.now();
+        // a browser retry that hangs reports nothing: look again once the grace time is over
+        setTimeout(() => { if (es === src && src.readyState !== EventSource.OPEN) retryLater(src); }, OFFLINE_AFTER_MS);
       }
+      // the browser's own retries (readyState CONNECTING) say nothing of when the next one runs
+      if (src.readyState === EventSource.CLOSED || Date.now() - downSince >= OFFLINE_AFTER_MS) retryLater(src);
+      else handlers.status("connecting");
     };
   };
 

@@ -9,10 +9,11 @@ import { boardRoot, clearCardCache, renderBoard, renderLanes, setFocusCard } fro
 import { loadBreaches } from "./breaches.ts";
 import { applyTheme, renderChrome, showLiveStatus, showSignals, syncChrome, type ChromeActions } from "./chrome.ts";
 import { openCreate } from "./create.ts";
-import { loadBoard, needsFullReload, refreshCards } from "./data.ts";
+import { loadBoard, loadMore, needsFullReload } from "./data.ts";
 import { closeDetail, editInProgress, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
-import { debounce, h, $ } from "./dom.ts";
+import { h, throttle, $ } from "./dom.ts";
 import { installDrag } from "./drag.ts";
+import { followCards } from "./follow.ts";
 import { countHidden } from "./hidden.ts";
 import { installKeyboard } from "./keyboard.ts";
 import { connectLive } from "./live.ts";
@@ -55,7 +56,12 @@ async function reload(): Promise<void> {
     boardRoot().setAttribute("aria-busy", "false");
   }
 }
-const reloadSoon = debounce(() => void reload(), 150);
+/**
+ * Live writes may never pause, so the re-reads they cause are throttled, not debounced: the
+ * first runs at once, then at most one per interval for as long as the writes go on.
+ */
+const RELOAD_EVERY_MS = 750;
+const reloadSoon = throttle(reload, RELOAD_EVERY_MS);
 
 /**
  * Re-reads the board's breaches (one request) and, at most every HIDDEN_EVERY_MS, the
@@ -98,6 +104,9 @@ async function showBoard(id: string, filter: string, q: string): Promise<void> {
   if (changed) {
     clearCardCache();
     state.cards = new Map();
+    state.lanes = {};
+    state.counts = null;
+    state.totals = null;
     state.breaches = [];
     state.cardBreaches = new Map();
     state.drained = new Set();
@@ -126,6 +135,18 @@ const chromeActions: ChromeActions = {
   create: () => openCreate(),
 };
 
+async function showMore(button: HTMLButtonElement): Promise<void> {
+  const status = button.dataset.more!;
+  button.disabled = true;
+  try {
+    if (await loadMore(status)) renderLanes([status]);
+  } catch (e) {
+    toast.error(e, "Could not load more cards");
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function open(id: string): void {
   setFocusCard(id);
   void openDetail(id);
@@ -151,8 +172,8 @@ async function boot(): Promise<void> {
       if (mine) refreshSignalsSoon();
     },
     cards: (ids) => {
-      if (needsFullReload() || ids.length > 20) reloadSoon();
-      else void refreshCards(ids).then(renderLanes).catch(() => reloadSoon());
+      if (needsFullReload()) reloadSoon(); // a narrowed view cannot tell from one card what matches
+      else void followCards(ids, reloadSoon);
       if (state.openCard && ids.includes(state.openCard)) refreshDetail();
     },
     definitions: () => void getWorkspace().then((info) => {
@@ -167,6 +188,8 @@ async function boot(): Promise<void> {
 
   const drag = installDrag(boardRoot(), (id, to) => void moveCard(id, to));
   boardRoot().addEventListener("click", (ev) => {
+    const more = (ev.target as HTMLElement).closest<HTMLButtonElement>("button.lane-more");
+    if (more) { void showMore(more); return; }
     const card = (ev.target as HTMLElement).closest<HTMLElement>(".card");
     if (!card || drag.justDragged() || (ev.target as HTMLElement).closest("a,button")) return;
     open(card.dataset.id!);

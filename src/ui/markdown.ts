@@ -1,7 +1,10 @@
 /**
  * A small, safe markdown renderer for text fields and comments. The source is HTML-escaped
  * first; only the tags produced here reach the page, and link targets are limited to
- * http(s), mailto and relative URLs. Supports headings, paragraphs (soft and hard breaks), lists
+ * http(s), mailto and relative URLs (no control characters). Code spans and links are stashed
+ * behind \u0000N\u0000 placeholders while the rest is parsed; a URL or alt text holding one is
+ * never used in an attribute, so a stashed tag cannot land inside another tag's attribute.
+ * Supports headings, paragraphs (soft and hard breaks), lists
  * (with task boxes), block quotes, fenced code, rules, `code`, **bold**, *em*, ~~strike~~,
  * [links](url), bare URLs and ![images](url) from https or this server (what the CSP loads).
  */
@@ -86,8 +89,9 @@ function task(item: string): string {
 export function inline(text: string): string {
   const stash: string[] = [];
   const keep = (html: string) => `\u0000${stash.push(html) - 1}\u0000`;
-  let s = text.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _t, code: string) => keep(`<code>${code.trim()}</code>`));
+  let s = text.replace(/\u0000/g, "").replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _t, code: string) => keep(`<code>${code.trim()}</code>`));
   s = s.replace(/!\[([^\]\n]*)\]\(([^)\s]+)\)/g, (all, alt: string, url: string) => {
+    if (alt.includes("\u0000")) return all; // alt text is an attribute: no stashed markup in it
     if (imageUrl(url)) return keep(`<img src="${url}" alt="${alt}" loading="lazy" referrerpolicy="no-referrer">`);
     const href = safeUrl(url); // a picture the page may not load is offered as a link
     return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${alt || href}</a>`) : all;
@@ -96,7 +100,8 @@ export function inline(text: string): string {
     const href = safeUrl(url);
     return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${label}</a>`) : all;
   });
-  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&(?:quot|lt|gt|#39);)[^\s)])*[^\s).,;:!?])/g, (_, pre: string, url: string) =>
+  // a bare URL ends before a placeholder: it must never swallow a stashed tag into its href
+  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&(?:quot|lt|gt|#39);)[^\s)\u0000])*[^\s).,;:!?\u0000])/g, (_, pre: string, url: string) =>
     pre + keep(`<a href="${url}" target="_blank" rel="noopener noreferrer">${url}</a>`));
   s = s
     .replace(/\*\*(\S(?:[\s\S]*?\S)?)\*\*/g, "<strong>$1</strong>")
@@ -109,13 +114,21 @@ export function inline(text: string): string {
   return unstash(s);
 }
 
+/**
+ * Control characters, DEL and white space: a browser strips them from the ends of a URL (and
+ * tabs and newlines from anywhere), so `\u0001javascript:` would run as javascript:. A URL
+ * holding one is never used; the \u0000 placeholders of stashed markup are among them.
+ */
+const UNSAFE_CHARS = /[\u0000-\u0020\u007f]/;
+
 /** Pictures the page's CSP lets it load (img-src 'self' https:): https URLs and paths on this server. */
 function imageUrl(url: string): boolean {
-  return /^https:\/\/[^/]/i.test(url) || /^\/(?!\/)/.test(url);
+  return !UNSAFE_CHARS.test(url) && (/^https:\/\/[^/]/i.test(url) || /^\/(?!\/)/.test(url));
 }
 
-/** An escaped URL that may become an href, or null (javascript:, data: and other schemes). */
+/** An escaped URL that may become an href, or null (javascript:, data: and other schemes, control characters). */
 function safeUrl(url: string): string | null {
+  if (UNSAFE_CHARS.test(url)) return null;
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.replace(/&amp;/g, "&"));
   if (!scheme) return url; // relative, #anchor or /path
   return ["http", "https", "mailto"].includes(scheme[1]!.toLowerCase()) ? url : null;

@@ -24,6 +24,15 @@ export function laneComparator(spec: string | undefined): (a: Card, b: Card) => 
   };
 }
 
+/** A lane order in words: "newest first", "by title", "by priority, descending". */
+export function describeSort(spec: string): string {
+  const desc = spec.startsWith("-");
+  const key = desc ? spec.slice(1) : spec;
+  if (key === "created_at") return desc ? "newest first" : "oldest first";
+  if (key === "updated_at") return desc ? "most recently changed first" : "least recently changed first";
+  return `by ${key.replace(/^fields\./, "")}${desc ? ", descending" : ""}`;
+}
+
 function sortValue(card: Card, key: string): number | string | undefined {
   const v = key.startsWith("fields.") ? card.fields[key.slice(7)] : (card as unknown as Record<string, unknown>)[key];
   if (v === undefined || v === null) return undefined;

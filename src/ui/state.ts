@@ -1,6 +1,14 @@
 /** The page's state: the workspace, the open board, its cards, the view settings and the actor. */
 import type { Board, Breach, Card, CardType, FieldDef, WorkspaceInfo } from "./types.ts";
 
+/** A lane's loaded part: its first cards in the lane's order (lane_sort). */
+export interface Lane {
+  /** how many cards the person asked to see (one page, and one more per "Show more") */
+  wanted: number;
+  /** the last card loaded while the lane holds more: cards that sort after it are not shown */
+  edge: Card | null;
+}
+
 export interface State {
   info: WorkspaceInfo;
   board: Board;
@@ -8,10 +16,12 @@ export interface State {
   cards: Map<string, Card>;
   /** ids of blocked cards of the board */
   blocked: Set<string>;
-  /** unfiltered lane counts, for WIP limits while a filter or search narrows the view */
-  totals: Record<string, number>;
-  /** lanes that hold more cards than were loaded */
-  truncated: Set<string>;
+  /** what each lane (board column) loaded of its cards */
+  lanes: Record<string, Lane>;
+  /** cards per lane matching the view (GET /boards/{id}/counts); null until read */
+  counts: Record<string, number> | null;
+  /** unfiltered cards per lane, for WIP limits while a filter or search narrows the view */
+  totals: Record<string, number> | null;
   filter: string;
   q: string;
   actor: string;
@@ -31,8 +41,9 @@ export const state: State = {
   board: { id: "", name: "", columns: [], card_type_ids: [] },
   cards: new Map(),
   blocked: new Set(),
-  totals: {},
-  truncated: new Set(),
+  lanes: {},
+  counts: null,
+  totals: null,
   filter: "",
   q: "",
   actor: "",
@@ -77,9 +88,19 @@ export function allowedColumns(typeId: string): string[] {
   return state.board.columns.filter((c) => !allowed || allowed.includes(c));
 }
 
+/** Whether a saved filter or a search narrows the view. */
+export function narrowed(): boolean {
+  return Boolean(state.filter || state.q);
+}
+
+/** Cards in the lane matching the view: the server's count, else what is shown. */
+export function matchingCount(status: string, shown: number): number {
+  return state.counts?.[status] ?? shown;
+}
+
 /** Lane counts used against WIP limits: unfiltered totals when the view is narrowed. */
 export function laneCount(status: string, shown: number): number {
-  return state.filter || state.q ? (state.totals[status] ?? shown) : shown;
+  return narrowed() ? (state.totals?.[status] ?? matchingCount(status, shown)) : matchingCount(status, shown);
 }
 
 /**

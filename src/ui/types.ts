@@ -110,6 +110,8 @@ export interface Card {
 }
 
 export interface CardPage { items: Card[]; next_cursor?: string }
+/** GET /boards/{id}/counts: cards per board column (every column, 0 included). */
+export interface BoardCounts { board_id: string; counts: Record<string, number>; total: number }
 export interface HistoryItem { at: string; actor: string; type: string; summary: string }
 
 /** One item of GET /breaches (SPEC "Conditions"); a drained watched lane is a `lane_limit` item. */

@@ -1,7 +1,8 @@
 /**
  * Live updates across a server restart: the page keeps the last event id it saw and, once
  * the server is back on the same address, resumes the stream from it, so a card written
- * by the CLI while the server was down still appears.
+ * by the CLI while the server was down still appears. A long outage reads "offline" with
+ * the time of the next attempt, not "reconnecting…" forever.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createServer } from "node:net";
@@ -48,6 +49,10 @@ test("after a server restart the stream resumes from the last event id", async (
 
   await srv.stop();
   await page.locator('#live-status:not([data-state="live"])').waitFor();
+  // past OFFLINE_AFTER_MS (10 s) the status says so, with the next attempt
+  const offline = page.locator('#live-status[data-state="offline"]');
+  await offline.waitFor({ timeout: 20_000 });
+  expect(await offline.textContent()).toMatch(/^offline — retrying (in \d+s|…)$/);
   const r = run(["cards", "create", "--type", "task", "--title", "Written while the server was down", "--fields", '{"priority":"high"}'],
     { env: { CARDS_DIR: dir, CARDS_ACTOR: "agent-1" } });
   expect(r.code).toBe(0);

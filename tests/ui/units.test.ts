@@ -29,6 +29,30 @@ describe("markdown", () => {
     expect(markdown("[![i](https://a/b.png)](https://c)")).toBe('<p><a href="https://c" target="_blank" rel="noopener noreferrer"><img src="https://a/b.png" alt="i" loading="lazy" referrerpolicy="no-referrer"></a></p>');
   });
 
+  test("a bare URL never swallows a stashed link or picture into its href", () => {
+    const a = (href: string, text = href) => `<a href="${href}" target="_blank" rel="noopener noreferrer">${text}</a>`;
+    // the reviewer's repro: the stashed <a> landed inside the bare URL's href and added an attribute
+    expect(markdown("https://a.example/[x](onmouseover=alert//)")).toBe(`<p>${a("https://a.example/")}${a("onmouseover=alert//", "x")}</p>`);
+    expect(markdown("https://a.example/![p](https://b.example/p.png)")).toBe(
+      `<p>${a("https://a.example/")}<img src="https://b.example/p.png" alt="p" loading="lazy" referrerpolicy="no-referrer"></p>`);
+    // a link or picture whose URL or alt text holds stashed markup stays text
+    expect(markdown("[x](https://a/![i](https://b/c.png))")).not.toContain('href="https://a/<');
+    expect(markdown("![`x`](https://b/c.png)")).not.toContain('alt="<code>');
+    for (const md of ["https://a/[x](y)z", "x https://a/`c` [l](https://b/![i](/p))", "(https://a/[\"](b))"]) {
+      expect(markdown(md)).not.toMatch(/="[^"]*</); // no tag inside an attribute value
+    }
+  });
+
+  test("control characters, DEL and spaces before a scheme do not make it relative", () => {
+    for (const c of ["\u0001", "\u0008", "\u001f", "\u007f", "\u000b", "\u000c"]) {
+      expect(markdown(`[a](${c}javascript:alert(1))`)).not.toContain("<a");
+      expect(markdown(`![a](${c}javascript:alert(1))`)).not.toContain("<a");
+      expect(markdown(`![a](/p${c}.png)`)).not.toContain("<img");
+    }
+    expect(markdown("[a](java\u0001script:alert(1))")).not.toContain("<a");
+    expect(markdown("[a](docs/page)")).toContain('<a href="docs/page"');
+  });
+
   test("blocks and inline marks", () => {
     expect(markdown("# T\n\npara **b** *i* `c<d>` ~~s~~\nsoft  \nhard")).toBe(
       "<h3>T</h3><p>para <strong>b</strong> <em>i</em> <code>c&lt;d&gt;</code> <del>s</del>\nsoft<br>hard</p>");
@@ -54,4 +78,24 @@ describe("lane order", () => {
       expect(ui).toEqual(server);
     });
   }
+});
+
+describe("throttle", () => {
+  test("steady calls run at most once per interval, and a slow run spaces the next by ten times its length", async () => {
+    const { throttle } = await import("../../src/ui/dom.ts");
+    const runs: Array<{ start: number; took: number }> = [];
+    const slow = throttle(async () => {
+      const start = Date.now();
+      await Bun.sleep(40);
+      runs.push({ start, took: Date.now() - start });
+    }, 20, 0);
+    const caller = setInterval(slow, 5);
+    await Bun.sleep(1500);
+    clearInterval(caller);
+    // a run of ~40 ms is followed by the next ~400 ms after it started (not 20 ms): a slow
+    // read is asked of the server at most a tenth of the time
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(runs.length).toBeLessThanOrEqual(4);
+    for (let i = 1; i < runs.length; i++) expect(runs[i]!.start - runs[i - 1]!.start).toBeGreaterThanOrEqual(runs[i - 1]!.took * 10 - 2);
+  });
 });

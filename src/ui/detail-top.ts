@@ -1,0 +1,70 @@
+/** The top of the card detail: its header, the status and owner pickers, and its fields. */
+import { patch } from "./actions.ts";
+import { breachBadges } from "./breaches.ts";
+import { artifactUpload, section } from "./detail-parts.ts";
+import { ago, fmtTime, h, shortId } from "./dom.ts";
+import { isEmpty, label, renderValue } from "./fields.ts";
+import { icon } from "./icons.ts";
+import { allowedColumns, allowedTargets, cardType, columnName, state } from "./state.ts";
+import * as toast from "./toast.ts";
+import type { Card } from "./types.ts";
+
+/** The kicker's badges: blocked, stuck, idle. */
+export function badges(card: Card): HTMLElement {
+  return h("span", { class: "detail-badges" }, state.blocked.has(card.id) ? h("span", { class: "blocked-badge" }, "blocked") : null, breachBadges(card.id));
+}
+
+/** The header: type, short id, version, badges, title and the close button. */
+export function head(card: Card, close: HTMLElement): HTMLElement {
+  const type = cardType(card.type_id);
+  return h("header", { class: "detail-head" },
+    h("div", { class: "detail-kicker" }, icon(type?.icon), " ", type?.name ?? card.type_id, " · ",
+      h("button", { type: "button", class: "link-button mono", title: `Copy ${card.id}`,
+        onclick: () => void navigator.clipboard?.writeText(card.id).then(() => toast.info(`Copied ${card.id}`)) }, shortId(card.id)),
+      h("span", { class: "muted detail-version" }, ` · v${card.version}`),
+      badges(card)),
+    h("h2", { id: "detail-title", tabindex: "-1" }, card.title),
+    close);
+}
+
+/**
+ * Status and owner pickers, tags, created and updated. `latest` gives the card as the panel
+ * knows it when a picker is used (the part outlives writes that leave it unchanged).
+ */
+export function meta(card: Card, latest: () => Card): HTMLElement {
+  // the moves a drag would allow; the others stay listed but cannot be picked
+  const targets = allowedTargets(card.status, card.type_id);
+  const statusSel = h("select", { id: "detail-status", "aria-label": "Status" },
+    allowedColumns(card.type_id).map((c) => {
+      const ok = c === card.status || !targets || targets.has(c);
+      return h("option", { value: c, selected: c === card.status, disabled: !ok, title: ok ? undefined : `${columnName(card.status)} cannot move to ${columnName(c)} on this board` },
+        ok ? columnName(c) : `${columnName(c)} (not allowed from here)`);
+    }));
+  statusSel.addEventListener("change", () => patch(latest(), { status: statusSel.value }).catch((e) => {
+    statusSel.value = latest().status;
+    toast.error(e, "Status not changed");
+  }));
+  const ownerSel = h("select", { id: "detail-owner", "aria-label": "Owner" }, h("option", { value: "" }, "Unowned"),
+    state.info.workspace.users.map((u) => h("option", { value: u.id, selected: u.id === card.owner }, u.display_name || u.id)));
+  ownerSel.addEventListener("change", () => patch(latest(), { owner: ownerSel.value }).catch((e) => {
+    ownerSel.value = latest().owner ?? "";
+    toast.error(e, "Owner not changed");
+  }));
+  return h("dl", { class: "detail-meta" },
+    h("dt", {}, h("label", { for: "detail-status" }, "Status")), h("dd", {}, statusSel,
+      h("span", { class: "muted" }, ` since ${ago(card.status_since)}`)),
+    h("dt", {}, h("label", { for: "detail-owner" }, "Owner")), h("dd", {}, ownerSel),
+    h("dt", {}, "Tags"), h("dd", {}, card.tags.length ? h("span", { class: "tags" }, card.tags.map((t) => h("span", { class: "tag" }, t))) : h("span", { class: "muted" }, "none")),
+    h("dt", {}, "Created"), h("dd", {}, `${fmtTime(card.created_at)} by ${card.created_by}`),
+    h("dt", {}, "Updated"), h("dd", { class: "detail-updated", title: fmtTime(card.updated_at) }, ago(card.updated_at)));
+}
+
+export function fieldsSection(card: Card): HTMLElement {
+  const plain = (cardType(card.type_id)?.fields ?? []).filter((d) => d.type !== "repeating" && d.display !== "hidden");
+  return section("Fields", "fields", h("dl", { class: "detail-fields" }, plain.map((d) => [
+    h("dt", { title: d.description ?? "" }, label(d)),
+    h("dd", { class: `t-${d.type}${d.display ? ` d-${d.display}` : ""}`, "data-field": d.id },
+      isEmpty(card.fields[d.id]) ? h("span", { class: "muted" }, "—") : renderValue(d, card.fields[d.id], "detail"),
+      d.type === "artifact" && d.artifact_policy !== "uri" ? artifactUpload(card, d) : null),
+  ])));
+}
