@@ -6,7 +6,7 @@
  * `GET /boards/{id}/counts`. Live updates refresh single cards with `q=<card id>` inside
  * the same board scope.
  */
-import { boardCounts, listAll, listCards, type Query } from "./api.ts";
+import { boardCounts, listCards, type Query } from "./api.ts";
 import { laneComparator } from "./sort.ts";
 import { narrowed, state, type Lane } from "./state.ts";
 import type { Card } from "./types.ts";
@@ -42,8 +42,8 @@ function viewQuery(): Query {
 }
 
 /** The first `wanted` cards of a lane in its order; `more` when the lane holds others. */
-async function readLane(status: string, wanted: number): Promise<{ items: Card[]; more: boolean }> {
-  const base = { ...viewQuery(), status };
+async function readLane(status: string, wanted: number, extra: Query = {}): Promise<{ items: Card[]; more: boolean }> {
+  const base = { ...viewQuery(), status, ...extra };
   const sort = laneSort();
   if (sort) {
     const limit = Math.min(wanted, MAX_PAGE);
@@ -76,7 +76,7 @@ export async function loadBoard(): Promise<boolean> {
   performance.mark("cards:load");
   const [lanes, blocked, counts] = await Promise.all([
     Promise.all(b.columns.map((status, i) => readLane(status, wanted[i]!))),
-    listAll({ board_id: b.id, blocked: "true" }, 5000),
+    readBlocked(wanted),
     readCounts().catch(() => [null, null] as const),
   ]);
   if (mine !== seq) return false;
@@ -84,9 +84,22 @@ export async function loadBoard(): Promise<boolean> {
   state.cards = new Map();
   state.lanes = {};
   lanes.forEach((read, i) => putLane(b.columns[i]!, wanted[i]!, read));
-  state.blocked = new Set(blocked.items.map((c) => c.id));
+  state.blocked = blocked;
   [state.counts, state.totals] = counts;
   return true;
+}
+
+/**
+ * The blocked cards among those the lanes show: one page of the board's blocked cards when
+ * that is all of them (the usual case), else each lane's first blocked cards in its own
+ * order, as many as the lane shows (which holds every blocked card among those it shows).
+ */
+async function readBlocked(wanted: number[]): Promise<Set<string>> {
+  const b = state.board;
+  const page = await listCards({ board_id: b.id, blocked: "true", limit: MAX_PAGE });
+  if (!page.next_cursor) return new Set(page.items.map((c) => c.id));
+  const lanes = await Promise.all(b.columns.map((status, i) => readLane(status, wanted[i]!, { blocked: "true" })));
+  return new Set(lanes.flatMap((l) => l.items.map((c) => c.id)));
 }
 
 /** "Show more": one more page of the lane (read again from its top, so the order stays the server's). */
@@ -95,8 +108,9 @@ export async function loadMore(status: string): Promise<boolean> {
   const asked = (state.lanes[status]?.wanted ?? LANE_PAGE) + LANE_PAGE;
   const wanted = laneSort() ? Math.min(asked, MAX_PAGE) : asked;
   state.lanes[status] = { edge: state.lanes[status]?.edge ?? null, wanted }; // a reload meanwhile reads as many
-  const read = await readLane(status, wanted);
+  const [read, blocked] = await Promise.all([readLane(status, wanted), readLane(status, wanted, { blocked: "true" })]);
   if (boardId !== state.board.id) return false;
+  for (const c of blocked.items) state.blocked.add(c.id);
   for (const [id, c] of state.cards) if (c.status === status) state.cards.delete(id);
   putLane(status, wanted, read);
   return true;

@@ -149,4 +149,22 @@ describe.serial("lanes", () => {
     expect((await call(ui.srv.url, "GET", `/cards/${id}`)).status).toBe("todo");
     await page.close();
   }, T);
+  test("blocked badges hold when the board has more blocked cards than one page (each lane's own are read)", async () => {
+    const blocker = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "The blocker", status: "doing", fields: { priority: "normal" } });
+    const link = (id: string) => call(ui.srv.url, "POST", `/cards/${id}/links`, { type_id: "depends-on", target: blocker.id });
+    // blocked first, so 205 cards blocked later come before it in the board's blocked list
+    const stuck = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Blocked long ago", status: "review", fields: { priority: "normal" } });
+    await link(stuck.id);
+    const api = await call(ui.srv.url, "GET", "/cards?board_id=main&status=backlog&limit=200");
+    const more = await call(ui.srv.url, "GET", `/cards?board_id=main&status=backlog&limit=200&cursor=${encodeURIComponent(api.next_cursor)}`);
+    const backlog = [...api.items, ...more.items].slice(0, 205);
+    for (let i = 0; i < backlog.length; i += 8) await Promise.all(backlog.slice(i, i + 8).map((c: any) => link(c.id)));
+    expect((await call(ui.srv.url, "GET", "/cards?board_id=main&blocked=true&limit=200")).items.map((c: any) => c.id)).not.toContain(stuck.id);
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=main");
+    expect(await lane(page, "review").locator(`.card[data-id="${stuck.id}"] .blocked-badge`).count()).toBe(1);
+    expect(await lane(page, "backlog").locator(".card .blocked-badge").count()).toBe(100);
+    expect(await lane(page, "doing").locator(`.card[data-id="${blocker.id}"] .blocked-badge`).count()).toBe(0);
+    await page.close();
+  }, 60_000);
 });
