@@ -100,6 +100,12 @@ export class RpcPeer {
     return this.o.maxLineChars ?? MAX_LINE_CHARS;
   }
 
+  /** Drops a partly received line (the client is gone): drain() then runs nothing new. */
+  discardUnread(): void {
+    this.buffer = "";
+    this.skipping = undefined;
+  }
+
   /** Resolves once every request received so far has been answered. */
   async drain(): Promise<void> {
     if (this.skipping) {

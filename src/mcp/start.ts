@@ -4,7 +4,7 @@
  * JSON-RPC lines from stdin until it closes, watch the definitions, shut down cleanly.
  */
 import { CardsError } from "../domain/errors.ts";
-import { onReload, watchDefinitions } from "../service/index.ts";
+import { isRegisteredUser, onReload, watchDefinitions } from "../service/index.ts";
 import { openService } from "../platform/open.ts";
 import { McpServer } from "./server.ts";
 
@@ -31,7 +31,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
   }
   // take_next works for anyone, but claims and owner changes name a registered user:
   // say so now rather than at the agent's first claim
-  if (!svc.store.getUser(actor)) {
+  if (!isRegisteredUser(svc, actor)) {
     log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
   }
   const out = process.stdout;
@@ -59,6 +59,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       if (outGone) return;
       outGone = true;
       log(`stdout closed (${(e as NodeJS.ErrnoException).code ?? e.message}): stopping`);
+      server.peer.discardUnread(); // a line still arriving is no request anyone can hear the answer to
       void stop();
     });
     process.stdin.setEncoding("utf8");

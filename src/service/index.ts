@@ -7,7 +7,7 @@ export { createCard, patchCard, deleteCard } from "./cards.ts";
 export { getCard } from "./reads.ts";
 export { countBoardCards, listCards, type BoardCounts, type CardPage, type ListParams } from "./list.ts";
 // Users
-export { registerUser } from "./users.ts";
+export { isRegisteredUser, registerUser } from "./users.ts";
 export { registerDeclaredUsers } from "./workspace.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";

@@ -21,3 +21,8 @@ export async function registerUser(svc: Service, input: unknown, ctx: OpContext)
   });
 }
 
+
+/** Whether `id` is a registered user (declared in workspace.json or added with POST /users). */
+export function isRegisteredUser(svc: Service, id: string): boolean {
+  return svc.store.getUser(id) !== null;
+}

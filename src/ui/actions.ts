@@ -4,7 +4,8 @@
  */
 import { api, cardPath, patchCard } from "./api.ts";
 import { cardElement, renderLanes } from "./board.ts";
-import { applyCard, pending, refreshCards, shiftCount } from "./data.ts";
+import { applyCard, pending, refreshCards, shiftCount, shortLanes } from "./data.ts";
+import { refillSoon } from "./follow.ts";
 import { columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -17,9 +18,11 @@ export function onCardWritten(fn: Listener): void {
   listeners.push(fn);
 }
 
-export function written(card: Card): Card {
-  renderLanes(applyCard(card));
+/** Shows a card a write returned; `moved`: the person moved it, so it stays in sight in its new lane. */
+export function written(card: Card, moved = false): Card {
+  renderLanes(applyCard(card, moved));
   if (!state.cards.has(card.id)) void refreshCards([card.id]).then(renderLanes);
+  if (shortLanes().length) refillSoon();
   for (const fn of listeners) fn(card);
   return card;
 }
@@ -37,7 +40,7 @@ export async function moveCard(id: string, to: string): Promise<boolean> {
   shiftCount(card.status, to);
   renderLanes([card.status, to]);
   try {
-    written(await answer);
+    written(await answer, true);
     return true;
   } catch (e) {
     const body = toast.toBody(e);

@@ -108,7 +108,7 @@ function drawFoot(lane: HTMLElement, status: string, shown: number): void {
   if (!more) return;
   const page = canLoadMore(status);
   setText(foot.querySelector(".lane-shown")!, total !== undefined
-    ? `Showing ${fmt(shown)} of ${fmt(total)}${page ? "" : `, the first ${MAX_PAGE} ${describeSort(laneSort()!)}: search or pick a filter to find the others`}`
+    ? `Showing ${fmt(shown)} of ${fmt(total)}${page ? "" : `, the first ${fmt(shown)} ${describeSort(laneSort()!)}: search or pick a filter to find the others`}`
     : `Showing the first ${fmt(shown)}`);
   foot.querySelector<HTMLElement>(".lane-more")!.hidden = !page;
 }

@@ -17,9 +17,12 @@ export const LANE_PAGE = 100;
 export const MAX_PAGE = 200;
 
 let seq = 0;
+let countSeq = 0;
 let view = "";
 /** cards with a write in flight: live refreshes leave them to the write's answer */
 export const pending = new Set<string>();
+/** cards the person moved: shown in their new lane even if they sort past what it loaded, until it is read again */
+const kept = new Set<string>();
 
 /** The board's lane_sort as a GET /cards `sort`; undefined for the list's default order (updated_at, newest first). */
 export function laneSort(): string | undefined {
@@ -69,6 +72,7 @@ function putLane(status: string, wanted: number, read: { items: Card[]; more: bo
 /** Loads the open board; resolves false when a newer load superseded this one. */
 export async function loadBoard(): Promise<boolean> {
   const mine = ++seq;
+  countSeq++; // a count read started before this load must not overwrite its counts
   const b = state.board;
   // the same view keeps what "Show more" loaded; another board, filter or search starts over
   const key = viewKey();
@@ -81,6 +85,7 @@ export async function loadBoard(): Promise<boolean> {
   ]);
   if (mine !== seq) return false;
   view = key;
+  kept.clear();
   state.cards = new Map();
   state.lanes = {};
   lanes.forEach((read, i) => putLane(b.columns[i]!, wanted[i]!, read));
@@ -104,16 +109,48 @@ async function readBlocked(wanted: number[]): Promise<Set<string>> {
 
 /** "Show more": one more page of the lane (read again from its top, so the order stays the server's). */
 export async function loadMore(status: string): Promise<boolean> {
-  const boardId = state.board.id;
   const asked = (state.lanes[status]?.wanted ?? LANE_PAGE) + LANE_PAGE;
   const wanted = laneSort() ? Math.min(asked, MAX_PAGE) : asked;
   state.lanes[status] = { edge: state.lanes[status]?.edge ?? null, wanted }; // a reload meanwhile reads as many
+  return rereadLane(status, wanted);
+}
+
+/**
+ * Reads a lane again from its top, `wanted` cards; resolves false when the board, its
+ * filter or search changed meanwhile, or a whole-board load started (its answer wins).
+ */
+async function rereadLane(status: string, wanted: number): Promise<boolean> {
+  const key = viewKey();
+  const mine = seq;
   const [read, blocked] = await Promise.all([readLane(status, wanted), readLane(status, wanted, { blocked: "true" })]);
-  if (boardId !== state.board.id) return false;
+  if (key !== viewKey() || mine !== seq || key !== view) return false;
   for (const c of blocked.items) state.blocked.add(c.id);
-  for (const [id, c] of state.cards) if (c.status === status) state.cards.delete(id);
+  for (const [id, c] of state.cards) {
+    if (c.status !== status || pending.has(id)) continue;
+    state.cards.delete(id);
+    kept.delete(id); // the lane is read in its order now
+  }
   putLane(status, wanted, read);
   return true;
+}
+
+/**
+ * Lanes that show fewer cards than asked while they hold more (cards left them, and the
+ * ones after the last shown were never loaded): they are read again, so a lane that agents
+ * empty card by card does not end up saying "No cards" beside a count of 50.
+ */
+export function shortLanes(): string[] {
+  const out: string[] = [];
+  for (const [status, lane] of Object.entries(state.lanes)) {
+    if (lane.edge && laneCards(status).length < lane.wanted) out.push(status);
+  }
+  return out;
+}
+
+/** Re-reads the given lanes; resolves the ones it redrew. */
+export async function refillLanes(statuses: string[]): Promise<string[]> {
+  const done = await Promise.all(statuses.map((s) => rereadLane(s, state.lanes[s]?.wanted ?? LANE_PAGE)));
+  return statuses.filter((_, i) => done[i]);
 }
 
 /** The view's lane counts and, while narrowed, the unfiltered ones: [counts, totals]. */
@@ -126,7 +163,6 @@ async function readCounts(): Promise<readonly [Record<string, number> | null, Re
   return [counts.counts, totals?.counts ?? null] as const;
 }
 
-let countSeq = 0;
 /** Re-reads the lane counts; resolves false when superseded or the board changed meanwhile. */
 export async function loadCounts(): Promise<boolean> {
   const mine = ++countSeq;
@@ -163,13 +199,17 @@ function trim(status: string): void {
   if (!lane) return;
   const cards = laneCards(status);
   if (cards.length <= lane.wanted) return;
-  for (const c of cards.slice(lane.wanted)) state.cards.delete(c.id);
-  lane.edge = { ...cards[lane.wanted - 1]! };
+  // a card the person moved here stays; the last of the others make room
+  const others = cards.filter((c) => !kept.has(c.id));
+  const room = Math.max(0, lane.wanted - (cards.length - others.length));
+  for (const c of others.slice(room)) state.cards.delete(c.id);
+  if (room > 0) lane.edge = { ...others[room - 1]! };
 }
 
 /** Whether the lane shows the card: in one of the board's lanes and not past what the lane loaded. */
 function shows(card: Card): boolean {
   if (!state.board.columns.includes(card.status)) return false;
+  if (kept.has(card.id)) return true;
   const edge: Lane["edge"] = state.lanes[card.status]?.edge ?? null;
   return !edge || laneComparator(state.board.presentation?.lane_sort)(card, edge) <= 0;
 }
@@ -209,11 +249,15 @@ export async function refreshCards(ids: string[]): Promise<Set<string>> {
   return touched;
 }
 
-/** Puts a card the server returned (after a write) into the view; new cards go through refreshCards. */
-export function applyCard(card: Card): Set<string> {
+/**
+ * Puts a card the server returned (after a write) into the view; new cards go through
+ * refreshCards. `keep`: the person moved it, so it stays in sight in its new lane.
+ */
+export function applyCard(card: Card, keep = false): Set<string> {
   const touched = new Set<string>();
   const before = state.cards.get(card.id);
   if (!before || before.version > card.version) return touched;
+  if (keep) kept.add(card.id);
   touched.add(before.status);
   if (shows(card)) {
     state.cards.set(card.id, card);

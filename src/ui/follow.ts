@@ -5,7 +5,7 @@
  * starve them.
  */
 import { renderLanes } from "./board.ts";
-import { loadCounts, refreshCards } from "./data.ts";
+import { loadCounts, refillLanes, refreshCards, shortLanes } from "./data.ts";
 import { throttle } from "./dom.ts";
 import { state } from "./state.ts";
 
@@ -23,6 +23,13 @@ async function refreshCounts(): Promise<void> {
 }
 const countsSoon = throttle(refreshCounts, COUNTS_EVERY_MS);
 
+async function refill(): Promise<void> {
+  const short = shortLanes();
+  if (short.length) renderLanes(await refillLanes(short).catch(() => []));
+}
+/** Re-reads the lanes that cards left while they hold more than they show (throttled like the counts). */
+export const refillSoon = throttle(refill, COUNTS_EVERY_MS);
+
 /** Cards named by live events and not re-read yet; one refresh runs at a time and takes them all. */
 const waiting = new Set<string>();
 let refreshing = false;
@@ -39,6 +46,7 @@ export async function followCards(ids: string[], reloadSoon: () => void): Promis
       waiting.clear();
       if (next.length > MANY_CARDS) { reloadSoon(); continue; }
       renderLanes(await refreshCards(next).catch(() => { reloadSoon(); return []; }));
+      if (shortLanes().length) refillSoon();
     }
   } finally {
     refreshing = false;

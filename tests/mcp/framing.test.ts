@@ -76,3 +76,12 @@ test("a line over the limit is answered under its id when the id stands at its s
     expect(out).toEqual([{ jsonrpc: "2.0", id, error: { code: -32600, message: expect.stringContaining("longer than 1000") } }]);
   }
 });
+
+test("after the client is gone, a partly received line is dropped, not run", async () => {
+  const { p, out } = peer();
+  p.feed('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"tools/call"');
+  p.feed(',"params":{}}'); // complete JSON, but its line never ended
+  p.discardUnread();
+  await p.drain();
+  expect(out.map((a) => a.id)).toEqual([1]);
+});

@@ -90,7 +90,6 @@ describe("tools/list", () => {
     expect(f.priority.enum).not.toContain(null);
     expect(f.estimate_hours.type).toEqual(["number", "null"]);
     expect(f.components.type).toEqual(["array", "null"]);
-    expect(f.components.enum ?? f.components.items?.enum).not.toContain(undefined);
     expect(f.components.minItems).toBeUndefined();
     // create keeps its stricter shapes
     expect(tools.get("create_task").inputSchema.properties.fields.properties.priority.type).toBe("string");
