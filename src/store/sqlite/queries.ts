@@ -76,7 +76,7 @@ export class SqliteQueries implements StoreTx {
     const order = q.sort ? sortToSql(q.sort as never) : "c.updated_at DESC, c.id DESC";
     // Many search hits: walking the updated_at index and probing the hit set beats sorting
     // every hit (190 ms -> ~10 ms for a term in half of 100k cards); few hits: sort them.
-    const from = !q.sort && q.q !== undefined && this.ftsHits(q.q, MANY_HITS) >= MANY_HITS ? "cards c INDEXED BY cards_by_updated" : "cards c";
+    const from = !q.sort && this.manySearchHits(q) ? "cards c INDEXED BY cards_by_updated" : "cards c";
     const sql = `SELECT ${CARD_COLS} FROM ${from} ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`;
     params.push(q.limit);
     return this.page(this.db.query(sql).all(...params), q, "updated_at");
@@ -91,6 +91,7 @@ export class SqliteQueries implements StoreTx {
     const after = q.after;
     const below = (u: string, id: string) => !after || u < after.updated_at || (u === after.updated_at && id < after.id);
     const a = this.whereClause(q);
+    const from = this.manySearchHits(q) ? "cards c INDEXED BY cards_by_updated" : "cards c";
     a.where.push("NOT EXISTS (SELECT 1 FROM events e WHERE e.card_id = c.id AND e.seq > ?)");
     a.params.push(seq);
     if (after) {
@@ -99,13 +100,14 @@ export class SqliteQueries implements StoreTx {
     }
     a.params.push(q.limit);
     const unchanged = this.db
-      .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM cards c WHERE ${a.where.join(" AND ")} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`)
+      .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM ${from} WHERE ${a.where.join(" AND ")} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`)
       .all(...a.params);
     // the cards changed since: placed by their last event at or before `seq`; only this
     // page's worth is read whole (a stale or forged cursor must not load every card)
-    const b = this.whereClause(q);
-    b.where.push("c.id IN (SELECT card_id FROM events WHERE seq > ? AND card_id IS NOT NULL)");
-    b.params.push(seq);
+    // the changed cards drive (CROSS JOIN fixes the order): left to itself, the planner may
+    // pair every search hit with every event since `seq` (page 2 of a broad search: minutes);
+    // the search hits are a set each changed card is looked up in, never an index to drive
+    const b = this.whereClause(q, { searchDrives: false });
     const placed = ["k IS NOT NULL"];
     const placedParams: Array<string | number> = [];
     if (after) {
@@ -113,8 +115,10 @@ export class SqliteQueries implements StoreTx {
       placedParams.push(after.updated_at, after.updated_at, after.id);
     }
     const keys = this.db
-      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ? AND e.type IN (${CARD_FACTS})) AS k FROM cards c WHERE ${b.where.join(" AND ")}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
-      .all(seq, ...b.params, ...placedParams, q.limit) as Array<{ id: string; k: string }>;
+      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ? AND e.type IN (${CARD_FACTS})) AS k
+        FROM (SELECT card_id FROM events WHERE seq > ? AND +card_id IS NOT NULL GROUP BY +card_id) ev CROSS JOIN cards c ON c.id = ev.card_id
+        ${b.where.length ? "WHERE " + b.where.join(" AND ") : ""}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
+      .all(seq, seq, ...b.params, ...placedParams, q.limit) as Array<{ id: string; k: string }>;
     const one = this.db.query(`SELECT ${CARD_COLS} FROM cards c WHERE c.id = ?`);
     const changed: Array<Record<string, unknown>> = [];
     for (const { id, k } of keys) {
@@ -125,6 +129,11 @@ export class SqliteQueries implements StoreTx {
       .sort((x, y) => byCodePoint(y.k as string, x.k as string) || byCodePoint(y.id as string, x.id as string))
       .slice(0, q.limit);
     return this.page(rows, q, "k");
+  }
+
+  /** A search with so many hits that walking the updated_at index beats sorting them. */
+  private manySearchHits(q: Pick<ListQuery, "q">): boolean {
+    return q.q !== undefined && this.ftsHits(q.q, MANY_HITS) >= MANY_HITS;
   }
 
   /** Full-text hits for `q`, counted up to `cap`. */
@@ -476,7 +485,11 @@ export class SqliteQueries implements StoreTx {
     return { items, keys };
   }
 
-  private whereClause(q: Omit<ListQuery, "sort" | "after">): { where: string[]; params: SqlValue[] } {
+  /**
+   * The WHERE terms of a list query. `searchDrives: false` keeps the search hits from
+   * serving as the rowids to visit, for a query that another row source drives.
+   */
+  private whereClause(q: Omit<ListQuery, "sort" | "after">, opts: { searchDrives?: boolean } = {}): { where: string[]; params: SqlValue[] } {
     const where: string[] = [];
     const params: SqlValue[] = [];
     if (q.filter) {
@@ -516,7 +529,7 @@ export class SqliteQueries implements StoreTx {
       if (fts) {
         this.assertSearchAttached();
         // a document counts only for the card it was indexed for (a reused seq: search-index.ts)
-        parts.push(`(c.seq IN (SELECT rowid FROM ${S}.cards_fts WHERE cards_fts MATCH ?) AND EXISTS (SELECT 1 FROM ${S}.docs d WHERE d.seq = c.seq AND d.card_id = c.id))`);
+        parts.push(`(${opts.searchDrives === false ? "+" : ""}c.seq IN (SELECT rowid FROM ${S}.cards_fts WHERE cards_fts MATCH ?) AND EXISTS (SELECT 1 FROM ${S}.docs d WHERE d.seq = c.seq AND d.card_id = c.id))`);
         params.push(fts);
       }
       if (idMatch) { parts.push(idMatch); params.push(idMatch === "c.id = ?" ? id : id.replace(/^card_/, "")); }
