@@ -198,6 +198,21 @@ describe("long lists (bound as one JSON parameter) agree with JS for every kind 
       }
     });
   }
+  // on fields and tags a list of 3 or more is bound (each value written out read the JSON again)
+  test.each(["$in", "$nin", "$any", "$all"])("%s of 3 to 8 values on fields and tags", (op) => {
+    const pool: FilterScalar[] = ["ui", "a", "c", null, true, false, 3, 2, "high", "urgent", "backend", "b"];
+    for (let n = 3; n <= 8; n++) {
+      for (let start = 0; start + n <= pool.length; start += 2) {
+        for (const path of ["tags", "fields.priority", "fields.estimate", "fields.labels", "fields.n", "fields.flag", "fields.notes"]) {
+          let node: FilterNode;
+          try { node = parseFilter({ [path]: { [op]: pool.slice(start, start + n) } }); } catch { continue; }
+          expect([path, n, start, fixed.sql(node)]).toEqual([path, n, start, fixed.js(node)]);
+        }
+      }
+    }
+    const sizeOf = (n: number) => filterToSql(parseFilter({ "fields.labels": { [op]: pool.filter((v) => typeof v === "string").slice(0, n) } }), "c", { doneStatus: "done" });
+    expect([sizeOf(3).params.length, sizeOf(3).sql.length]).toEqual([sizeOf(8).params.length, sizeOf(8).sql.length]);
+  });
 });
 
 describe("parseFilter: errors name the path inside the filter", () => {
@@ -465,5 +480,41 @@ describe("generated filters: JS and SQL agree", () => {
       if (js.length > 0 && js.length < cards.length) nonTrivial++;
     }
     expect(nonTrivial).toBeGreaterThan(200); // the generator exercises both outcomes
+  });
+
+  // the compiler merges an $or's equality tests on one path into one $in (an $and's
+  // $ne/$nin into one $nin): the merged filter must keep the truth of every part
+  const sameKind = (path: string) => (path === "version" ? "number" : path === "tags" ? "tags" : path.startsWith("fields.") ? "field" : "string");
+  const mergeable = Array.from({ length: 300 }, () => {
+    const or = r() < 0.6;
+    const paths = [pick(PATHS), pick(PATHS)];
+    const parts = Array.from({ length: 2 + Math.floor(r() * 8) }, () => {
+      const path = pick(paths);
+      const ops = or ? ["$eq", "$has", "$in", ...(sameKind(path) === "tags" || sameKind(path) === "field" ? ["$any"] : [])] : ["$ne", "$nin"];
+      const op = r() < 0.15 ? pick(OPS[sameKind(path)]!) : pick(ops);
+      return r() < 0.1 ? { blocked: r() < 0.5 } : { [path]: { [op]: operand(path, op) } };
+    });
+    return { [or ? "$or" : "$and"]: parts };
+  });
+  test("300 filters of many equality tests on one path: JS and SQL agree", () => {
+    let nonTrivial = 0;
+    for (const raw of mergeable) {
+      let node: FilterNode;
+      try { node = parseFilter(raw); } catch { continue; } // an operand the grammar refuses
+      const js = world.js(node);
+      expect({ raw, ids: world.sql(node) }).toEqual({ raw, ids: js });
+      if (js.length > 0 && js.length < cards.length) nonTrivial++;
+    }
+    expect(nonTrivial).toBeGreaterThan(100);
+  });
+
+  test("an $or of 199 lists on one path compiles to one list test, not 1,592 value tests", () => {
+    const lists = (n: number) => Array.from({ length: n }, (_, i) => ({ "fields.f1": { $in: Array.from({ length: 8 }, (_, j) => `v${i}_${j}`) } }));
+    const merged = filterToSql(parseFilter({ $or: lists(199) }), "c", { doneStatus: "done" });
+    const one = filterToSql(parseFilter({ "fields.f1": { $in: Array.from({ length: 1000 }, (_, j) => `v${j}`) } }), "c", { doneStatus: "done" });
+    expect([merged.params.length, merged.sql.length]).toEqual([one.params.length, one.sql.length]);
+    const withA = parseFilter({ $or: [...lists(100), { "fields.f1": "a" }, { "fields.f1": { $has: 1 } }] });
+    expect(world.sql(withA)).toEqual(world.js(withA));
+    expect(world.js(withA).length).toBeGreaterThan(0);
   });
 });
