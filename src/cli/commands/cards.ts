@@ -5,6 +5,7 @@
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
 import { intFlag, jsonArg, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
+import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
@@ -13,13 +14,8 @@ const list = () => defineCommand({
   meta: { name: "list", description: "List cards (GET /cards)" },
   args: {
     board: { type: "string", description: "board id: scope to the board (its default filter applies)" },
-    type: { type: "string", description: "card type id(s), comma-separated" },
     status: { type: "string", description: "status(es), comma-separated" },
-    owner: { type: "string", description: "owner id (`me` = the actor)" },
-    blocked: { type: "string", description: "true: only blocked cards; false: only unblocked" },
-    "has-link": { type: "string", description: "cards with an outgoing link of this type" },
-    "link-target": { type: "string", description: "cards linking to this card id" },
-    q: { type: "string", description: "full-text search; also matches a full or short id" },
+    ...narrowingArgs,
     filter: { type: "string", description: "name of a saved filter of --board" },
     sort: { type: "string", description: "created_at | updated_at | title | fields.<id>, leading - for descending" },
     include: { type: "string", description: "links,comments" },
@@ -29,8 +25,7 @@ const list = () => defineCommand({
   run: ({ args, data }) => callApi(g(data), {
     method: "GET", path: "/cards",
     query: {
-      board_id: args.board, type_id: args.type, status: args.status, owner: args.owner, blocked: args.blocked,
-      has_link: args["has-link"], link_target: args["link-target"], q: args.q, filter: args.filter, sort: args.sort,
+      board_id: args.board, status: args.status, ...narrowingQuery(args), filter: args.filter, sort: args.sort,
       include: args.include, cursor: args.cursor, limit: args.limit,
     },
   }),

@@ -4,6 +4,7 @@ import { callApi, callRaw, envelopeError, type ApiCall, type CliGlobals } from "
 import { readBytes, readData } from "../input.ts";
 import { outcome } from "../runner.ts";
 import { CardsError } from "../../domain/errors.ts";
+import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 
@@ -35,17 +36,12 @@ export const boards = defineCommand({
       meta: { name: "counts", description: "How many cards the board holds per column (GET /boards/{id}/counts)" },
       args: {
         id: { type: "positional", description: "board id", required: true },
-        type: { type: "string", description: "card type id(s), comma-separated" },
-        owner: { type: "string", description: "owner id (`me` = the actor)" },
-        blocked: { type: "string", description: "true: only blocked cards; false: only unblocked" },
-        "has-link": { type: "string", description: "cards with an outgoing link of this type" },
-        "link-target": { type: "string", description: "cards linking to this card id" },
-        q: { type: "string", description: "full-text search; also matches a full or short id" },
+        ...narrowingArgs,
         filter: { type: "string", description: "name of a saved filter of the board" },
       },
       run: ({ args, data }) => callApi(g(data), {
         method: "GET", path: `/boards/${encodeURIComponent(args.id)}/counts`,
-        query: { type_id: args.type, owner: args.owner, blocked: args.blocked, has_link: args["has-link"], link_target: args["link-target"], q: args.q, filter: args.filter },
+        query: { ...narrowingQuery(args), filter: args.filter },
       }),
     }),
     create: defineCommand({
