@@ -61,10 +61,16 @@ export interface FilterContext {
   fieldIds?: ReadonlySet<string>;
   /**
    * when given, the values a path may be compared with for equality (`status`: the
-   * workspace's columns, `type_id`: its card types): a typo is refused with the valid
-   * options instead of matching nothing
+   * workspace's columns, `type_id`: its card types, `tags` under a locked tag policy,
+   * `fields.<id>` of enum fields): a typo is refused with the valid options instead of
+   * matching nothing
    */
   knownValues?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * asked before a value outside knownValues is refused: true when cards still hold it
+   * (the definitions dropped it, a card was not moved yet), so those cards can be found
+   */
+  held?: (path: string, value: string) => boolean;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -294,9 +300,17 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
-    if (typeof x === "string" && !known.includes(x)) throw _fail(at, `${JSON.stringify(x)} is not a ${path === "status" ? "column" : path === "type_id" ? "card type" : "known value"} of this workspace`, x, [...known]);
+    if (typeof x !== "string" || known.includes(x) || ctx.held?.(path, x)) continue;
+    throw _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
   }
   return v;
+}
+
+function _knownWhat(path: string): string {
+  if (path === "status") return "a column of this workspace";
+  if (path === "type_id") return "a card type of this workspace";
+  if (path === "tags") return "in the workspace tag_set (tag_policy is locked)";
+  return `an option of ${path}`;
 }
 
 function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar | FilterScalar[] {

@@ -4,7 +4,7 @@
  */
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
-import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
+import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
 import type { Board, Card } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
@@ -33,7 +33,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
   const q = toListQuery(svc, params, viewer);
   if (opts.filter !== undefined) {
     const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
-    const node = resolveMe(parseFilter(opts.filter, { fieldIds: fieldIdsOf(svc, scope), knownValues: knownValuesOf(svc) }, "filter"), viewer, userFieldPaths(svc, scope));
+    const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope), "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
   const read = (): CardPage => svc.store.snapshot((r) => {
@@ -154,8 +154,37 @@ function savedFilter(board: Board, name: string, viewer: string | undefined, use
 }
 
 /** The values `status` and `type_id` can be compared with: the workspace's columns and card types. */
-export function knownValuesOf(svc: Service): Record<string, string[]> {
+function knownValuesOf(svc: Service): Record<string, string[]> {
   return { status: svc.defs.workspace.columns.map((c) => c.id), type_id: [...svc.defs.cardTypes.keys()] };
+}
+
+/**
+ * What a caller's filter is checked against, for the card types in scope (all without
+ * one): the field ids, and the values an equality test may name (columns, card types,
+ * the tag_set under a locked tag policy, each enum field's options where every type in
+ * scope that has the field makes it an enum). A value outside them that cards still
+ * hold is allowed, so those cards can be found.
+ */
+export function filterContextOf(svc: Service, typeIds?: readonly string[]): FilterContext {
+  const known: Record<string, string[]> = knownValuesOf(svc);
+  const { workspace } = svc.defs;
+  if (workspace.settings.tag_policy === "locked") known.tags = [...workspace.tag_set];
+  const enums = new Map<string, Set<string> | null>();
+  for (const t of svc.defs.cardTypes.values()) {
+    if (typeIds && !typeIds.includes(t.id)) continue;
+    for (const f of t.fields) {
+      const path = `fields.${f.id}`;
+      const seen = enums.get(path);
+      if (seen === null) continue;
+      enums.set(path, f.type === "enum" && f.options ? new Set([...(seen ?? []), ...f.options]) : null);
+    }
+  }
+  for (const [path, options] of enums) if (options) known[path] = [...options];
+  return {
+    fieldIds: fieldIdsOf(svc, typeIds),
+    knownValues: known,
+    held: (path, value) => svc.store.listCards({ filter: parseFilter({ [path]: value }), limit: 1 }).items.length > 0,
+  };
 }
 
 /**

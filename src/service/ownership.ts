@@ -10,7 +10,7 @@ import type { ListQuery } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
-import { fieldIdsOf, knownValuesOf, userFieldPaths } from "./list.ts";
+import { filterContextOf, userFieldPaths } from "./list.ts";
 import { scopeOf } from "./lanes.ts";
 import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -158,7 +158,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   if (body.filter !== undefined) {
     // the fields of the types in scope: the type asked for, else the board's (default board included)
     const scope = query.typeIds ?? board?.card_type_ids;
-    filters.push(resolveMe(parseFilter(body.filter, { fieldIds: fieldIdsOf(svc, scope), knownValues: knownValuesOf(svc) }, "filter"), actor, userFieldPaths(svc, scope)));
+    filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope), "filter"), actor, userFieldPaths(svc, scope)));
   }
   if (body.status !== undefined) {
     const columns = workspace.columns.map((c) => c.id);

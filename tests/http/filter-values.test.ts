@@ -1,0 +1,90 @@
+/**
+ * A caller's filter (take-next, the tool server's list) that names a value no card can
+ * hold is refused with the valid options, instead of matching nothing: an agent that
+ * typed "hgih" would otherwise read "no work left". Enum options, and tags under a locked
+ * tag policy, as status and type_id already were. A value cards still hold is allowed.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { testApi } from "../helpers/http.ts";
+
+const editJson = (dir: string, rel: string, fn: (x: any) => void) => {
+  const p = join(dir, rel);
+  const x = JSON.parse(readFileSync(p, "utf8"));
+  fn(x);
+  writeFileSync(p, JSON.stringify(x, null, 2));
+};
+
+describe("filter values checked against the definitions", () => {
+  test("an enum option that does not exist is refused with the options; excluding it is harmless", async () => {
+    const api = await testApi();
+    try {
+      const r = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": "hgih" }, dry_run: true });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ error: "validation_failed", field: "filter.fields.priority", value: "hgih", valid_options: ["low", "normal", "high", "urgent"] });
+      expect(r.body.message).toContain("is not an option of fields.priority");
+      const inList = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": { $in: ["high", "urgen"] } }, dry_run: true });
+      expect(inList.status).toBe(422);
+      expect(inList.body.field).toBe("filter.fields.priority.$in");
+      const card = await api.task({ fields: { priority: "high" } });
+      for (const filter of [{ "fields.priority": "high" }, { "fields.priority": { $ne: "hgih" } }, { "fields.priority": { $nin: ["hgih"] } }]) {
+        const ok = await api.post("/cards/take-next", { type_id: "task", filter, dry_run: true });
+        expect([ok.status, ok.body.card?.id]).toEqual([200, card.id]);
+      }
+    } finally {
+      api.close();
+    }
+  });
+
+  test("the options are those of the types in scope; a field that is an enum in no type in scope is not checked", async () => {
+    const api = await testApi();
+    try {
+      // no type_id nor board_id: the default board's types; severity is a bug field
+      const r = await api.post("/cards/take-next", { board_id: "bugs", filter: { "fields.severity": "majr" }, dry_run: true });
+      expect(r.status).toBe(422);
+      expect(r.body.valid_options).toEqual(["critical", "major", "minor", "trivial"]);
+      const text = await api.post("/cards/take-next", { type_id: "task", filter: { title: "anything at all" }, dry_run: true });
+      expect(text.status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a tag outside the tag_set is refused while tag_policy is locked", async () => {
+    const api = await testApi();
+    try {
+      const r = await api.post("/cards/take-next", { filter: { tags: { $has: "frontnd" } }, dry_run: true });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ field: "filter.tags.$has", value: "frontnd" });
+      expect(r.body.valid_options).toContain("frontend");
+      expect(r.body.message).toContain("tag_set");
+      expect((await api.post("/cards/take-next", { filter: { tags: { $has: "frontend" } }, dry_run: true })).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a value the definitions dropped but cards still hold is allowed, so those cards can be found", async () => {
+    const api = await testApi();
+    try {
+      const card = await api.task({ fields: { priority: "low" }, tags: ["flaky"] });
+      editJson(api.dir, "definitions/card-types/task.json", (t) => {
+        const f = t.fields.find((x: any) => x.id === "priority");
+        f.options = f.options.filter((o: string) => o !== "low");
+        delete f.option_themes?.low;
+      });
+      editJson(api.dir, "definitions/workspace.json", (w) => { w.tag_set = w.tag_set.filter((t: string) => t !== "flaky"); });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      for (const filter of [{ "fields.priority": "low" }, { tags: { $has: "flaky" } }]) {
+        const r = await api.post("/cards/take-next", { type_id: "task", filter, dry_run: true });
+        expect([r.status, r.body.card?.id]).toEqual([200, card.id]);
+      }
+      // a value no card holds is still refused, with the options now loaded
+      const gone = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": "lowest" }, dry_run: true });
+      expect(gone.body.valid_options).toEqual(["normal", "high", "urgent"]);
+    } finally {
+      api.close();
+    }
+  });
+});
