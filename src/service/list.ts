@@ -180,10 +180,12 @@ export function filterContextOf(svc: Service, typeIds?: readonly string[]): Filt
     }
   }
   for (const [path, options] of enums) if (options) known[path] = [...options];
+  // each look-up may read every card: a list of many dropped values is looked up in part
+  let lookups = 16;
   return {
     fieldIds: fieldIdsOf(svc, typeIds),
     knownValues: known,
-    held: (path, value) => svc.store.listCards({ filter: parseFilter({ [path]: value }), limit: 1 }).items.length > 0,
+    held: (path, value) => lookups-- > 0 && svc.store.listCards({ filter: parseFilter({ [path]: value }), limit: 1 }).items.length > 0,
   };
 }
 
