@@ -35,3 +35,11 @@ export function readJson(path: string): any {
 export function sampleTask(): any {
   return JSON.parse(sampleFiles()["definitions/card-types/task.json"]!);
 }
+
+/** Rewrites one JSON file of a workspace (`rel` from its root) through `fn`. */
+export function editJson(dir: string, rel: string, fn: (x: any) => void): void {
+  const p = join(dir, rel);
+  const x = JSON.parse(readFileSync(p, "utf8"));
+  fn(x);
+  writeFileSync(p, JSON.stringify(x, null, 2));
+}

@@ -5,16 +5,8 @@
  * tag policy, as status and type_id already were. A value cards still hold is allowed.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
-
-const editJson = (dir: string, rel: string, fn: (x: any) => void) => {
-  const p = join(dir, rel);
-  const x = JSON.parse(readFileSync(p, "utf8"));
-  fn(x);
-  writeFileSync(p, JSON.stringify(x, null, 2));
-};
+import { editJson } from "../helpers/workspace.ts";
 
 describe("filter values checked against the definitions", () => {
   test("an enum option that does not exist is refused with the options; excluding it is harmless", async () => {

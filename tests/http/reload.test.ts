@@ -4,16 +4,9 @@ import { readFileSync, writeFileSync, existsSync, watch } from "node:fs";
 import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 import { assertBinary, run, serve } from "../helpers/binary.ts";
-import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
 import { followReloads, reloadDefinitions } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
-
-const editJson = (dir: string, rel: string, fn: (x: any) => void) => {
-  const p = join(dir, rel);
-  const x = JSON.parse(readFileSync(p, "utf8"));
-  fn(x);
-  writeFileSync(p, JSON.stringify(x, null, 2));
-};
 
 describe("POST /workspace/reload", () => {
   test("swaps in new definitions without touching cards; definition_reloaded per affected board", async () => {

@@ -9,14 +9,7 @@ import { join } from "node:path";
 import { DEFINITIONS_SYNCED_KEY, syncStamp } from "../../src/definitions/cache.ts";
 import { dispatch } from "../../src/api/dispatch.ts";
 import type { Service } from "../../src/service/index.ts";
-import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
-
-const editJson = (dir: string, rel: string, fn: (x: any) => void): void => {
-  const p = join(dir, rel);
-  const x = JSON.parse(readFileSync(p, "utf8"));
-  fn(x);
-  writeFileSync(p, JSON.stringify(x, null, 2));
-};
+import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 async function withService<T>(dir: string, mode: "serve" | "embedded", fn: (svc: Service) => Promise<T>): Promise<T> {
   const svc = await openTestService(dir, mode);
