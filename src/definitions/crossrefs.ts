@@ -8,6 +8,7 @@
 import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { parseFilter, resolveMe } from "../domain/filters.ts";
+import { enumOptionsByPath, type FilterValueField } from "../domain/filter-values.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
@@ -32,8 +33,8 @@ const q = (x: unknown): string => JSON.stringify(x) ?? String(x);
 const idOf = (p: Parsed): string => (typeof obj(p.value).id === "string" ? (obj(p.value).id as string) : p.nameId);
 const uniq = (xs: string[]): string[] => [...new Set(xs)];
 
-/** Field ids and types of a card type. */
-type FieldsOf = Map<string, Array<{ id: string; type: unknown }>>;
+/** Field ids, types and (enum) options of a card type. */
+type FieldsOf = Map<string, FilterValueField[]>;
 
 interface Ctx {
   problems: Problems;
@@ -184,12 +185,21 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   const boardTypes = strs(b.card_type_ids).filter((t) => ctx.typeIds.includes(t));
   checkPresentation(obj(b.presentation), boardTypes, ctx, report);
   const fieldIds = boardTypes.every((t) => ctx.fieldsOf.has(t)) ? new Set(boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).map((f) => f.id))) : undefined;
-  // a typo'd column or card type would silently empty a lane or a chip
-  const knownValues = ctx.columns ? { status: ctx.columns, type_id: ctx.typeIds } : undefined;
+  // a typo'd column, card type, enum option or locked tag would silently empty a lane or a chip
+  const knownValues = ctx.columns ? knownFilterValues(boardTypes, ctx) : undefined;
   const userPaths = boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).filter((f) => f.type === "user").map((f) => `fields.${f.id}`));
   checkFilter(b.default_filter, ["default_filter"], fieldIds, report, knownValues, userPaths);
   const saved = obj(obj(b.presentation).filters);
   for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report, knownValues);
+}
+
+/** The values a board's filters may test for equality: the rule callers' filters meet (domain/filter-values.ts). */
+function knownFilterValues(boardTypes: string[], ctx: Ctx): Record<string, string[]> {
+  const known: Record<string, string[]> = { status: ctx.columns ?? [], type_id: ctx.typeIds };
+  if (ctx.field.lockedTags) known.tags = [...ctx.field.lockedTags];
+  // a type whose file could not be read has unknown fields: its enums cannot be judged
+  if (boardTypes.every((t) => ctx.fieldsOf.has(t))) Object.assign(known, enumOptionsByPath(boardTypes.map((t) => ctx.fieldsOf.get(t)!)));
+  return known;
 }
 
 /**
@@ -249,7 +259,7 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   for (const p of set.cardTypes) {
     if (p.value === undefined) continue; // unreadable: its fields are unknown, so field references are not checked
     const fields = arr(obj(p.value).fields).map(obj).filter((f) => typeof f.id === "string")
-      .map((f) => ({ id: f.id as string, type: f.type }));
+      .map((f) => ({ id: f.id as string, type: f.type, options: f.options }));
     fieldsOf.set(idOf(p), fields);
   }
   const settings = obj(ws?.settings);

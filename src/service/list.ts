@@ -5,6 +5,7 @@
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
+import { enumOptionsByPath } from "../domain/filter-values.ts";
 import type { Board, Card } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
@@ -169,17 +170,8 @@ export function filterContextOf(svc: Service, typeIds?: readonly string[]): Filt
   const known: Record<string, string[]> = knownValuesOf(svc);
   const { workspace } = svc.defs;
   if (workspace.settings.tag_policy === "locked") known.tags = [...workspace.tag_set];
-  const enums = new Map<string, Set<string> | null>();
-  for (const t of svc.defs.cardTypes.values()) {
-    if (typeIds && !typeIds.includes(t.id)) continue;
-    for (const f of t.fields) {
-      const path = `fields.${f.id}`;
-      const seen = enums.get(path);
-      if (seen === null) continue;
-      enums.set(path, f.type === "enum" && f.options ? new Set([...(seen ?? []), ...f.options]) : null);
-    }
-  }
-  for (const [path, options] of enums) if (options) known[path] = [...options];
+  const inScope = [...svc.defs.cardTypes.values()].filter((t) => !typeIds || typeIds.includes(t.id));
+  Object.assign(known, enumOptionsByPath(inScope.map((t) => t.fields)));
   // each look-up may read every card: a list of many dropped values is looked up in part
   let lookups = 16;
   return {

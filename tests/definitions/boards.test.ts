@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { THEME_TOKENS } from "../../src/definitions/schemas.ts";
-import { BUGS, expectOnly, expectProblem, MAIN, problems, TRIAGE } from "./helpers.ts";
+import { BUGS, expectOnly, expectProblem, MAIN, problems, REVIEW, TRIAGE } from "./helpers.ts";
 
 const COLUMNS = ["backlog", "todo", "doing", "review", "done"];
 const BUGS_NO_REVIEW = ["backlog", "todo", "doing", "done"];
@@ -232,6 +232,27 @@ describe("filters in definitions use the filter grammar", () => {
     });
     expectProblem(list, { file: BUGS, path: "default_filter", message: '"Done" is not a column of this workspace', valid_options: ["backlog", "todo", "doing", "review", "done"] });
     expectProblem(list, { file: MAIN, path: "presentation.filters.epics", message: '"epic" is not a card type of this workspace' });
+  });
+
+  test("a typo'd enum option or locked tag in a board filter is a problem with the valid options; $ne/$nin are not checked", async () => {
+    const list = await problems((f) => {
+      f[BUGS].default_filter = { "fields.resolution": { $nin: ["wontfix", "Wont-Fix"] }, "fields.severity": { $in: ["critical", "Major"] } };
+      f[MAIN].presentation.filters = { frontend: { tags: { $has: "front-end" } }, urgent: { "fields.priority": "urgnt" } };
+    });
+    expectProblem(list, { file: BUGS, path: "default_filter", message: '"Major" is not an option of fields.severity', valid_options: ["critical", "major", "minor", "trivial"] });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.frontend", message: '"front-end" is not in the workspace tag_set (tag_policy is locked)' });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.urgent", message: '"urgnt" is not an option of fields.priority', valid_options: ["low", "normal", "high", "urgent"] });
+    expect(list).toHaveLength(3);
+  });
+
+  test("a field that is an enum in one of the board's types and free text in another takes any value", async () => {
+    const list = await problems((f) => {
+      const review = f[REVIEW].fields.find((x: { id: string }) => x.id === "summary");
+      review.id = "severity";
+      f[MAIN].presentation.filters = { odd: { "fields.severity": "anything" } };
+      f[BUGS].presentation.filters = { odd: { "fields.severity": "anything" } };
+    });
+    expectOnly(list, { file: BUGS, path: "presentation.filters.odd", message: '"anything" is not an option of fields.severity' });
   });
 
   test('"me" is refused in a default_filter (no viewer for WIP counts and monitors), allowed in saved filters', async () => {

@@ -4,7 +4,7 @@ import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpApp } from "../../src/http/app.ts";
 import { testApi } from "../helpers/http.ts";
-import { openTestService, sampleTask } from "../helpers/workspace.ts";
+import { editJson, openTestService, sampleTask } from "../helpers/workspace.ts";
 
 /** A workspace whose task type is still at version 1 (priority optional, a `legacy` field). */
 function v1(f: Record<string, any>): void {
@@ -65,6 +65,8 @@ describe("POST /cards/{id}/upgrade-schema", () => {
     const t = sampleTask();
     t.migrations = { "2": { from: 1, summary: "no defaults" } };
     writeFileSync(join(old.dir, "definitions/card-types/task.json"), JSON.stringify(t));
+    // the main board's saved filter "urgent" names a priority option the stricter target drops
+    editJson(old.dir, "definitions/boards/main.json", (b) => { b.presentation.filters.urgent = { "fields.priority": "high" }; });
     const svc = await openTestService(old.dir);
     try {
       const app = createHttpApp(svc);
@@ -90,6 +92,8 @@ describe("upgrade-schema against a stricter target", () => {
     t.migrations = { ...t.migrations, "3": { from: 2, summary: "stricter" } };
     edit(t);
     writeFileSync(join(old.dir, "definitions/card-types/task.json"), JSON.stringify(t));
+    // the main board's saved filter "urgent" names a priority option the stricter target drops
+    editJson(old.dir, "definitions/boards/main.json", (b) => { b.presentation.filters.urgent = { "fields.priority": "high" }; });
     const svc = await openTestService(old.dir);
     const app = createHttpApp(svc);
     const r = await app.fetch(new Request(`http://x/v1/cards/${card.id}/upgrade-schema`, { method: "POST", body: "{}" }));
