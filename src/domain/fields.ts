@@ -97,6 +97,13 @@ export function validateFields(input: ValidateFieldsInput): FieldsResult {
     if (mode === "patch") {
       if (!has) continue;
       if (def.type === "repeating") {
+        // a value stored before the field became repeating is no list of entries: the
+        // entry endpoints refuse to touch it, so PATCH may clear it (its events keep it)
+        const stored = input.existing?.[def.id];
+        if (given[def.id] === null && stored !== undefined && !isEntryList(stored)) {
+          delete out[def.id];
+          continue;
+        }
         throw _invalid(def.id, `${def.id} is a repeating field and cannot be set through PATCH`, given[def.id], _entryHint(def.id));
       }
       const v = given[def.id];
@@ -289,6 +296,11 @@ export const isMediaType = (s: string): boolean => _MIME_RE.test(s);
 const _SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 
 function _emptyRefs(): FieldRefs { return { cards: [], users: [] }; }
+
+/** A repeating field's stored value: entry objects, each with its string `entry_id`. */
+export function isEntryList(v: unknown): v is Array<Record<string, unknown> & { entry_id: string }> {
+  return Array.isArray(v) && v.every((e) => _isPlainObject(e) && typeof e.entry_id === "string");
+}
 
 function _isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -5,7 +5,7 @@
  */
 import { CardsError, notFound } from "../domain/errors.ts";
 import { newEntryId } from "../domain/ids.ts";
-import { validateEntry } from "../domain/fields.ts";
+import { isEntryList, validateEntry } from "../domain/fields.ts";
 import type { Card } from "../domain/types.ts";
 import { assertCardRefs, commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { EntryBody, parseShape } from "./shapes.ts";
@@ -34,7 +34,8 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
-    const list = entries(cur, field);
+    // a field that is not repeating is refused by validateEntry, naming the field
+    const list = type.fields.some((f) => f.id === field && f.type === "repeating") ? entries(cur, field) : [];
     const i = list.findIndex((e) => e.entry_id === entryId);
     const before = list[i];
     // validate the field first so a wrong field name says so, then the entry id
@@ -82,9 +83,17 @@ export async function removeEntry(svc: Service, id: string, field: string, entry
   });
 }
 
+/**
+ * The entries a card holds in `field`. A value stored before the field became repeating
+ * (a reload changed its type) is refused, never overwritten: appending to it would drop it.
+ */
 function entries(card: Card, field: string): Entry[] {
   const v = card.fields[field];
-  return Array.isArray(v) ? (v as Entry[]) : [];
+  if (v === undefined) return [];
+  if (isEntryList(v)) return v;
+  throw new CardsError("validation_failed", `${field} holds a ${Array.isArray(v) ? "list" : typeof v} stored before it became a repeating field, not a list of entries`, {
+    field, hint: `clear it first with PATCH {"fields": {"${field}": null}} (the card's events keep the old value), then add entries`,
+  });
 }
 
 function opts(svc: Service) {

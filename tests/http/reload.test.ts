@@ -140,6 +140,33 @@ describe("definitions checked against the cards that exist", () => {
     }
   });
 
+  test("a field that became repeating keeps its old value: appends are refused until PATCH clears it", async () => {
+    const api = await testApi();
+    try {
+      const card = await api.task({ fields: { description: "kept words" } });
+      editJson(api.dir, "definitions/card-types/task.json", (t) => {
+        t.fields = t.fields.map((f: any) => (f.id === "description" ? { id: "description", type: "repeating", item_fields: [{ id: "t", type: "string" }] } : f));
+      });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      const append = await api.post(`/cards/${card.id}/fields/description/append`, { version: card.version, entry: { t: "hi" } });
+      expect([append.status, append.body.error, append.body.field]).toEqual([422, "validation_failed", "description"]);
+      expect(append.body.hint).toContain('PATCH {"fields": {"description": null}}');
+      expect((await api.get(`/cards/${card.id}`)).body).toMatchObject({ version: card.version, fields: { description: "kept words" } });
+      // update and remove of an entry are refused the same way, not answered "no such entry"
+      expect((await api.patch(`/cards/${card.id}/fields/description/ent_x`, { version: card.version, entry: { t: "x" } })).body.hint).toContain("clear it first");
+      // PATCH may clear such a value (never set one), and entries can then be added
+      const cleared = await api.patch(`/cards/${card.id}`, { version: card.version, fields: { description: null } });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.fields.description).toBeUndefined();
+      expect((await api.patch(`/cards/${card.id}`, { version: cleared.body.version, fields: { description: null } })).body.error).toBe("validation_failed");
+      const ok = await api.post(`/cards/${card.id}/fields/description/append`, { version: cleared.body.version, entry: { t: "hi" } });
+      expect(ok.status).toBe(201);
+      expect(ok.body.card.fields.description).toEqual([{ entry_id: expect.stringMatching(/^ent_/), t: "hi" }]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("a schema_version below the loaded one is refused even while no card carries it", async () => {
     const api = await testApi();
     try {
