@@ -4,6 +4,7 @@
  * scanner locates the first JSON syntax error itself. YAML uses the `yaml` package.
  */
 import { parseDocument } from "yaml";
+import { findLoneSurrogate } from "../domain/json.ts";
 
 export type ParseResult = { ok: true; value: unknown } | { ok: false; errors: string[] };
 
@@ -17,7 +18,11 @@ function describeAt(text: string, i: number): string {
   return i >= text.length ? "end of file" : JSON.stringify(text[i]);
 }
 
-/** Offset and message of the first JSON syntax error, or undefined when `text` is valid JSON. */
+/**
+ * Offset and message of the first JSON syntax error, or undefined when `text` is valid
+ * JSON. Stricter than JSON.parse: a key repeated in one object and an unpaired UTF-16
+ * surrogate escape are errors too.
+ */
 export function findJsonError(text: string): { offset: number; message: string } | undefined {
   let i = 0;
   const fail = (message: string): never => { throw new JsonSyntax(i, message); };
@@ -30,7 +35,15 @@ export function findJsonError(text: string): { offset: number; message: string }
       else if (c === "\"") { i++; return; }
       else if (c === "\\") {
         const e = text[i + 1] ?? "";
-        if (e === "u") { if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail("bad \\u escape"); i += 6; }
+        if (e === "u") {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("bad \\u escape");
+          const unit = parseInt(hex, 16);
+          // a lone surrogate is no character: strict JSON readers refuse what echoes it
+          const low = /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(text.slice(i + 6, i + 12));
+          if ((unit >= 0xd800 && unit <= 0xdbff && !low) || (unit >= 0xdc00 && unit <= 0xdfff)) fail(`unpaired UTF-16 surrogate \\u${hex} (write the character itself, or a high and low surrogate pair)`);
+          i += unit >= 0xd800 && unit <= 0xdbff ? 12 : 6;
+        }
         else if ("\"\\/bfnrt".includes(e) && e !== "") i += 2;
         else fail(`bad escape \\${e}`);
       } else if (c < " ") fail("line break or control character inside a string (write \\n)");
@@ -53,9 +66,15 @@ export function findJsonError(text: string): { offset: number; message: string }
     ws();
     const c = text[i];
     if (c === "{") {
+      const keys = new Set<string>();
       list("}", () => {
         if (text[i] !== "\"") fail(`expected a "quoted" key, found ${describeAt(text, i)}`);
-        str(); ws();
+        const at = i;
+        str();
+        const key = JSON.parse(text.slice(at, i)) as string;
+        if (keys.has(key)) { i = at; fail(`duplicate key ${JSON.stringify(key)} (only its last value would count; keep one)`); }
+        keys.add(key);
+        ws();
         if (text[i] !== ":") fail(`expected ":" after the key, found ${describeAt(text, i)}`);
         i++; value();
       }, "an object");
@@ -116,7 +135,14 @@ export function parseJsonText(text: string): ParseResult {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
     const value: unknown = JSON.parse(src);
-    return tooDeep(value) ? deepError("JSON") : { ok: true, value };
+    if (tooDeep(value)) return deepError("JSON");
+    // what JSON.parse lets pass but a definition must not hold: repeated keys, lone surrogates
+    const found = findJsonError(src);
+    if (found) {
+      const { line, col } = lineCol(src, found.offset);
+      return { ok: false, errors: [`invalid JSON at ${line}:${col}: ${found.message}`] };
+    }
+    return { ok: true, value };
   } catch (e) {
     const engine = (e as Error).message;
     const found = findJsonError(src);
@@ -143,7 +169,10 @@ export function parseYamlText(text: string): ParseResult {
   try {
     // an alias bomb ("billion laughs") stops here, as a problem of the file
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
-    return tooDeep(value) ? deepError("YAML") : { ok: true, value };
+    if (tooDeep(value)) return deepError("YAML");
+    const at = findLoneSurrogate(value);
+    if (at !== undefined) return { ok: false, errors: [`invalid YAML: unpaired UTF-16 surrogate at ${at || "the top"} (write the character itself, or a high and low surrogate pair)`] };
+    return { ok: true, value };
   } catch (e) {
     return { ok: false, errors: [`invalid YAML: ${(e as Error).message.split("\n")[0]} (aliases may expand at most 100 times)`] };
   }

@@ -42,7 +42,50 @@ export function parseUntrustedJson(text: string, what: string, extra: ErrorExtra
     throw new CardsError("bad_request", `${what} is not valid JSON: ${(e as Error).message}`, extra);
   }
   if (exceedsJsonDepth(value)) throw tooDeep(what, extra);
+  // only a \uD800-\uDFFF escape can make one (the text itself was decoded from UTF-8)
+  if (SURROGATE_ESCAPE.test(text)) {
+    const at = findLoneSurrogate(value);
+    if (at !== undefined) throw loneSurrogate(what, at, extra);
+  }
   return value;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Where the first string (an object key or a value) holding an unpaired UTF-16 surrogate
+ * is: a JSON path like `fields.notes[2]` ("" for the value itself), or undefined. Such a
+ * string is no text: SQLite stores U+FFFD in its place while the event log keeps the
+ * escape, and strict JSON readers (jq, Python) refuse every read that echoes it.
+ */
+export function findLoneSurrogate(value: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, ""]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "string") {
+      if (!v.isWellFormed()) return path;
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+      continue;
+    }
+    for (const [k, child] of Object.entries(v)) {
+      const at = path ? `${path}.${k}` : k;
+      if (!k.isWellFormed()) return at;
+      stack.push([child, at]);
+    }
+  }
+  return undefined;
+}
+
+/** 400 bad_request for a string with an unpaired surrogate at `at` (findLoneSurrogate). */
+export function loneSurrogate(what: string, at: string, extra: ErrorExtra = {}): CardsError {
+  return new CardsError("bad_request", `${what} has an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair)${at ? ` at ${at}` : ""}`, {
+    ...extra, ...(at ? { field: at } : {}),
+    hint: "send the character itself in UTF-8, or both halves of its surrogate pair (\\ud83d\\ude80 for U+1F680)",
+  });
 }
 
 function tooDeep(what: string, extra: ErrorExtra): CardsError {

@@ -6,6 +6,7 @@
  */
 import { CardsError, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { Definitions } from "../domain/types.ts";
+import { findLoneSurrogate, loneSurrogate } from "../domain/json.ts";
 import { createCard, getCard, patchCard } from "../service/index.ts";
 import { fixedTools, type Args, type Tool, type ToolContext } from "./fixed.ts";
 import { createTool, updateTool, type JsonSchema, type ToolSpec } from "./schemas.ts";
@@ -34,6 +35,8 @@ export class ToolRegistry {
   async call(name: string, args: unknown, c: ToolContext, log: (m: string) => void): Promise<ToolResult> {
     const tool = this.tools.get(name)!;
     try {
+      const odd = findLoneSurrogate(args);
+      if (odd !== undefined) throw loneSurrogate("arguments", odd);
       const a = checkArgs(tool.spec, args);
       return result(await tool.run(a, c));
     } catch (e) {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CardsError, toEnvelope } from "../../src/domain/errors.ts";
 import { formatProblems, loadDefinitions } from "../../src/definitions/load.ts";
-import { BUG, EXT, expectOnly, expectProblem, MAIN, problems, problemsAt, sample, TASK, TRIAGE, W, writeWorkspace } from "./helpers.ts";
+import { BUG, BUGS, EXT, expectOnly, expectProblem, MAIN, problems, problemsAt, sample, TASK, TRIAGE, W, writeWorkspace } from "./helpers.ts";
 
 describe("missing files", () => {
   test("no definitions directory: one problem naming the path and cards init", async () => {
@@ -62,6 +62,24 @@ describe("syntax errors", () => {
   test("duplicate YAML keys are an error with line:col", async () => {
     const list = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  kind: run\n  run: [cat]\n"; });
     expectOnly(list, { file: EXT, path: "", message: /^invalid YAML at 3:3: Map keys must be unique/ });
+  });
+
+  test("a key repeated in one JSON object is an error with line:col (JSON.parse would keep the last silently)", async () => {
+    const list = await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS], null, 2).replace(/\n}$/, ',\n  "wip_limits": {}\n}'); });
+    const p = expectOnly(list, { file: BUGS, path: "", message: 'duplicate key "wip_limits"' });
+    expect(p.message).toMatch(/^invalid JSON at \d+:3: /);
+    // the same key in two objects is fine
+    expect(await problems((f) => { f[BUGS].presentation.filters = { a: { status: "todo" }, b: { status: "doing" } }; })).toEqual([]);
+  });
+
+  test("an unpaired UTF-16 surrogate escape is an error, in JSON and YAML; a pair is fine", async () => {
+    const json = await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', '"Bug \\ud800 triage"'); });
+    expectOnly(json, { file: BUGS, path: "", message: "unpaired UTF-16 surrogate \\ud800" });
+    const low = await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', '"Bug \\udc00 triage"'); });
+    expectOnly(low, { file: BUGS, path: "", message: "unpaired UTF-16 surrogate \\udc00" });
+    expect(await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', '"Bug \\ud83d\\ude80 triage"'); })).toEqual([]);
+    const yaml = await problems((f) => { f[EXT] = '- id: x\n  kind: hook\n  on: ["card_created"]\n  run: ["echo", "\\ud800"]\n'; });
+    expectOnly(yaml, { file: EXT, path: "", message: "unpaired UTF-16 surrogate at [0].run[1]" });
   });
 
   test("extensions must be a list", async () => {
