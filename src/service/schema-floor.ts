@@ -2,7 +2,7 @@
  * Definitions checked against the cards that exist. SPEC Versioning: a card type's
  * schema_version is monotonic; definitions that set it below the version cards of that
  * type already carry are refused (those cards could never be upgraded, and new cards
- * would be recorded at the lower version). So are definitions that drop a card type or a
+ * would be recorded at the lower version). So are definitions that lack a card type or a
  * column cards still hold: those cards could no longer be written or moved. Checked when
  * the definitions change (an open whose definitions the database has not followed yet, a
  * reload), never on the one-shot path: it reads every card.
@@ -25,24 +25,24 @@ export function schemaVersionProblems(r: StoreReads, defs: Definitions): Definit
 }
 
 /**
- * A card type or a column the loaded set has, `defs` drops, and cards still hold: those
- * cards could no longer be written or moved. Only what this change drops: a workspace
- * already in that state (an older version allowed it) still opens, to be put right.
+ * A card type or a column cards hold that `defs` lacks: those cards could no longer be
+ * written or moved. Checked wherever a set comes into use (an open of changed
+ * definitions, a reload, `cards check`), so no process works with a set that strands
+ * cards while another refuses it.
  */
-function droppedInUse(r: StoreReads, defs: Definitions, loaded: Definitions): DefinitionProblem[] {
+function strandedCards(r: StoreReads, defs: Definitions): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   const used = r.cardsInUse();
   for (const [type, n] of used.types) {
-    if (defs.cardTypes.has(type) || !loaded.cardTypes.has(type)) continue;
+    if (defs.cardTypes.has(type)) continue;
     problems.push({
       file: `definitions/card-types/${type}.json`, path: "",
       message: `card type ${type} is removed, but ${n} card(s) of that type exist; keep its file until those cards are deleted (list them: GET /cards?type_id=${type})`,
     });
   }
   const columns = new Set(defs.workspace.columns.map((c) => c.id));
-  const had = new Set(loaded.workspace.columns.map((c) => c.id));
   for (const [status, n] of used.statuses) {
-    if (columns.has(status) || !had.has(status)) continue;
+    if (columns.has(status)) continue;
     problems.push({
       file: "definitions/workspace.json", path: "columns",
       message: `column ${status} is removed, but ${n} card(s) are in it; keep it until they are moved to another column (list them: GET /cards?status=${status}), then remove it`,
@@ -58,8 +58,7 @@ function droppedInUse(r: StoreReads, defs: Definitions, loaded: Definitions): De
  * card carries the higher one yet.
  */
 export function assertSchemaFloor(r: StoreReads, defs: Definitions, loaded?: Definitions): void {
-  const problems = schemaVersionProblems(r, defs);
-  if (loaded) problems.push(...droppedInUse(r, defs, loaded));
+  const problems = [...schemaVersionProblems(r, defs), ...strandedCards(r, defs)];
   for (const t of defs.cardTypes.values()) {
     const was = loaded?.cardTypes.get(t.id)?.schema_version;
     if (was === undefined || t.schema_version >= was || problems.some((p) => p.file === `definitions/card-types/${t.id}.json` && p.path === "schema_version")) continue;

@@ -140,6 +140,29 @@ describe("definitions checked against the cards that exist", () => {
     }
   });
 
+  test("an open of such a set is refused too (an embedded call, cards check), so no process works with it", async () => {
+    assertBinary();
+    const api = await testApi();
+    const dir = api.dir;
+    try {
+      expect((await api.post("/cards", { type_id: "review", title: "r", status: "review", fields: { reviewers: ["ada"] } })).status).toBe(201);
+    } finally {
+      api.close();
+    }
+    const { unlinkSync } = await import("node:fs");
+    unlinkSync(join(dir, "definitions/card-types/review.json"));
+    editJson(dir, "definitions/boards/main.json", (b) => { b.card_type_ids = b.card_type_ids.filter((t: string) => t !== "review"); delete b.presentation?.card_preview?.review; });
+    const want = "card type review is removed, but 1 card(s) of that type exist";
+    const err = await openTestService(dir).then(() => undefined, (e) => e);
+    expect(err?.code).toBe("invalid_definitions");
+    expect(JSON.stringify(err.extra.problems)).toContain(want);
+    const list = run(["cards", "list", "--dir", dir]);
+    expect([list.code, list.error?.error]).toEqual([5, "invalid_definitions"]);
+    const check = run(["check", "--dir", dir]);
+    expect(check.code).not.toBe(0);
+    expect(check.stderr).toContain(want);
+  });
+
   test("a field that became repeating keeps its old value: appends are refused until PATCH clears it", async () => {
     const api = await testApi();
     try {
