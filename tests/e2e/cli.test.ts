@@ -1,6 +1,6 @@
 /** The compiled binary end to end: help, init/check, card commands, exit codes, stdin, remote parity. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertBinary, cleanEnv, run, serve, type Server } from "../helpers/binary.ts";
@@ -136,6 +136,23 @@ describe("init and check", () => {
     expect(r.json.files).toContain("definitions/workspace.json");
     expect(run(["check", "--dir", dir]).json.ok).toBe(true);
     expect(run(["init", dir]).code).toBe(2);
+  });
+
+  test("init writes no file over another, and a path it cannot write is a usage error, not a crash", () => {
+    const base = mkdtempSync(join(tmpdir(), "cards-init-"));
+    const dir = join(base, "ws");
+    mkdirSync(join(dir, "definitions", "card-types"), { recursive: true });
+    writeFileSync(join(dir, "definitions", "card-types", "task.json"), "mine");
+    const r = run(["init", dir]);
+    expect([r.code, r.error?.error, r.error?.value]).toEqual([2, "usage", ["definitions/card-types/task.json"]]);
+    expect(readFileSync(join(dir, "definitions", "card-types", "task.json"), "utf8")).toBe("mine");
+    writeFileSync(join(base, "plain"), "x");
+    for (const target of [join(base, "plain"), join(base, "plain", "ws"), "/proc/cards-init"]) {
+      const bad = run(["init", target]);
+      expect([target, bad.code, bad.error?.error]).toEqual([target, 2, "usage"]);
+      expect(bad.stderr).not.toContain("    at ");
+      expect(bad.error.message).toContain("cannot write the workspace");
+    }
   });
 
   test("check lists every problem and exits non-zero", () => {

@@ -1,5 +1,5 @@
-/** `cards init [dir]`: writes the sample workspace. */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+/** `cards init [dir]`: writes the sample workspace, never over a file that exists. */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
@@ -18,11 +18,42 @@ export default defineCommand({
       });
     }
     const files = sampleFiles();
+    // a definitions folder of another origin keeps every file it has
+    const taken = Object.keys(files).filter((rel) => existsSync(join(root, rel))).sort();
+    if (taken.length > 0) {
+      throw new CardsError("usage", `${root} already has ${taken.join(", ")}; init writes no file over another`, {
+        value: taken, hint: "pick an empty directory, or move those files away first",
+      });
+    }
+    const written: string[] = [];
     for (const [rel, text] of Object.entries(files)) {
       const path = join(root, rel);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, text);
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, text, { flag: "wx" });
+        written.push(path);
+      } catch (e) {
+        // no half-written workspace: a second init would refuse it
+        for (const w of written) rmSync(w, { force: true });
+        throw cannotWrite(root, path, e as NodeJS.ErrnoException);
+      }
     }
     return { root, files: Object.keys(files).sort() };
   },
 });
+
+function cannotWrite(root: string, path: string, e: NodeJS.ErrnoException): CardsError {
+  const why: Record<string, string> = {
+    ENOTDIR: "a part of the path is a file, not a directory",
+    EEXIST: "a file is in the way",
+    EACCES: "permission denied",
+    EPERM: "permission denied",
+    EROFS: "the file system is read-only",
+    ENOSPC: "the disk is full",
+    ENOENT: "the path cannot be created",
+  };
+  const reason = why[e.code ?? ""] ?? e.message;
+  return new CardsError(e.code === "ENOSPC" ? "unavailable" : "usage", `cannot write the workspace into ${root}: ${reason} (${path})`, {
+    hint: "pick a directory you can write to",
+  });
+}
