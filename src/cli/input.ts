@@ -28,10 +28,18 @@ export function readDataObject(data: string | undefined): Record<string, unknown
   return v as Record<string, unknown>;
 }
 
+/** A create or patch with no flag and no --data: say how to send input (stdin needs `--data @-`). */
+export function assertInput(body: Record<string, unknown>, data: string | undefined, cmd: string): void {
+  if (data !== undefined || Object.keys(body).length > 0) return;
+  throw new CardsError("usage", `${cmd}: nothing to send: give flags (cards ${cmd} --help) or --data JSON|@file|@-`, {
+    hint: "JSON piped on stdin is read only with --data @- (or --data -)",
+  });
+}
+
 /** Parses a flag value as JSON (for --fields, --filter). */
 export function jsonFlag(name: string, raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
-  return parseUntrustedJson(raw, `--${name}`, { field: `--${name}` });
+  return parseUntrustedJson(raw, `--${name}`, { field: `--${name}`, hint: `--${name} takes JSON, quoted for the shell: --${name} '{"key": "value"}'` });
 }
 
 /** Parses a positional argument as JSON; errors name it as the help does (ENTRY). */

@@ -152,6 +152,7 @@ const UserId = v.pipe(
   v.maxLength(64, (i) => `is ${String(i.input).length} characters: user ids are at most 64`),
   v.regex(ID_PATTERN, (i) =>
     `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
+  v.check((s) => s !== "me", '"me" is reserved: it names the caller in filters, owner and assign_to'),
 );
 
 export const UserDefSchema = strict({

@@ -40,6 +40,7 @@
  * The SQL twin of `matchesFilter` is src/store/sqlite/filter-sql.ts; both must agree.
  */
 import { CardsError } from "./errors.ts";
+import { ME } from "./ids.ts";
 import { FIELD_KEY_PATTERN, parseRfc3339 } from "./fields.ts";
 import type { Card } from "./types.ts";
 
@@ -113,7 +114,7 @@ export function parseFilter(raw: unknown, ctx: FilterContext = {}, where = "filt
 export function resolveMe(node: FilterNode, actor: string | undefined, userPaths: Iterable<string> = []): FilterNode {
   const paths = new Set<string>(["owner", "created_by", ...userPaths]);
   const swap = (v: FilterScalar, path: string): FilterScalar => {
-    if (v !== "me") return v;
+    if (v !== ME) return v;
     if (!actor) {
       throw new CardsError("validation_failed", "the filter token \"me\" needs an actor", {
         field: path, value: v, hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)",

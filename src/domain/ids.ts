@@ -36,3 +36,6 @@ export const FIELD_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** Definition ids name files, routes and tools (`update_<card type id>`): with a harness prefix such as mcp__cards__, tool names stay within the 64 characters common harnesses allow. */
 export const MAX_ID_LENGTH = 40;
+
+/** The token that names the calling actor wherever a user is named (filters, owner, assign_to). */
+export const ME = "me";

@@ -28,8 +28,8 @@ export function instructions(actor: string, ws: WorkspaceDef): string {
     `Loop: 1) workspace: columns, card types, boards, allowed transitions. Already holding work? list_cards {"owner":"me","status":"${doing}"}.`,
     `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null} means none is ready.${review !== done ? ` Reviewers: take_next {"filter":{"status":"${review}"},"status":"${done}"}.` : ""}`,
     "3) Work: append_entry (e.g. evidence) as you go; attach_artifact for files.",
-    "4) Move it with update_<type> {card_id, version, status}; pass the version of the card you last got (every write returns the new card).",
-    "5) Hand off with add_comment (what was done, what is next); release if someone else continues.",
+    `4) Hand off: add_comment (what was done, what is next), then release {card_id, version, status:"${review}"}: it moves the card on and frees it for the next agent (take_next hands out unowned cards only). Pass the version of the card you last got (every write returns the new card).`,
+    "5) To move a card and keep it: update_<type> {card_id, version, status}.",
     "Resume after an interruption with get_card and history.",
     "Errors carry valid_options: correct and retry. version_conflict includes the current card.",
   ].join("\n");

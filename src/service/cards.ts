@@ -4,7 +4,7 @@
  */
 import { CardsError, isCardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
 import { canonicalCard } from "../domain/card.ts";
-import { newCardId, newEntryId } from "../domain/ids.ts";
+import { ME, newCardId, newEntryId } from "../domain/ids.ts";
 import { validateFields, validateTags, validateTitle } from "../domain/fields.ts";
 import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
@@ -20,7 +20,7 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
       field: "owner", hint: "create the card, then claim it (POST /cards/{id}/claim) or PATCH its owner",
     });
   }
-  const body = parseShape(CreateCardBody, input, "create card");
+  const body = parseShape(CreateCardBody, input, "create card", (k) => fieldKeyHint(svc, k));
   const { workspace } = svc.defs;
   const type = svc.cardType(body.type_id);
   if (body.schema_version !== undefined && body.schema_version !== type.schema_version) {
@@ -51,8 +51,15 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
   }, { dryRun: body.dry_run });
 }
 
+/** For an unknown top-level key that is a field of some card type: it belongs inside `fields`. */
+function fieldKeyHint(svc: Service, key: string): string | undefined {
+  const types = [...svc.defs.cardTypes.values()].filter((t) => t.fields.some((f) => f.id === key)).map((t) => t.id);
+  if (types.length === 0) return undefined;
+  return `${key} is a field (of ${types.join(", ")}): send it inside fields, as {"fields": {${JSON.stringify(key)}: ...}} (CLI: --fields '{"${key}": ...}')`;
+}
+
 export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
-  const body = parseShape(PatchCardBody, input, "patch card");
+  const body = parseShape(PatchCardBody, input, "patch card", (k) => fieldKeyHint(svc, k));
   const { workspace } = svc.defs;
   let refused: { board: Board; from: string; to: string } | undefined;
   try {
@@ -103,7 +110,8 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
       }
     }
     if (body.owner !== undefined) {
-      const owner = body.owner || undefined;
+      // "me" names the caller, as in filters
+      const owner = body.owner === ME ? ctx.actor : body.owner || undefined;
       if (owner && !w.tx.getUser(owner)) throw unknownUser("owner", owner);
       if (owner !== cur.owner) {
         next.owner = owner;

@@ -4,6 +4,7 @@
  */
 import { CardsError, isCardsError, unknownUser, versionConflict } from "../domain/errors.ts";
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
+import { ME } from "../domain/ids.ts";
 import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { ListQuery } from "../store/port.ts";
@@ -106,7 +107,8 @@ function moveStatus(
 export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null }> {
   const body = parseShape(TakeNextBody, input, "take-next");
   const query = takeNextScope(svc, body, ctx.actor);
-  const owner = body.assign_to ?? ctx.actor;
+  // "me" names the caller, in writes as in filters (an owner literally "me" strands the card)
+  const owner = body.assign_to === undefined || body.assign_to === ME ? ctx.actor : body.assign_to;
   const status = body.status;
   // A dry run answers with the card it would claim. A one-shot process reads it too before
   // it takes the write lock: the lock is then held without compiling those statements or

@@ -12,6 +12,7 @@
  */
 import * as v from "valibot";
 import { CardsError } from "../domain/errors.ts";
+import { ME } from "../domain/ids.ts";
 
 /** A schema built on its first use, then kept; `quick` accepts a subset of its valid inputs without it. */
 export type Shape<S extends v.GenericSchema = v.GenericSchema> = (() => S) & { quick?: (x: object) => boolean };
@@ -80,36 +81,58 @@ export const PatchCardBody = shape(() => v.strictObject({
 export type PatchCardInput = v.InferOutput<ReturnType<typeof PatchCardBody>>;
 
 export const RegisterUserBody = shape(() => v.strictObject({
-  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "user ids are 1-64 letters, digits, . _ @ or -, starting with a letter or digit")),
-  kind: v.picklist(["human", "agent"], 'kind must be "human" or "agent"'),
+  id: v.pipe(
+    v.string(),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "user ids are 1-64 letters, digits, . _ @ or -, starting with a letter or digit"),
+    v.check((s) => s !== ME, `"${ME}" is reserved: it names the caller in filters, owner and assign_to`),
+  ),
+  kind: v.picklist(["human", "agent"], 'must be "human" or "agent"'),
   display_name: v.optional(v.pipe(v.string(), v.maxLength(200))),
 }));
 export type RegisterUserInput = v.InferOutput<ReturnType<typeof RegisterUserBody>>;
 
-/** Validates `input` against a shape; the error names the offending key path. */
-export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: unknown, what: string): v.InferOutput<S> {
+/**
+ * Validates `input` against a shape; the error names the offending key path. An unknown
+ * key is reported before anything else (a `type` sent for `type_id` explains the missing
+ * `type_id`); `unknownKeyHint` may say where such a key belongs.
+ */
+export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: unknown, what: string, unknownKeyHint?: (key: string) => string | undefined): v.InferOutput<S> {
   if (input === undefined || input === null) input = {};
   if (shapeOf.quick && plainObject(input) && shapeOf.quick(input as object)) return input as v.InferOutput<S>;
   const schema = shapeOf();
   const r = v.safeParse(schema, input);
   if (r.success) return r.output;
-  const issue = r.issues[0];
-  const path = v.getDotPath(issue) ?? undefined;
-  const allowed = allowedKeys(schema);
   // valibot reports an unknown key and a missing required key both as a strict_object
   // issue at that key; only the unknown one expects "never"
-  if (issue.kind === "schema" && issue.type === "strict_object" && path && issue.expected === "never") {
+  const unknownKey = r.issues.find((i) => i.kind === "schema" && i.type === "strict_object" && i.expected === "never" && v.getDotPath(i));
+  const issue = unknownKey ?? r.issues[0];
+  const path = v.getDotPath(issue) ?? undefined;
+  if (unknownKey && path) {
+    const hint = unknownKeyHint?.(path);
     throw new CardsError("validation_failed", `${what}: unknown key ${JSON.stringify(path)}`, {
-      field: path, valid_options: allowed,
+      field: path, valid_options: allowedKeys(schema), ...(hint ? { hint } : {}),
     });
   }
   const missing = issue.input === undefined && path;
   if (!missing && (issue.type === "object" || issue.type === "strict_object")) {
     throw new CardsError("validation_failed", `${what}: ${path ? path + ": " : ""}expected a JSON object`, { field: path });
   }
+  const options = issue.type === "picklist" ? picklistOptions(issue.expected) : undefined;
   throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : `${path ? path + ": " : ""}${issue.message}`}`, {
     field: path, value: missing ? undefined : issue.input,
+    ...(options ? { valid_options: options } : {}),
+    ...(missing && path === "version" ? { hint: "pass the card's current version (cards cards get ID shows it); a stale one is 409 with the current card" } : {}),
   });
+}
+
+/** The options of a picklist issue (`("human" | "agent")`), or undefined. */
+function picklistOptions(expected: string | null): unknown[] | undefined {
+  if (!expected) return undefined;
+  try {
+    return expected.replace(/^\((.*)\)$/, "$1").split(" | ").map((o) => JSON.parse(o) as unknown);
+  } catch {
+    return undefined;
+  }
 }
 
 function allowedKeys(schema: v.GenericSchema): string[] | undefined {

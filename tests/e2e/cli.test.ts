@@ -217,6 +217,14 @@ describe("card commands and exit codes", () => {
     const bad = run(["cards", "create", "--data", "{nope"], { cwd: ws });
     expect(bad.code).toBe(2);
     expect(bad.error.error).toBe("bad_request");
+    // JSON piped without --data @- is not read: the error says how to send it
+    const piped = run(["cards", "create"], { cwd: ws, input: '{"type_id":"task","title":"lost"}' });
+    expect([piped.code, piped.error?.error]).toEqual([2, "usage"]);
+    expect(piped.error.hint).toContain("--data @-");
+    expect(run(["cards", "patch", "card_x"], { cwd: ws }).error.hint).toContain("--data @-");
+    const kv = run(["cards", "create", "--type", "task", "--title", "x", "--fields", "priority=high"], { cwd: ws });
+    expect([kv.code, kv.error.field]).toEqual([2, "--fields"]);
+    expect(kv.error.hint).toContain(`--fields '{"key": "value"}'`);
     // nesting past 64 levels is refused before any rule walks it (it overflowed the stack)
     const deep = `{"type_id":"task","title":${"[".repeat(60_000)}${"]".repeat(60_000)}}`;
     for (const args of [["--data", deep], ["--type", "task", "--title", "x", "--fields", `{"description":${"[".repeat(60_000)}${"]".repeat(60_000)}}`]]) {

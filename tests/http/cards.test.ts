@@ -34,7 +34,33 @@ describe("POST /cards", () => {
     const made = await api.post("/cards", { type_id: "task", title: "to patch" });
     const noVersion = await api.patch(`/cards/${made.body.id}`, { title: "renamed" });
     expect(noVersion.status).toBe(422);
-    expect(noVersion.body).toEqual({ error: "validation_failed", message: "patch card: version is required", field: "version" });
+    expect(noVersion.body).toMatchObject({ error: "validation_failed", message: "patch card: version is required", field: "version" });
+    expect(noVersion.body.hint).toContain("current version");
+  });
+
+  test("an unknown key is named before the missing one it explains; a field sent at the top level is pointed into fields", async () => {
+    const typo = await api.post("/cards", { type: "task", title: "x" });
+    expect(typo.body).toMatchObject({ error: "validation_failed", message: 'create card: unknown key "type"', field: "type" });
+    const top = await api.post("/cards", { type_id: "task", title: "x", priority: "high" });
+    expect(top.body).toMatchObject({ message: 'create card: unknown key "priority"', field: "priority" });
+    expect(top.body.hint).toContain('priority is a field (of task): send it inside fields');
+    const made = await api.task();
+    const patchTop = await api.patch(`/cards/${made.id}`, { version: made.version, severity: "major" });
+    expect(patchTop.body.hint).toContain("severity is a field (of bug)");
+    expect((await api.post("/cards", { type_id: "task", title: "x", bogus: 1 })).body.hint).toBeUndefined();
+  });
+
+  test('"me" as an owner or assign_to names the caller; no user may be called "me"', async () => {
+    const made = await api.task();
+    const owned = await api.patch(`/cards/${made.id}`, { version: made.version, owner: "me" }, { "x-service-actor": "agent-1" });
+    expect([owned.status, owned.body.owner]).toEqual([200, "agent-1"]);
+    await api.task({ title: "for me", status: "todo" });
+    const taken = await api.post("/cards/take-next", { assign_to: "me", filter: { title: "for me" } }, { "x-service-actor": "agent-2" });
+    expect(taken.body.card?.owner).toBe("agent-2");
+    const reg = await api.post("/users", { id: "me", kind: "human" });
+    expect([reg.status, reg.body.error, reg.body.field]).toEqual([422, "validation_failed", "id"]);
+    const kind = await api.post("/users", { id: "robo", kind: "robot" });
+    expect(kind.body).toMatchObject({ message: 'register user: kind: must be "human" or "agent"', valid_options: ["human", "agent"] });
   });
 
   test("status defaults to the first workspace column, or the first allowed column", async () => {

@@ -56,10 +56,12 @@ describe("cards prime", () => {
     expect(appended.card.fields.evidence).toHaveLength(1);
     writeFileSync(join(dir, "out.md"), "# out\n");
     expect(sh(fill(find("cards cards artifacts put"))).fields.output.size).toBe(6);
-    const moved = sh(fill(find("cards cards patch"), appended.card.version + 1));
-    expect(moved.status).toBe("review");
-    expect(sh(fill(find("cards cards comments add"))).comments).toHaveLength(1);
-    expect(sh(fill(find("cards cards release"))).owner).toBeUndefined();
+    const commented = sh(fill(find("cards cards comments add")));
+    expect(commented.comments).toHaveLength(1);
+    // the hand-off moves the card on and frees it in one call
+    const released = sh(fill(find("cards cards release"), commented.version));
+    expect([released.status, released.owner]).toEqual(["review", undefined]);
+    expect(find("cards cards patch")).toContain("--status X");
     const history = sh(fill(find("cards cards history"))).items.map((h: any) => h.type);
     expect(history).toContain("comment_added");
     // the card waits in review, released: the next worker's take-next leaves it there

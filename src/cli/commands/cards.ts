@@ -4,7 +4,7 @@
  */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { intFlag, jsonArg, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
+import { assertInput, intFlag, jsonArg, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
 
 const g = (data: unknown) => data as CliGlobals;
@@ -56,6 +56,7 @@ const create = () => defineCommand({
     if (args.fields !== undefined) body.fields = jsonFlag("fields", args.fields);
     if (args.tags !== undefined) body.tags = listFlag(args.tags);
     if (args["dry-run"]) body.dry_run = true;
+    assertInput(body, args.data, "cards create");
     return callApi(g(data), { method: "POST", path: "/cards", body });
   },
 });
@@ -84,6 +85,7 @@ const patch = () => defineCommand({
     if (args.tags !== undefined) body.tags = listFlag(args.tags);
     if (args.force) body.force = true;
     if (args["dry-run"]) body.dry_run = true;
+    assertInput(body, args.data, "cards patch");
     return callApi(g(data), { method: "PATCH", path: `/cards/${enc(args.id)}`, body });
   },
 });

@@ -109,8 +109,8 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
       ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}' --version N\` (${rep.type}).`
       : "3. Do the work; record results in the card's fields.",
     ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
-    `4. Move it: \`cards cards patch ID --version N --status ${review}\` (N = the version of the card you last got: every write returns the card, take-next and entries append as \`.card\`). Fields: \`--fields '{"key":"value"}'\`.`,
-    '5. Hand off: `cards cards comments add ID "what was done, what is next"`; `cards cards release ID` if someone else continues.',
+    `4. Hand off: \`cards cards comments add ID "what was done, what is next"\`, then \`cards cards release ID --version N --status ${review}\`: it moves the card on and frees it for the next agent (take-next hands out unowned cards only). N = the version of the card you last got: every write returns the card, take-next and entries append as \`.card\`.`,
+    `5. To move a card and keep it: \`cards cards patch ID --version N --status X\`. Fields: \`--fields '{"key":"value"}'\`.`,
     ...(review !== done ? [`   Reviewing: \`cards cards take-next --filter '{"status":"${review}"}' --status ${done}\`.`] : []),
     "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",
     `New work: \`cards cards create --type TYPE --title "..." --fields '{...}'\`. Find: \`cards cards list --status ${ready}\`, \`--q text\`. take-next hands out the oldest first (updated_at): any write re-queues a card at the back.`,
