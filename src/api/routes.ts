@@ -108,7 +108,8 @@ export const ROUTES: Route[] = [
     handle: async (c) => {
       const ctx = c.op(201);
       const r = await (await load.users()).registerUser(c.svc, c.json(), ctx);
-      return ok(r.user, ctx.replayed || !r.created ? 200 : 201);
+      // a replay answers as the first call did: its status, and Idempotent-Replayed
+      return written(c, r.user, r.created ? 201 : 200, false, ctx.replayed);
     } },
 
   { method: "GET", path: "/cards", summary: "List cards",

@@ -112,6 +112,15 @@ describe("Idempotency-Key", () => {
     expect(list.length).toBe(1);
   });
 
+  test("POST /users replays too: the first call's 201, its body, Idempotent-Replayed", async () => {
+    const h = { "idempotency-key": "user-1" };
+    const a = await api.post("/users", { id: "frank", kind: "agent" }, h);
+    const b = await api.post("/users", { id: "frank", kind: "agent" }, h);
+    expect([a.status, b.status, b.text, b.headers.get("idempotent-replayed")]).toEqual([201, 201, a.text, "true"]);
+    // without a key, the same user again is a no-op: 200
+    expect((await api.post("/users", { id: "frank", kind: "agent" })).status).toBe(200);
+  });
+
   test("the same key with another body is 422 idempotency_key_reused", async () => {
     const h = { "idempotency-key": "create-2" };
     await api.post("/cards", { type_id: "task", title: "one" }, h);
