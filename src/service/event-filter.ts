@@ -35,7 +35,8 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   }
   const f: StreamFilter = {};
   if (types) f.types = types;
-  for (const k of ["card_id", "board_id", "actor", "owner"] as const) if (q[k] !== undefined) f[k] = q[k];
+  // an empty value is an absent one (`?actor=&owner=` from a form or a script's template)
+  for (const k of ["card_id", "board_id", "actor", "owner"] as const) if (q[k] !== undefined && q[k] !== "") f[k] = q[k];
   if (f.board_id !== undefined) f.boardTypes = svc.board(f.board_id).card_type_ids;
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {

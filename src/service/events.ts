@@ -19,6 +19,9 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   for (const k of Object.keys(p)) {
     if (!EVENT_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: EVENT_PARAMS });
   }
+  // an empty value is an absent one: `cursor=` (an exhausted feed's next_cursor, templated
+  // in) must not override `since` and restart the feed from event 1
+  p = Object.fromEntries(Object.entries(p).filter(([, v]) => v !== ""));
   const q: EventQuery = { limit: parseLimit(p.limit, EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT) };
   const floor = p.cursor ?? p.since;
   if (floor !== undefined && floor !== "") {

@@ -393,6 +393,9 @@ describe("GET /events", () => {
       expect(p1.next_cursor).toBe("000000000002");
       expect((await fresh.get(`/events?cursor=${p1.next_cursor}&limit=2`)).body.items[0].id).toBe("000000000003");
       expect((await fresh.get("/events?since=abc")).status).toBe(400);
+      // empty values are absent ones: an empty cursor keeps since, empty filters filter nothing
+      expect((await fresh.get("/events?since=000000000003&cursor=")).body.items.map((e: any) => e.id)).toEqual(["000000000004", "000000000005"]);
+      expect((await fresh.get("/events?actor=&owner=&type=&types=&board_id=&since=&cursor=&limit=")).body.items).toHaveLength(5);
     } finally {
       fresh.close();
     }
