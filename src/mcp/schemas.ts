@@ -30,7 +30,7 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
     title: str(),
     status: strEnum(statuses, `default ${statuses[0]}`),
     tags: tagsSchema(defs),
-    fields: obj(props, required),
+    fields: fieldsObject(obj(props, required), defs),
   };
   return {
     name: `create_${type.id}`,
@@ -43,7 +43,12 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
 export function updateTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
   // only an optional field may be cleared: the schema says so, so a harness need not find out by a refusal
-  for (const f of type.fields) if (f.type !== "repeating") props[f.id] = f.required ? fieldSchema(f, defs) : clearable(fieldSchema(f, defs));
+  for (const f of type.fields) {
+    if (f.type === "repeating") continue;
+    // no `default` here: a harness filling in defaults would reset the field on every update
+    const { default: _default, ...s } = fieldSchema(f, defs);
+    props[f.id] = f.required ? s : clearable(s);
+  }
   const repeating = type.fields.filter((f) => f.type === "repeating").map((f) => f.id);
   const properties: Record<string, JsonSchema> = {
     card_id: str(),
@@ -52,7 +57,7 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
     status: strEnum(statusesOf(type, defs)),
     owner: str("registered user id; empty clears"),
     tags: tagsSchema(defs, "the full new list"),
-    fields: obj(props, [], `keys to change; null clears an optional one${repeating.length ? `; ${repeating.join(", ")} via append_entry` : ""}`),
+    fields: fieldsObject(obj(props, [], `keys to change; null clears an optional one${repeating.length ? `; ${repeating.join(", ")} via append_entry` : ""}`), defs),
     force: bool("skip the transition check"),
   };
   return {
@@ -73,6 +78,11 @@ function clearable(s: JsonSchema): JsonSchema {
   if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
   delete out.minItems;
   return out;
+}
+
+/** Under strict_fields an undeclared key is refused (unknown_field): the schema says so. */
+function fieldsObject(s: JsonSchema, defs: Definitions): JsonSchema {
+  return defs.workspace.settings.strict_fields ? closed(s) : s;
 }
 
 /** A tool's arguments: the declared ones only (checkArgs refuses any other, as the schema now says). */

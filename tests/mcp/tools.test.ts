@@ -83,6 +83,17 @@ describe("tools/list", () => {
     expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toBeUndefined();
   });
 
+  test("under strict_fields a fields object takes only its declared keys; update schemas carry no defaults", () => {
+    for (const t of ["task", "bug", "review"]) {
+      expect(tools.get(`create_${t}`).inputSchema.properties.fields.additionalProperties).toBe(false);
+      const u = tools.get(`update_${t}`).inputSchema.properties.fields;
+      expect(u.additionalProperties).toBe(false);
+      // a harness filling in defaults would reset priority or reviewers on every update
+      for (const [id, f] of Object.entries(u.properties as Record<string, any>)) expect([t, id, f.default]).toEqual([t, id, undefined]);
+    }
+    expect(tools.get("create_task").inputSchema.properties.fields.properties.priority.default).toBe("normal");
+  });
+
   test("update_<type> fields say how to clear them: null for an optional one, [] for a multiple one; a required one cannot be cleared", () => {
     const f = tools.get("update_task").inputSchema.properties.fields.properties;
     // priority is required: null is refused by the service, so the schema does not offer it
