@@ -107,7 +107,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (p.owner === "me" && !viewer) {
     throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)" });
   }
-  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner;
+  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : knownOwner(svc, p.owner);
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   if (p.has_link !== undefined) q.hasLink = p.has_link;
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
@@ -179,6 +179,19 @@ export function filterContextOf(svc: Service, typeIds?: readonly string[]): Filt
     knownValues: known,
     held: (path, value) => lookups-- > 0 && svc.store.listCards({ filter: parseFilter({ [path]: value }), limit: 1 }).items.length > 0,
   };
+}
+
+/**
+ * An owner named in a list: a registered user, or an actor that owns cards (owners need
+ * not be registered). Anything else is a typo that would read as "nothing assigned".
+ */
+function knownOwner(svc: Service, owner: string): string {
+  if (svc.store.getUser(owner) || svc.store.listCards({ owner, limit: 1 }).items.length > 0) return owner;
+  const users = svc.store.listUsers().map((u) => u.id);
+  throw new CardsError("unknown_user", `user ${JSON.stringify(owner)} is not registered and owns no card`, {
+    field: "owner", value: owner, valid_options: users.slice(0, 200),
+    hint: "name a registered user, or owner=me for the caller",
+  });
 }
 
 /**

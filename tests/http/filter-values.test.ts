@@ -80,3 +80,23 @@ describe("filter values checked against the definitions", () => {
     }
   });
 });
+
+describe("GET /cards owner", () => {
+  test("a typo'd owner is unknown_user with the registered users; an unregistered actor that owns cards and owner=me are fine", async () => {
+    const api = await testApi();
+    try {
+      const r = await api.get("/cards?owner=agnet-1");
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ error: "unknown_user", field: "owner", value: "agnet-1" });
+      expect(r.body.valid_options).toContain("agent-1");
+      const card = await api.task({ status: "todo" });
+      // take-next skips the registry (SPEC): assign_to may name anyone
+      const taken = await api.post("/cards/take-next", { assign_to: "visitor-9", filter: { title: card.title } });
+      expect(taken.body.card.owner).toBe("visitor-9");
+      expect((await api.get("/cards?owner=visitor-9")).body.items.map((c: any) => c.id)).toEqual([card.id]);
+      expect((await api.get("/cards?owner=me", { "x-service-actor": "newcomer" })).body.items).toEqual([]);
+    } finally {
+      api.close();
+    }
+  });
+});
