@@ -151,10 +151,15 @@ export async function registerDeclaredUsers(svc: Service): Promise<void> {
   await svc.store.write((tx) => registerUsersIn(tx, declared));
 }
 
-/** Inside a write: registers the declared users the database does not know yet (open, reload). */
+/**
+ * Inside a write: registers the declared users the database does not know yet, and brings
+ * a known one's display_name and kind in line with workspace.json (open, reload): the file
+ * is where declared users are edited.
+ */
 export function registerUsersIn(tx: StoreTx, declared: NonNullable<WorkspaceDef["users"]>): void {
   for (const u of declared) {
-    if (tx.getUser(u.id)) continue;
-    tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: u.created_at ?? new Date().toISOString() });
+    const cur = tx.getUser(u.id);
+    if (cur && cur.kind === u.kind && (cur.display_name ?? undefined) === (u.display_name || undefined)) continue;
+    tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: cur?.created_at ?? u.created_at ?? new Date().toISOString() });
   }
 }

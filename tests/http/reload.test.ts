@@ -51,6 +51,22 @@ describe("POST /workspace/reload", () => {
     }
   });
 
+  test("an edit of a declared user (display_name, kind) is applied, keeping created_at", async () => {
+    const api = await testApi();
+    try {
+      const before = (await api.get("/workspace")).body.workspace.users.find((u: any) => u.id === "ada");
+      editJson(api.dir, "definitions/workspace.json", (w) => {
+        w.users = w.users.map((u: any) => (u.id === "ada" ? { ...u, display_name: "Countess Ada" } : u.id === "agent-1" ? { ...u, kind: "human" } : u));
+      });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      const users = (await api.get("/workspace")).body.workspace.users;
+      expect(users.find((u: any) => u.id === "ada")).toEqual({ ...before, display_name: "Countess Ada" });
+      expect(users.find((u: any) => u.id === "agent-1").kind).toBe("human");
+    } finally {
+      api.close();
+    }
+  });
+
   test("a schema_version below what cards carry is refused, on reload and on open (versions only go up)", async () => {
     const api = await testApi();
     try {
