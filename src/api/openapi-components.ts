@@ -43,7 +43,7 @@ export const COMPONENTS: Record<string, JsonSchema> = {
   Health: object({ version: s("string"), workspace_id: s("string") }, ["version", "workspace_id"]),
   Board: { ...object({ id: s("string"), name: s("string"), columns: arr(s("string")), card_type_ids: arr(s("string")) }, ["id", "name", "columns", "card_type_ids"]), additionalProperties: true },
   WorkspaceView: object({ workspace: s("object"), card_types: s("object"), boards: s("object"), current_schema_versions: s("object") }, ["workspace", "card_types", "boards", "current_schema_versions"]),
-  TakeNextResult: object({ card: { oneOf: [ref("Card"), { type: "null" }] } }, ["card"]),
+  TakeNextResult: object({ card: { oneOf: [ref("Card"), { type: "null" }] }, hint: s("string", { description: "with card null: why no card was taken although unowned cards match (none may move to status)" }) }, ["card"]),
   EntryResult: object({ entry_id: s("string"), card: ref("Card") }, ["entry_id", "card"]),
   ReloadResult: object({ fingerprint: s("string"), changed: s("boolean"), boards: arr(s("string")) }, ["fingerprint", "changed", "boards"]),
   Breaches: object({ as_of: time, items: arr({ type: "object", additionalProperties: true }), limit: s("integer"), truncated: s("boolean") }, ["as_of", "items"]),

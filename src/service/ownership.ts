@@ -104,7 +104,7 @@ function moveStatus(
  * declared default board) matching `filter`, oldest first. The first that is still
  * unowned at the guarded UPDATE is claimed; `{card: null}` when none is left.
  */
-export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null }> {
+export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null; hint?: string }> {
   const body = parseShape(TakeNextBody, input, "take-next");
   const query = takeNextScope(svc, body, ctx.actor);
   // "me" names the caller, in writes as in filters (an owner literally "me" strands the card)
@@ -113,9 +113,9 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   // A dry run answers with the card it would claim. A one-shot process reads it too before
   // it takes the write lock: the lock is then held without compiling those statements or
   // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
-  if (body.dry_run) return { card: firstCandidate(svc, query) };
+  if (body.dry_run) return whyNone(svc, body, ctx.actor, { card: firstCandidate(svc, query) });
   if (svc.mode === "embedded") firstCandidate(svc, query);
-  return svc.mutate(ctx, (w) => {
+  const taken = await svc.mutate(ctx, (w): { card: Card | null } => {
     const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
@@ -132,6 +132,21 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     }
     return { card: null };
   });
+  return whyNone(svc, body, ctx.actor, taken);
+}
+
+/**
+ * `{card: null}` for a call with `status` while unowned cards match without it: a hint
+ * says none may move there, or an agent reads a stuck queue as an empty one.
+ */
+function whyNone(svc: Service, body: { status?: string } & Parameters<typeof takeNextScope>[1], actor: string, out: { card: Card | null }): { card: Card | null; hint?: string } {
+  if (out.card !== null || body.status === undefined) return out;
+  const [stuck] = svc.store.takeNextCandidates({ ...takeNextScope(svc, { ...body, status: undefined }, actor), limit: 1 });
+  if (!stuck) return out;
+  return {
+    card: null,
+    hint: `unowned cards match, but none may move to ${body.status} (the oldest, ${stuck.id}, is in ${stuck.status}): take without status, or with a status they may move to`,
+  };
 }
 
 /** The oldest unowned card in scope with its links and comments, read outside any transaction. */

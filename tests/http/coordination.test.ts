@@ -136,6 +136,24 @@ describe("take-next", () => {
     expect((await api.post("/cards/take-next", { type_id: "task", filter: { "fields.estimate_hours": 1 }, dry_run: true })).status).toBe(200);
   });
 
+  test("{card: null} with a hint when unowned cards match but none may move to the status asked for", async () => {
+    const fresh = await testApi();
+    try {
+      const stuck = await fresh.task({ title: "stuck", status: "backlog" });
+      const body = { filter: { status: "backlog" }, status: "doing" };
+      for (const dry_run of [true, false]) {
+        const r = await fresh.post("/cards/take-next", { ...body, dry_run });
+        expect([r.status, r.body.card]).toEqual([200, null]);
+        expect(r.body.hint).toContain(`none may move to doing (the oldest, ${stuck.id}, is in backlog)`);
+      }
+      // an empty queue has no hint; nor has a call without status
+      expect((await fresh.post("/cards/take-next", { filter: { status: "review" }, status: "done" })).body).toEqual({ card: null });
+      expect((await fresh.post("/cards/take-next", { filter: { status: "backlog" }, status: "todo" })).body.card.id).toBe(stuck.id);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("oldest unowned first (updated_at, then id); {card: null} when nothing is left", async () => {
     const fresh = await testApi();
     try {
