@@ -48,7 +48,10 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
 
 /** The predicate of a filter. */
 export function eventMatcher(svc: Service, f: StreamFilter): (e: CardEvent) => boolean {
+  // `since` is a floor for live events too (a since past the log's end waits for it)
+  const floor = f.since !== undefined ? Number(f.since) : undefined;
   return (e) => {
+    if (floor !== undefined && "id" in e && typeof e.id === "string" && Number(e.id) <= floor) return false;
     if (f.types && !f.types.includes(e.type)) return false;
     if (f.card_id !== undefined && e.card_id !== f.card_id) return false;
     if (f.actor !== undefined && e.actor !== f.actor) return false;
