@@ -28,7 +28,7 @@ export class RouteCall {
     if (text === undefined || text.trim() === "") value = undefined;
     else {
       if (text.length > MAX_BODY_BYTES) {
-        throw new CardsError("payload_too_large", `request body over ${MAX_BODY_BYTES} bytes`, { hint: "see docs/limits.md" });
+        throw new CardsError("payload_too_large", `request body over ${MAX_BODY_BYTES} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
       }
       value = parseUntrustedJson(text, "request body", { hint: "send one JSON object" });
       if (value === null || typeof value !== "object" || Array.isArray(value)) {

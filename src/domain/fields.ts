@@ -201,6 +201,12 @@ export function validateTitle(title: unknown): string {
   const t = title.trim();
   if (t === "") throw _invalid("title", "title is required and must not be blank", title);
   if (/[\r\n]/.test(t)) throw _invalid("title", "title must be a single line", title);
+  // NUL, tab, escape and the like break terminals, shells and C string readers of a title
+  const control = /[\u0000-\u001f\u007f]/.exec(t);
+  if (control) {
+    const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    throw _invalid("title", `title holds a control character (${code}): a title is one line of text`, title);
+  }
   if (_utf8Length(t) > MAX_TITLE_BYTES) {
     throw new CardsError("payload_too_large", `title is longer than ${MAX_TITLE_BYTES} bytes`, {
       field: "title", hint: `shorten the title to at most ${MAX_TITLE_BYTES} bytes; put details in a text field`,

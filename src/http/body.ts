@@ -37,5 +37,5 @@ function decode(buf: Uint8Array, max: number): string | undefined {
 }
 
 function tooLarge(max: number): CardsError {
-  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "see docs/limits.md" });
+  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
 }

@@ -26,7 +26,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
   if (!actor) {
     svc.close();
     throw new CardsError("actor_required", "cards mcp needs an actor: every write is recorded under it and no tool takes one", {
-      hint: "set CARDS_ACTOR (e.g. CARDS_ACTOR=agent-1 cards mcp), or settings.default_user in definitions/workspace.json",
+      hint: "pass --actor (cards mcp --actor agent-1), set CARDS_ACTOR, or settings.default_user in definitions/workspace.json",
     });
   }
   // take_next works for anyone, but claims and owner changes name a registered user:

@@ -84,7 +84,11 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
   const props = (spec.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
   for (const key of Object.keys(a)) {
     if (!(key in props)) {
-      throw new CardsError("validation_failed", `${spec.name}: unknown argument ${JSON.stringify(key)}`, { field: key, valid_options: Object.keys(props) });
+      const inFields = Object.hasOwn((props.fields?.properties ?? {}) as object, key);
+      throw new CardsError("validation_failed", `${spec.name}: unknown argument ${JSON.stringify(key)}`, {
+        field: key, valid_options: Object.keys(props),
+        ...(inFields ? { hint: `${key} is a field: pass it inside fields, as {"fields": {${JSON.stringify(key)}: ...}}` } : {}),
+      });
     }
   }
   for (const key of (spec.inputSchema.required ?? []) as string[]) {
@@ -93,7 +97,7 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
   for (const [key, value] of Object.entries(a)) {
     const want = props[key]!.type as string | undefined;
     if (value === undefined || value === null || !want || typeMatches(want, value)) continue;
-    throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : `a ${want === "object" ? "JSON object" : want}`}`, {
+    throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : want === "array" ? "an array" : `a ${want === "object" ? "JSON object" : want}`}`, {
       field: key, value,
     });
   }

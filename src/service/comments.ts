@@ -37,7 +37,7 @@ function commentText(input: unknown): string {
   const { body } = parseShape(CommentBody, input, "comment");
   if (body.trim() === "") throw new CardsError("validation_failed", "comment body is empty", { field: "body" });
   if (new TextEncoder().encode(body).byteLength > MAX_COMMENT_BYTES) {
-    throw new CardsError("payload_too_large", `comment body over ${MAX_COMMENT_BYTES} bytes`, { field: "body", hint: "see docs/limits.md" });
+    throw new CardsError("payload_too_large", `comment body over ${MAX_COMMENT_BYTES} bytes`, { field: "body", hint: "split it over several comments, or attach the text to an artifact field (cards cards artifacts put)" });
   }
   return body;
 }

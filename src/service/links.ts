@@ -16,7 +16,7 @@ export const MAX_LINK_NOTE_BYTES = 4096;
 export async function addLink(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(LinkBody, input, "add link");
   if (body.note !== undefined && new TextEncoder().encode(body.note).byteLength > MAX_LINK_NOTE_BYTES) {
-    throw new CardsError("payload_too_large", `link note over ${MAX_LINK_NOTE_BYTES} bytes`, { field: "note", hint: "see docs/limits.md" });
+    throw new CardsError("payload_too_large", `link note over ${MAX_LINK_NOTE_BYTES} bytes`, { field: "note", hint: "shorten the note; put the details in a comment" });
   }
   const linkTypes = svc.defs.workspace.link_types;
   const lt = linkTypes.find((t) => t.id === body.type_id);

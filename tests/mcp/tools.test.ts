@@ -236,5 +236,8 @@ describe("error results", () => {
     expect((await s.call("get_card", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "not_found" });
     expect((await s.call("add_link", { card_id: "card_0000000000000000", type_id: "nope", target: "x" })).isError).toBe(true);
     expect((await s.call("take_next", { filter: { colour: "red" } })).data).toMatchObject({ error: "validation_failed", field: "filter.colour" });
+    // a field passed beside fields is pointed inside; a wrong type reads as English
+    expect((await s.call("create_task", { title: "x", priority: "high" })).data).toMatchObject({ field: "priority", hint: expect.stringContaining("pass it inside fields") });
+    expect((await s.call("create_task", { title: "x", tags: "infra" })).data.message).toBe("create_task: tags must be an array");
   });
 });

@@ -344,6 +344,12 @@ describe("validateTitle", () => {
   test.each([[""], ["   "], [5], [null], ["a\nb"]])("%j is validation_failed", (t) => {
     expect(err(() => validateTitle(t))).toMatchObject({ error: "validation_failed", field: "title" });
   });
+  test.each([["a\u0000b", "U+0000"], ["a\tb", "U+0009"], ["a\u001bb", "U+001B"], ["a\u007fb", "U+007F"]])("%j is refused naming its control character", (t, code) => {
+    expect(err(() => validateTitle(t))).toMatchObject({ error: "validation_failed", field: "title", message: expect.stringContaining(`control character (${code})`) });
+  });
+  test("other characters pass: accents, emoji, CJK, a non-breaking space", () => {
+    expect(validateTitle("Café 🚀 修复\u00a0it")).toBe("Café 🚀 修复\u00a0it");
+  });
   test("1024 bytes pass, 1025 are payload_too_large", () => {
     expect(validateTitle("x".repeat(1024))).toHaveLength(1024);
     expect(err(() => validateTitle("x".repeat(1025)))).toMatchObject({ error: "payload_too_large", field: "title" });
