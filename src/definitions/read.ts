@@ -3,7 +3,7 @@
  * (DECISIONS "Workspace on disk"), and their content fingerprint.
  * Synchronous node:fs on purpose: node:fs/promises costs ~1.5 ms to load on every CLI call.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { hash128 } from "../domain/hash.ts";
 import { join, resolve } from "node:path";
 import type { DefinitionProblem } from "../domain/errors.ts";
@@ -61,27 +61,33 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
  */
 function misnamedFiles(dir: string): DefinitionProblem[] {
   const out: DefinitionProblem[] = [];
-  const entries = (rel: string): Array<{ name: string; isDir: boolean }> => {
+  const entries = (rel: string): Array<{ name: string; isDir: boolean; broken: boolean }> => {
     try {
-      return readdirSync(join(dir, rel), { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() }));
+      return readdirSync(join(dir, rel), { withFileTypes: true }).map((d) => ({
+        name: d.name, isDir: d.isDirectory(),
+        broken: d.isSymbolicLink() && !existsSync(join(dir, rel, d.name)),
+      }));
     } catch {
       return [];
     }
   };
   const add = (rel: string, message: string): void => { out.push({ file: `${DEFINITIONS_DIR}/${rel}`, path: "", message }); };
-  for (const { name } of entries("")) {
+  const BROKEN = "not read: a symbolic link to a file that does not exist";
+  for (const { name, broken } of entries("")) {
     const lower = name.toLowerCase();
-    if (lower === "extensions.yml") add(name, "not read: the extensions file is extensions.yaml (or extensions.json); rename it");
+    if (broken && (lower === "workspace.json" || (EXTENSION_FILES as readonly string[]).includes(lower))) add(name, BROKEN);
+    else if (lower === "extensions.yml") add(name, "not read: the extensions file is extensions.yaml (or extensions.json); rename it");
     else if (name !== lower && (lower === "workspace.json" || (EXTENSION_FILES as readonly string[]).includes(lower))) {
       add(name, `not read: file names are case-sensitive; rename it to ${lower}`);
     }
   }
   for (const folder of DEFINITION_FOLDERS) {
-    for (const { name, isDir } of entries(folder)) {
+    for (const { name, isDir, broken } of entries(folder)) {
       if (name.startsWith(".")) continue;
       const lower = name.toLowerCase();
       const rel = `${folder}/${name}`;
-      if (isDir && lower.endsWith(".json")) add(rel, "not read: a folder, not a JSON file");
+      if (broken && lower.endsWith(".json")) add(rel, BROKEN);
+      else if (isDir && lower.endsWith(".json")) add(rel, "not read: a folder, not a JSON file");
       else if (!isDir && lower.endsWith(".json") && !name.endsWith(".json")) add(rel, `not read: definition files end in .json (lower case); rename it to ${name.slice(0, -5)}.json`);
       else if (!isDir && /\.ya?ml$/.test(lower)) add(rel, `not read: ${folder} files are JSON (*.json); only the extensions file may be YAML`);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CardsError, toEnvelope } from "../../src/domain/errors.ts";
@@ -109,6 +109,16 @@ describe("files the loader would skip", () => {
     expectProblem(list, { file: "definitions/card-types/epic.json", path: "", message: "a folder, not a JSON file" });
     expectProblem(list, { file: TASK, path: "icon", message: "zz" });
     expect(list).toHaveLength(5);
+  });
+
+  test("a symbolic link to nothing is a problem, not a board or hook silently not loaded", async () => {
+    const dir = writeWorkspace(sample());
+    symlinkSync("/nonexistent/ghost.json", join(dir, "definitions/boards/ghost.json"));
+    symlinkSync(join(dir, "definitions/boards/main.json"), join(dir, "definitions/boards/alias.json"));
+    const list = await problemsAt(dir);
+    expectProblem(list, { file: "definitions/boards/ghost.json", path: "", message: "a symbolic link to a file that does not exist" });
+    // a link that resolves is read like a file (here: a second board with main's id)
+    expect(list.some((p) => p.file === "definitions/boards/alias.json")).toBe(true);
   });
 
   test("the cached path reports them too (cards check and an open agree)", async () => {
