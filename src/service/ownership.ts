@@ -114,9 +114,20 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   // it takes the write lock: the lock is then held without compiling those statements or
   // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
   if (body.dry_run) return whyNone(svc, body, ctx.actor, { card: firstCandidate(svc, query) });
-  if (svc.mode === "embedded") firstCandidate(svc, query);
+  // A caller's filter may cost seconds over many cards (docs/limits.md): its candidates are
+  // read before the write lock, and under it only those cards are tested again, by id; the
+  // full read under the lock is left for when racers took them all.
+  const early = body.filter !== undefined ? svc.store.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS }) : [];
+  // none then: the answer a call made a moment earlier would get (a caller cannot tell it
+  // from a lost race); with an Idempotency-Key it is recorded like any answer
+  if (body.filter !== undefined && early.length === 0 && !ctx.idempotency) return whyNone(svc, body, ctx.actor, { card: null });
+  if (svc.mode === "embedded") {
+    if (early[0]) svc.store.getCard(early[0].id, { links: true, comments: true });
+    else if (body.filter === undefined) firstCandidate(svc, query);
+  }
   const taken = await svc.mutate(ctx, (w): { card: Card | null } => {
-    const candidates = w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
+    const still = early.length ? w.tx.takeNextCandidates({ ...query, filter: andFilters(query.filter, idIn(early)), limit: TAKE_NEXT_ATTEMPTS }) : [];
+    const candidates = still.length ? still : w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
       const lanes = new LaneWatch(svc, w.tx).watch(new Set([cand.status, status ?? cand.status]), (status ?? cand.status) !== cand.status);
@@ -147,6 +158,11 @@ function whyNone(svc: Service, body: { status?: string } & Parameters<typeof tak
     card: null,
     hint: `unowned cards match, but none may move to ${body.status} (the oldest, ${stuck.id}, is in ${stuck.status}): take without status, or with a status they may move to`,
   };
+}
+
+/** `id` is one of these cards' (compiled to the primary key). */
+function idIn(cards: ReadonlyArray<Pick<Card, "id">>): FilterNode {
+  return { kind: "cmp", path: "id", op: "$in", value: cards.map((c) => c.id) };
 }
 
 /** The oldest unowned card in scope with its links and comments, read outside any transaction. */
