@@ -202,6 +202,25 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report, knownValues);
 }
 
+/**
+ * A board's transitions apply to the card types it governs (docs/decisions.md, "Governing
+ * board": the default board when it shows the type, else the first board by id). A graph
+ * on a board that governs none of its types is never checked: a problem, not a silent no-op.
+ */
+function checkDeadTransitions(boards: Parsed[], defaultBoard: string | undefined, ctx: Ctx): void {
+  const shown = boards.filter((p) => p.value !== undefined).map((p) => ({ p, id: idOf(p), types: strs(obj(p.value).card_type_ids) }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const governing = (type: string) => shown.find((b) => b.id === defaultBoard && b.types.includes(type)) ?? shown.find((b) => b.types.includes(type));
+  for (const b of shown) {
+    const t = obj(b.p.value).transitions;
+    if (!isPlainObject(t) || Object.keys(t).length === 0 || b.types.length === 0) continue;
+    const others = b.types.map((type) => ({ type, by: governing(type)?.id })).filter((g) => g.by !== b.id);
+    if (others.length < b.types.length) continue;
+    const by = uniq(others.map((g) => g.by ?? ""));
+    ctx.problems.for(b.p.file)(["transitions"], `these transitions are never checked: the moves of ${others.map((g) => g.type).join(", ")} cards follow board ${by.join(", ")} (the default board when it shows a type, else the first board by id); put the graph there, or make this board the default`);
+  }
+}
+
 /** The values a board's filters may test for equality: the rule callers' filters meet (domain/filter-values.ts). */
 function knownFilterValues(boardTypes: string[], ctx: Ctx): Record<string, string[]> {
   const known: Record<string, string[]> = { status: ctx.columns ?? [], type_id: ctx.typeIds };
@@ -290,6 +309,7 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   if (set.workspace && ws) checkWorkspace(set.workspace, ctx);
   for (const p of set.cardTypes) if (p.value !== undefined) checkCardType(p, ctx);
   for (const p of set.boards) if (p.value !== undefined) checkBoard(p, ctx);
+  checkDeadTransitions(set.boards, typeof settings.default_board === "string" ? settings.default_board : undefined, ctx);
   for (const p of set.views) if (p.value !== undefined) checkView(p, ctx);
   if (set.extensions && set.extensions.value !== undefined) checkExtensions(set.extensions, ctx);
 }

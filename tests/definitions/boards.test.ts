@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { THEME_TOKENS } from "../../src/definitions/schemas.ts";
-import { BUGS, expectOnly, expectProblem, MAIN, problems, REVIEW, TRIAGE } from "./helpers.ts";
+import { BUGS, expectOnly, expectProblem, MAIN, problems, REVIEW, TRIAGE, W } from "./helpers.ts";
 
 const COLUMNS = ["backlog", "todo", "doing", "review", "done"];
 const BUGS_NO_REVIEW = ["backlog", "todo", "doing", "done"];
@@ -42,14 +42,24 @@ describe("transitions and WIP limits", () => {
   // bugs.json without its review column: "review" is a workspace column but not one of this board's
   const noReview = (f: any) => { f[BUGS].columns = BUGS_NO_REVIEW; };
 
+  /** bugs becomes the default board, so its transitions govern bug cards */
+  const governs = (f: any) => { f[W].settings.default_board = "bugs"; };
+
+  test("transitions on a board that governs none of its card types are a problem (never checked)", async () => {
+    expectOnly(await problems((f) => { f[BUGS].transitions = { todo: ["doing"] }; }), {
+      file: BUGS, path: "transitions", message: "these transitions are never checked: the moves of bug cards follow board main",
+    });
+    expect(await problems((f) => { governs(f); f[BUGS].transitions = { todo: ["doing"] }; })).toEqual([]);
+  });
+
   test("transition keys are this board's columns", async () => {
-    expectOnly(await problems((f) => { noReview(f); f[BUGS].transitions = { review: ["done"] }; }), {
+    expectOnly(await problems((f) => { noReview(f); governs(f); f[BUGS].transitions = { review: ["done"] }; }), {
       file: BUGS, path: "transitions.review", message: '"review" is not a known column of this board', valid_options: BUGS_NO_REVIEW,
     });
   });
 
   test("transition targets are this board's columns", async () => {
-    expectOnly(await problems((f) => { noReview(f); f[BUGS].transitions = { doing: ["done", "review"] }; }), {
+    expectOnly(await problems((f) => { noReview(f); governs(f); f[BUGS].transitions = { doing: ["done", "review"] }; }), {
       file: BUGS, path: "transitions.doing[1]", message: '"review" is not a known column of this board', valid_options: BUGS_NO_REVIEW,
     });
   });
