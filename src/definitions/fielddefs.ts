@@ -9,6 +9,9 @@ import { FIELD_TYPES, type FieldType } from "../domain/types.ts";
 import type { PathKey, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
 
+/** 100,000,000,000 s is the year 5138: a date bound that large was given in milliseconds. */
+const DATE_BOUND_MS_HINT = 1e11;
+
 /** What field rules need to know about the rest of the definitions. */
 export interface FieldContext {
   /** the tag_set when tag_policy is locked; undefined when tags are open or unknown */
@@ -142,6 +145,14 @@ export function checkFieldDefs(fields: unknown, at: PathKey[], report: Report, c
     const min = num(f.min);
     const max = num(f.max);
     if (min !== undefined && max !== undefined && min > max) report([...here, "min"], `min (${min}) must not exceed max (${max})`);
+    if (type === "date") {
+      // past year 5000 in seconds: milliseconds (Date.now(), JavaScript) taken for seconds
+      for (const [key, v] of [["min", min], ["max", max]] as const) {
+        if (v !== undefined && Math.abs(v) >= DATE_BOUND_MS_HINT) {
+          report([...here, key], `${key} ${v} looks like milliseconds: a date field's bounds are Unix seconds UTC (${Math.trunc(v / 1000)}?)`);
+        }
+      }
+    }
     if (type === "repeating") {
       if (f.item_fields === undefined) report([...here, "item_fields"], "repeating fields need item_fields: the fields of each entry");
       else checkFieldDefs(f.item_fields, [...here, "item_fields"], report, ctx, true);

@@ -120,6 +120,12 @@ describe("min and max", () => {
     expectOnly(list, { file: TASK, path: `${at}.min`, message: "a date field's bounds are Unix seconds UTC" });
   });
 
+  test("a date bound in milliseconds is a problem naming the seconds; a number field's large bound is fine", async () => {
+    const { list, at } = await withField({ id: "x", type: "date", min: 1704067200000 });
+    expectOnly(list, { file: TASK, path: `${at}.min`, message: "min 1704067200000 looks like milliseconds: a date field's bounds are Unix seconds UTC (1704067200?)" });
+    expect((await withField({ id: "x", type: "number", max: 1e15 })).list).toEqual([]);
+  });
+
   test("a number bound must be a number", async () => {
     const { list, at } = await withField({ id: "x", type: "number", max: true });
     expectOnly(list, { file: TASK, path: `${at}.max`, message: "must be a number, got true" });
