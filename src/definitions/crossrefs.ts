@@ -48,6 +48,8 @@ interface Ctx {
   columns?: string[];
   typeIds: string[];
   boardIds: string[];
+  /** each readable board's card types (known ones only) */
+  boardTypes: Map<string, string[]>;
   fieldsOf: FieldsOf;
   field: FieldContext;
 }
@@ -193,7 +195,7 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   }
   const boardTypes = strs(b.card_type_ids).filter((t) => ctx.typeIds.includes(t));
   checkPresentation(obj(b.presentation), boardTypes, ctx, report);
-  const fieldIds = boardTypes.every((t) => ctx.fieldsOf.has(t)) ? new Set(boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).map((f) => f.id))) : undefined;
+  const fieldIds = fieldIdsOf(boardTypes, ctx);
   // a typo'd column, card type, enum option or locked tag would silently empty a lane or a chip
   const knownValues = ctx.columns ? knownFilterValues(boardTypes, ctx) : undefined;
   const userPaths = boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).filter((f) => f.type === "user").map((f) => `fields.${f.id}`));
@@ -219,6 +221,11 @@ function checkDeadTransitions(boards: Parsed[], defaultBoard: string | undefined
     const by = uniq(others.map((g) => g.by ?? ""));
     ctx.problems.for(b.p.file)(["transitions"], `these transitions are never checked: the moves of ${others.map((g) => g.type).join(", ")} cards follow board ${by.join(", ")} (the default board when it shows a type, else the first board by id); put the graph there, or make this board the default`);
   }
+}
+
+/** The field ids of these card types, or undefined when a type's file could not be read. */
+function fieldIdsOf(types: string[], ctx: Ctx): Set<string> | undefined {
+  return types.every((t) => ctx.fieldsOf.has(t)) ? new Set(types.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).map((f) => f.id))) : undefined;
 }
 
 /** The values a board's filters may test for equality: the rule callers' filters meet (domain/filter-values.ts). */
@@ -255,8 +262,11 @@ function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefi
 function checkView(p: Parsed, ctx: Ctx): void {
   const report = ctx.problems.for(p.file);
   checkNameMatchesId(p, report);
-  checkRef(obj(p.value).board_id, ctx.boardIds, "board", ["board_id"], report);
-  checkFilter(obj(p.value).filter, ["filter"], undefined, report);
+  const boardId = obj(p.value).board_id;
+  checkRef(boardId, ctx.boardIds, "board", ["board_id"], report);
+  // a view shows its board's cards: its filter names that board's fields and values
+  const types = typeof boardId === "string" ? ctx.boardTypes.get(boardId) : undefined;
+  checkFilter(obj(p.value).filter, ["filter"], types ? fieldIdsOf(types, ctx) : undefined, report, types && ctx.columns ? knownFilterValues(types, ctx) : undefined);
 }
 
 const HOOK_ONLY = ["on", "filter"];
@@ -299,6 +309,7 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
     columns: ws && listOf(ws.columns) ? ids(ws.columns) : undefined,
     typeIds,
     boardIds: uniq(set.boards.flatMap((p) => [p.nameId, idOf(p)])).sort(),
+    boardTypes: new Map(set.boards.filter((p) => p.value !== undefined).map((p) => [idOf(p), strs(obj(p.value).card_type_ids).filter((t) => typeIds.includes(t))])),
     fieldsOf,
     field: {
       lockedTags: ws && settings.tag_policy === "locked" && (ws.tag_set === undefined || listOf(ws.tag_set)) ? strs(ws.tag_set) : undefined,

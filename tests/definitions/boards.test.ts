@@ -277,4 +277,11 @@ describe("filters in definitions use the filter grammar", () => {
     const list = await problems((f) => { f[TRIAGE].filter = { $or: [] }; });
     expectProblem(list, { file: TRIAGE, path: "filter", message: "$or" });
   });
+
+  test("a view's filter names its board's fields and their options", async () => {
+    const unknown = await problems((f) => { f[TRIAGE].filter = { "fields.zzz": 1 }; });
+    expectOnly(unknown, { file: TRIAGE, path: "filter", message: '"zzz" is not a field' });
+    const option = await problems((f) => { f[TRIAGE].filter = { "fields.severity": "majr" }; });
+    expectOnly(option, { file: TRIAGE, path: "filter", message: '"majr" is not an option of fields.severity', valid_options: ["critical", "major", "minor", "trivial"] });
+  });
 });
