@@ -2,7 +2,7 @@
 import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
-import type { Board, CardType, Definitions, Workspace, WorkspaceDef } from "../domain/types.ts";
+import type { Board, CardType, Definitions, User, Workspace, WorkspaceDef } from "../domain/types.ts";
 import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
@@ -143,12 +143,16 @@ export function health(svc: Service, version: string): { version: string; worksp
   return { version, workspace_id: svc.defs.workspace.id };
 }
 
-/** Registers the users declared in workspace.json that the database does not know yet. */
+/** Registers the users declared in workspace.json that the database does not know yet, or knows otherwise. */
 export async function registerDeclaredUsers(svc: Service): Promise<void> {
   const declared = svc.defs.workspace.users ?? [];
-  const missing = declared.filter((u) => !svc.store.getUser(u.id));
-  if (missing.length === 0) return;
+  if (!declared.some((u) => !sameUser(svc.store.getUser(u.id), u))) return;
   await svc.store.write((tx) => registerUsersIn(tx, declared));
+}
+
+/** A stored user that already is what workspace.json declares. */
+function sameUser(cur: User | null, u: NonNullable<WorkspaceDef["users"]>[number]): boolean {
+  return cur !== null && cur.kind === u.kind && (cur.display_name ?? undefined) === (u.display_name || undefined);
 }
 
 /**
@@ -159,7 +163,7 @@ export async function registerDeclaredUsers(svc: Service): Promise<void> {
 export function registerUsersIn(tx: StoreTx, declared: NonNullable<WorkspaceDef["users"]>): void {
   for (const u of declared) {
     const cur = tx.getUser(u.id);
-    if (cur && cur.kind === u.kind && (cur.display_name ?? undefined) === (u.display_name || undefined)) continue;
+    if (sameUser(cur, u)) continue;
     tx.upsertUser({ id: u.id, ...(u.display_name ? { display_name: u.display_name } : {}), kind: u.kind, created_at: cur?.created_at ?? u.created_at ?? new Date().toISOString() });
   }
 }

@@ -51,6 +51,20 @@ describe("POST /workspace/reload", () => {
     }
   });
 
+  test("an edit of a declared user is applied on open too (an embedded call)", async () => {
+    const dir = makeWorkspace();
+    (await openTestService(dir, "embedded")).close();
+    editJson(dir, "definitions/workspace.json", (w) => {
+      w.users = w.users.map((u: any) => (u.id === "ada" ? { ...u, display_name: "Countess Ada" } : u));
+    });
+    const svc = await openTestService(dir, "embedded");
+    try {
+      expect(svc.store.getUser("ada")?.display_name).toBe("Countess Ada");
+    } finally {
+      svc.close();
+    }
+  });
+
   test("an edit of a declared user (display_name, kind) is applied, keeping created_at", async () => {
     const api = await testApi();
     try {
@@ -146,6 +160,7 @@ describe("definitions checked against the cards that exist", () => {
       };
       editJson(api.dir, "definitions/boards/main.json", drop);
       editJson(api.dir, "definitions/boards/bugs.json", drop);
+      editJson(api.dir, "definitions/views/triage.json", (v) => { v.filter.status = "todo"; });
       const r = await api.post("/workspace/reload");
       expect(r.status).toBe(422);
       const problems = JSON.stringify(r.body.problems);
