@@ -107,7 +107,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (p.owner === "me" && !viewer) {
     throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)" });
   }
-  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : knownOwner(svc, p.owner);
+  // the caller's own name and a later page (the first was checked) are never refused
+  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner === viewer || p.cursor !== undefined ? p.owner : knownOwner(svc, p.owner);
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   if (p.has_link !== undefined) q.hasLink = p.has_link;
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
