@@ -13,12 +13,6 @@ import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
 
-/**
- * Card type ids whose create_<id> / update_<id> tools would shadow a fixed tool of the
- * tool server (update_entry edits repeating entries); tests/mcp keeps this list complete.
- */
-export const TOOL_RESERVED_TYPE_IDS: readonly string[] = ["entry"];
-
 /** One definition file after parsing: `value` is undefined when it could not be parsed. */
 export interface Parsed { file: string; nameId: string; value: unknown }
 
@@ -98,9 +92,6 @@ function checkCardType(p: Parsed, ctx: Ctx): void {
   const report = ctx.problems.for(p.file);
   const t = obj(p.value);
   checkNameMatchesId(p, report);
-  if (typeof t.id === "string" && TOOL_RESERVED_TYPE_IDS.includes(t.id)) {
-    report(["id"], `card type id ${q(t.id)} is reserved: the tool server's own update_${t.id} tool would clash with this type's; pick another id`);
-  }
   checkFieldDefs(t.fields, ["fields"], report, ctx.field);
   checkAll(t.allowed_columns, ctx.columns, "workspace column", ["allowed_columns"], report);
   checkUnique(t.allowed_columns, ["allowed_columns"], "column", report, false);

@@ -22,7 +22,8 @@ export class ToolRegistry {
   readonly specs: ToolSpec[];
 
   constructor(defs: Definitions) {
-    const all = [...fixedTools(defs), ...typeTools(defs)];
+    const fixed = fixedTools(defs);
+    const all = [...fixed, ...typeTools(defs, new Set(fixed.map((t) => t.spec.name)))];
     this.tools = new Map(all.map((t) => [t.spec.name, t]));
     this.specs = all.map((t) => t.spec);
   }
@@ -46,22 +47,30 @@ export class ToolRegistry {
   }
 }
 
-/** create_<type_id> and update_<type_id> for every card type. */
-function typeTools(defs: Definitions): Tool[] {
+/**
+ * create_<type_id> and update_<type_id> for every card type. A name a fixed tool has
+ * (a card type "entry" would make update_entry) gets `_card` appended, so neither shadows
+ * the other: the fixed tools keep the names the SPEC gives them.
+ */
+function typeTools(defs: Definitions, fixedNames: ReadonlySet<string>): Tool[] {
   const out: Tool[] = [];
+  const named = (kind: "create" | "update", typeId: string): string => {
+    const name = `${kind}_${typeId}`;
+    return fixedNames.has(name) ? `${name}_card` : name;
+  };
   for (const type of defs.cardTypes.values()) {
     out.push({
-      spec: createTool(type, defs),
+      spec: { ...createTool(type, defs), name: named("create", type.id) },
       run: (a, c) => createCard(c.svc, { type_id: type.id, ...a }, c),
     });
     out.push({
-      spec: updateTool(type, defs),
+      spec: { ...updateTool(type, defs), name: named("update", type.id) },
       run: (a, c) => {
         const { card_id, ...body } = a;
         const card = getCard(c.svc, card_id);
         if (card.type_id !== type.id) {
           throw new CardsError("validation_failed", `card ${card_id} is a ${card.type_id}, not a ${type.id}`, {
-            field: "card_id", value: card_id, hint: `use update_${card.type_id}`,
+            field: "card_id", value: card_id, hint: `use ${named("update", card.type_id)}`,
           });
         }
         return patchCard(c.svc, card_id, body, c);

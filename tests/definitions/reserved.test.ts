@@ -4,11 +4,8 @@
  * valibot's record dropped such keys without a word). Also: migration keys in canonical
  * digits, and no duplicate searchable_fields.
  */
-import { describe, expect, test } from "bun:test";
-import { TOOL_RESERVED_TYPE_IDS } from "../../src/definitions/crossrefs.ts";
-import { loadDefinitions } from "../../src/definitions/load.ts";
-import { fixedTools } from "../../src/mcp/fixed.ts";
-import { expectOnly, expectProblem, MAIN, problems, sample, TASK, W, writeWorkspace } from "./helpers.ts";
+import { describe, test } from "bun:test";
+import { expectOnly, expectProblem, MAIN, problems, TASK, W } from "./helpers.ts";
 
 describe("reserved names", () => {
   for (const name of ["constructor", "toString", "valueOf", "hasOwnProperty"]) {
@@ -49,18 +46,3 @@ describe("migrations and searchable_fields", () => {
   });
 });
 
-describe("card type ids the tool server needs", () => {
-  test('a card type "entry" is refused: its update_entry tool would shadow the fixed one', async () => {
-    const list = await problems((f) => {
-      f["definitions/card-types/entry.json"] = { id: "entry", name: "Entry", fields: [{ id: "x", type: "string" }] };
-    });
-    expectOnly(list, { file: "definitions/card-types/entry.json", path: "id", message: 'card type id "entry" is reserved' });
-  });
-
-  test("every fixed tool named create_<x> or update_<x> has x reserved", async () => {
-    const defs = await loadDefinitions(writeWorkspace(sample()));
-    const clashing = fixedTools(defs).map((t) => /^(?:create|update)_(.+)$/.exec(t.spec.name)?.[1]).filter((x): x is string => x !== undefined);
-    expect(clashing.length).toBeGreaterThan(0);
-    expect([...TOOL_RESERVED_TYPE_IDS].sort()).toEqual([...new Set(clashing)].sort());
-  });
-});

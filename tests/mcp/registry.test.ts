@@ -1,0 +1,34 @@
+/**
+ * The tool registry in process: a card type whose generated tool name a fixed tool has
+ * (type "entry" -> update_entry) gets `_card` appended, so the fixed tool keeps its
+ * SPEC name and meaning and the type's cards can still be updated.
+ */
+import { expect, test } from "bun:test";
+import { ToolRegistry } from "../../src/mcp/tools.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+test('a card type "entry": update_entry stays the fixed tool; the type\'s own is update_entry_card', async () => {
+  const dir = makeWorkspace((f) => {
+    f["definitions/card-types/entry.json"] = { id: "entry", name: "Entry", fields: [{ id: "x", type: "string" }] };
+    (f["definitions/boards/main.json"] as { card_type_ids: string[] }).card_type_ids.push("entry");
+  });
+  const svc = await openTestService(dir, "embedded");
+  try {
+    const reg = new ToolRegistry(svc.defs);
+    const names = reg.specs.map((t) => t.name);
+    expect(names.filter((n) => n === "update_entry")).toHaveLength(1);
+    expect(names).toEqual(expect.arrayContaining(["create_entry", "update_entry_card"]));
+    expect(Object.keys(reg.tools.get("update_entry")!.spec.inputSchema.properties as object).sort()).toEqual(["card_id", "entry", "entry_id", "field", "version"]);
+    const ctx = { svc, actor: "agent-1" };
+    const made = await reg.call("create_entry", { title: "an entry card" }, ctx, () => {});
+    const card = made.structuredContent as { id: string; version: number };
+    const up = await reg.call("update_entry_card", { card_id: card.id, version: card.version, title: "renamed" }, ctx, () => {});
+    expect([up.isError, (up.structuredContent as { title: string }).title]).toEqual([undefined, "renamed"]);
+    // a task card sent to update_entry_card is pointed at its own tool, and the reverse too
+    const task = (await reg.call("create_task", { title: "t" }, ctx, () => {})).structuredContent as { id: string; version: number };
+    expect((await reg.call("update_entry_card", { card_id: task.id, version: task.version, title: "x" }, ctx, () => {})).structuredContent).toMatchObject({ hint: "use update_task" });
+    expect((await reg.call("update_task", { card_id: card.id, version: 2, title: "x" }, ctx, () => {})).structuredContent).toMatchObject({ hint: "use update_entry_card" });
+  } finally {
+    svc.close();
+  }
+});
