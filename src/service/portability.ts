@@ -203,9 +203,12 @@ function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): 
   if (c.schema_version > loaded) throw bad(`card ${c.id} has schema_version ${c.schema_version}, above ${loaded}, the version of type ${c.type_id} here; raise the type's schema_version (with a migration) before restoring`);
   if (!isObject(c.fields) || !Array.isArray(c.tags) || !c.tags.every((t) => typeof t === "string")) throw bad(`card ${c.id} needs a fields object and a tags array of strings`);
   if (!isText(c.title)) throw bad(`card ${c.id} needs a non-empty string title`);
-  // not checked against today's columns: a reload may have removed a column that still
-  // holds cards, and a restore keeps what the dump holds
   if (!isText(c.status)) throw bad(`card ${c.id} needs a status`);
+  // as for card types: a card in a column the workspace lacks could not be moved, and the
+  // definitions would be refused at the next change (docs/decisions.md, stranded cards)
+  if (!svc.defs.workspace.columns.some((col) => col.id === c.status)) {
+    throw bad(`card ${c.id} is in status ${JSON.stringify(c.status)}, which this workspace has no column for; add the column to definitions/workspace.json before restoring`);
+  }
   if (c.owner !== undefined && c.owner !== null && !isText(c.owner)) throw bad(`card ${c.id}: owner must be a user id or null`);
   if (!isText(c.created_by)) throw bad(`card ${c.id} needs created_by`);
   for (const k of ["created_at", "updated_at", "status_since"] as const) if (!isTime(c[k])) throw bad(`card ${c.id}: ${k} must be an ISO time such as 2026-01-31T12:00:00.000Z`);

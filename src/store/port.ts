@@ -90,7 +90,8 @@ export interface StoreReads {
   /** whether a card of `typeId` carries a schema_version above `version` (a scan of that type's cards) */
   hasCardAboveSchema(typeId: string, version: number): boolean;
   /** How many cards hold each type id and each status (to refuse definitions that drop one in use). */
-  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number> };
+  /** cards per type and per status, and the highest schema_version per type */
+  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number>; schemaVersions: Map<string, number> };
   getUser(id: string): User | null;
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;

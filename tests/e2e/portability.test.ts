@@ -116,6 +116,7 @@ describe("cards restore", () => {
     ["an unknown record kind", (l) => [l[0]!, '{"record":"board","board":{}}', ...l.slice(1)], "line 2: unknown record kind"],
     ["a header of another format", (l) => ['{"record":"header","format":"other","format_version":1}', ...l.slice(1)], "line 1"],
     ["a card with fields null", (l) => editFirst(l, "card", (r) => { r.card.fields = null; }), "needs a fields object"],
+    ["a card in a status the workspace has no column for", (l) => editFirst(l, "card", (r) => { r.card.status = "archived"; }), 'status "archived", which this workspace has no column for'],
     ["a card whose title is a number", (l) => editFirst(l, "card", (r) => { r.card.title = 7; }), "non-empty string title"],
     ["a card with a tag that is no string", (l) => editFirst(l, "card", (r) => { r.card.tags = [1]; }), "tags array of strings"],
     ["a card whose updated_at is no time", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "yesterday"; }), "updated_at must be an ISO time"],

@@ -184,9 +184,11 @@ describe("definitions checked against the cards that exist", () => {
     unlinkSync(join(dir, "definitions/card-types/review.json"));
     editJson(dir, "definitions/boards/main.json", (b) => { b.card_type_ids = b.card_type_ids.filter((t: string) => t !== "review"); delete b.presentation?.card_preview?.review; });
     const want = "card type review is removed, but 1 card(s) of that type exist";
+    const version = "a file put back for them needs schema_version 1 or higher";
     const err = await openTestService(dir).then(() => undefined, (e) => e);
     expect(err?.code).toBe("invalid_definitions");
     expect(JSON.stringify(err.extra.problems)).toContain(want);
+    expect(JSON.stringify(err.extra.problems)).toContain(version);
     const list = run(["cards", "list", "--dir", dir]);
     expect([list.code, list.error?.error]).toEqual([5, "invalid_definitions"]);
     const check = run(["check", "--dir", dir]);

@@ -320,11 +320,14 @@ export class SqliteQueries implements StoreTx {
     return this.db.query("SELECT 1 FROM cards WHERE type_id = ? AND schema_version > ? LIMIT 1").get(typeId, version) !== null;
   }
 
-  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number> } {
+  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number>; schemaVersions: Map<string, number> } {
     const count = (col: "type_id" | "status") => new Map(
       (this.db.query(`SELECT ${col} AS v, count(*) AS n FROM cards GROUP BY ${col}`).all() as Array<{ v: string; n: number }>).map((r) => [r.v, r.n]),
     );
-    return { types: count("type_id"), statuses: count("status") };
+    const schemaVersions = new Map(
+      (this.db.query("SELECT type_id AS v, max(schema_version) AS n FROM cards GROUP BY type_id").all() as Array<{ v: string; n: number }>).map((r) => [r.v, r.n]),
+    );
+    return { types: count("type_id"), statuses: count("status"), schemaVersions };
   }
 
   historyThrough(): number {
