@@ -7,7 +7,7 @@ import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/f
 import { ME } from "../domain/ids.ts";
 import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
-import type { ListQuery } from "../store/port.ts";
+import type { ListQuery, StoreReads } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -113,20 +113,20 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   // A dry run answers with the card it would claim. A one-shot process reads it too before
   // it takes the write lock: the lock is then held without compiling those statements or
   // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
-  if (body.dry_run) return whyNone(svc, body, ctx.actor, { card: firstCandidate(svc, query) });
+  if (body.dry_run) return whyNone(svc.store, svc, body, ctx.actor, { card: firstCandidate(svc, query) });
   // A caller's filter may cost seconds over many cards (docs/limits.md): its candidates are
   // read before the write lock, and under it only those cards are tested again, by id; the
   // full read under the lock is left for when racers took them all.
   const early = body.filter !== undefined ? svc.store.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS }) : [];
   // none then: the answer a call made a moment earlier would get (a caller cannot tell it
   // from a lost race); with an Idempotency-Key it is recorded like any answer
-  if (body.filter !== undefined && early.length === 0 && !ctx.idempotency) return whyNone(svc, body, ctx.actor, { card: null });
+  if (body.filter !== undefined && early.length === 0 && !ctx.idempotency) return whyNone(svc.store, svc, body, ctx.actor, { card: null });
   if (svc.mode === "embedded") {
     if (early[0]) svc.store.getCard(early[0].id, { links: true, comments: true });
     else if (body.filter === undefined) firstCandidate(svc, query);
   }
-  const taken = await svc.mutate(ctx, (w): { card: Card | null } => {
-    const still = early.length ? w.tx.takeNextCandidates({ ...query, filter: andFilters(query.filter, idIn(early)), limit: TAKE_NEXT_ATTEMPTS }) : [];
+  const taken = await svc.mutate(ctx, (w): { card: Card | null; hint?: string } => {
+    const still = early.length ? w.tx.takeNextCandidates({ ...query, ids: early.map((c) => c.id), limit: TAKE_NEXT_ATTEMPTS }) : [];
     const candidates = still.length ? still : w.tx.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
     for (const cand of candidates) {
       const blocks = status !== undefined && status !== cand.status ? new BlockWatch(w.tx).watchDependentsOf(cand.id) : undefined;
@@ -141,18 +141,23 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
       lanes.flush(w);
       return { card: w.tx.getCard(cand.id, { links: true, comments: true }) };
     }
-    return { card: null };
+    // a recorded answer (Idempotency-Key) carries its hint, so a replay says the same
+    return ctx.idempotency ? whyNone(w.tx, svc, body, ctx.actor, { card: null }) : { card: null };
   });
-  return whyNone(svc, body, ctx.actor, taken);
+  return ctx.idempotency ? taken : whyNone(svc.store, svc, body, ctx.actor, taken);
 }
+
+/** The hint reads the queue again: not for a filter of more conditions than this (docs/limits.md). */
+const HINT_MAX_CONDITIONS = 8;
 
 /**
  * `{card: null}` for a call with `status` while unowned cards match without it: a hint
  * says none may move there, or an agent reads a stuck queue as an empty one.
  */
-function whyNone(svc: Service, body: { status?: string } & Parameters<typeof takeNextScope>[1], actor: string, out: { card: Card | null }): { card: Card | null; hint?: string } {
+function whyNone(reads: StoreReads, svc: Service, body: { status?: string } & Parameters<typeof takeNextScope>[1], actor: string, out: { card: Card | null }): { card: Card | null; hint?: string } {
   if (out.card !== null || body.status === undefined) return out;
-  const [stuck] = svc.store.takeNextCandidates({ ...takeNextScope(svc, { ...body, status: undefined }, actor), limit: 1 });
+  if (body.filter !== undefined && conditionCount(body.filter) > HINT_MAX_CONDITIONS) return out;
+  const [stuck] = reads.takeNextCandidates({ ...takeNextScope(svc, { ...body, status: undefined }, actor), limit: 1 });
   if (!stuck) return out;
   return {
     card: null,
@@ -160,9 +165,16 @@ function whyNone(svc: Service, body: { status?: string } & Parameters<typeof tak
   };
 }
 
-/** `id` is one of these cards' (compiled to the primary key). */
-function idIn(cards: ReadonlyArray<Pick<Card, "id">>): FilterNode {
-  return { kind: "cmp", path: "id", op: "$in", value: cards.map((c) => c.id) };
+/** How many conditions a (parsed, so well-formed) filter object holds: paths and operators. */
+function conditionCount(raw: unknown): number {
+  if (Array.isArray(raw)) return raw.reduce((n: number, x) => n + conditionCount(x), 0);
+  if (raw === null || typeof raw !== "object") return 0;
+  let n = 0;
+  for (const [k, v] of Object.entries(raw)) {
+    if (k === "$and" || k === "$or") n += conditionCount(v);
+    else n += v !== null && typeof v === "object" && !Array.isArray(v) ? Math.max(1, Object.keys(v).length) : 1;
+  }
+  return n;
 }
 
 /** The oldest unowned card in scope with its links and comments, read outside any transaction. */

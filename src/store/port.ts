@@ -27,6 +27,8 @@ export interface ListQuery {
    */
   asOfEvent?: number;
   limit: number;
+  /** only these cards, looked up by id (take-next re-checks its early candidates under the lock) */
+  ids?: readonly string[];
   includeLinks?: boolean;
   includeComments?: boolean;
 }

@@ -146,6 +146,14 @@ describe("take-next", () => {
         expect([r.status, r.body.card]).toEqual([200, null]);
         expect(r.body.hint).toContain(`none may move to doing (the oldest, ${stuck.id}, is in backlog)`);
       }
+      // an answer recorded under an Idempotency-Key keeps its hint on replay
+      const key = { "idempotency-key": "stuck-1" };
+      const first = await fresh.post("/cards/take-next", body, key);
+      const replay = await fresh.post("/cards/take-next", body, key);
+      expect([first.body.hint, replay.text, replay.headers.get("idempotent-replayed")]).toEqual([expect.stringContaining("none may move to doing"), first.text, "true"]);
+      // a filter of many conditions is not read a second time for the hint
+      const big = { $and: [{ status: "backlog" }, ...Array.from({ length: 8 }, (_, i) => ({ title: { $ne: `x${i}` } }))] };
+      expect((await fresh.post("/cards/take-next", { filter: big, status: "doing" })).body).toEqual({ card: null });
       // an empty queue has no hint; nor has a call without status
       expect((await fresh.post("/cards/take-next", { filter: { status: "review" }, status: "done" })).body).toEqual({ card: null });
       expect((await fresh.post("/cards/take-next", { filter: { status: "backlog" }, status: "todo" })).body.card.id).toBe(stuck.id);

@@ -33,6 +33,34 @@ test("a filter that matches no card answers {card: null} without the write lock"
   }
 });
 
+test("under the lock the early candidates are looked up by id, not by scanning the type", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "embedded");
+  const seen: string[] = [];
+  const proto = Database.prototype as unknown as { query(sql: string): unknown };
+  const original = proto.query;
+  try {
+    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `t${i}`, fields: { priority: i === 29 ? "urgent" : "low" } }, as("ada"));
+    proto.query = function (this: unknown, sql: string) { seen.push(sql); return original.call(this, sql); };
+    const { card } = await takeNext(svc, { type_id: "task", filter: { "fields.priority": "urgent" } }, as("agent-1"));
+    proto.query = original;
+    expect(card?.title).toBe("t29");
+    const recheck = seen.filter((sql) => sql.includes("json_each(?) j CROSS JOIN cards c"));
+    expect(recheck.length).toBe(1);
+    const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      const plan = (db.query(`EXPLAIN QUERY PLAN ${recheck[0]}`).all() as Array<{ detail: string }>).map((r) => r.detail).join("; ");
+      expect(plan).toContain("SEARCH c USING INDEX sqlite_autoindex_cards_1 (id=?)");
+      expect(plan).not.toContain("type_id=?");
+    } finally {
+      db.close();
+    }
+  } finally {
+    proto.query = original;
+    svc.close();
+  }
+});
+
 test("with an Idempotency-Key the empty answer is recorded, so a replay stays empty", async () => {
   const svc = await openTestService(makeWorkspace(), "embedded");
   try {

@@ -147,7 +147,11 @@ export class SqliteQueries implements StoreTx {
   takeNextCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">> {
     const { where, params } = this.whereClause(q);
     where.push("c.owner IS NULL");
-    const sql = `SELECT c.id AS id, c.status AS status FROM cards c WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+    // with ids, those cards drive the read (CROSS JOIN keeps that order): a few primary-key
+    // look-ups, not a scan of every card of the type while the write lock is held
+    const from = q.ids ? "json_each(?) j CROSS JOIN cards c ON c.id = j.value" : "cards c";
+    const sql = `SELECT c.id AS id, c.status AS status FROM ${from} WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+    if (q.ids) params.unshift(JSON.stringify(q.ids));
     params.push(q.limit);
     return this.db.query(sql).all(...params) as Array<Pick<Card, "id" | "status">>;
   }
