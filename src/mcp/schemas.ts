@@ -44,7 +44,12 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
   // only an optional field may be cleared: the schema says so, so a harness need not find out by a refusal
   for (const f of type.fields) {
-    if (f.type === "repeating") continue;
+    if (f.type === "repeating") {
+      // entries go through append_entry; null only clears a value stored before the field
+      // became repeating (the entry tools refuse to touch one)
+      props[f.id] = { type: "null", description: "only null: clears a value stored before this was a repeating field" };
+      continue;
+    }
     // no `default` here: a harness filling in defaults would reset the field on every update
     const { default: _default, ...s } = fieldSchema(f, defs);
     props[f.id] = f.required ? s : clearable(s);

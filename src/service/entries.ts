@@ -92,7 +92,7 @@ function entries(card: Card, field: string): Entry[] {
   if (v === undefined) return [];
   if (isEntryList(v)) return v;
   throw new CardsError("validation_failed", `${field} holds a ${Array.isArray(v) ? "list" : typeof v} stored before it became a repeating field, not a list of entries`, {
-    field, hint: `clear it first with PATCH {"fields": {"${field}": null}} (the card's events keep the old value), then add entries`,
+    field, hint: `clear it first with PATCH {"fields": {"${field}": null}} (the update_${card.type_id} tool: the same fields; the card's events keep the old value), then add entries`,
   });
 }
 

@@ -73,14 +73,15 @@ describe("tools/list", () => {
     expect(review.properties.fields.properties.reviewers).toMatchObject({ type: "array", items: { type: "string" }, default: ["ada"] });
   });
 
-  test("update_<type> requires card_id and version, has no repeating fields and nothing required inside fields", () => {
+  test("update_<type> requires card_id and version, takes repeating fields only as null, and nothing required inside fields", () => {
     for (const t of ["task", "bug", "review"]) {
       const u = tools.get(`update_${t}`).inputSchema;
       expect(u.required).toEqual(["card_id", "version"]);
       expect(u.properties.fields.required).toBeUndefined();
       expect(Object.keys(u.properties)).toEqual(expect.arrayContaining(["status", "owner", "tags", "title", "force"]));
     }
-    expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toBeUndefined();
+    // a repeating field takes only null there (clearing a value stored before it was repeating)
+    expect(tools.get("update_task").inputSchema.properties.fields.properties.evidence).toMatchObject({ type: "null" });
   });
 
   test("under strict_fields a fields object takes only its declared keys; update schemas carry no defaults", () => {
