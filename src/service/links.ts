@@ -12,6 +12,8 @@ import type { OpContext, Service } from "./service.ts";
 
 /** A link's note (docs/limits.md). */
 export const MAX_LINK_NOTE_BYTES = 4096;
+/** Links a card holds (outgoing; docs/limits.md): every read and write of it returns them all. */
+export const MAX_LINKS_PER_CARD = 2000;
 
 export async function addLink(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(LinkBody, input, "add link");
@@ -40,7 +42,13 @@ export async function addLink(svc: Service, id: string, input: unknown, ctx: OpC
         field: "target", value: body.target, valid_options: lt.target_types,
       });
     }
-    if (w.tx.listLinks(id).some((l) => l.type_id === lt.id && l.target === target.id)) return withParts(w.tx, cur);
+    const links = w.tx.listLinks(id);
+    if (links.some((l) => l.type_id === lt.id && l.target === target.id)) return withParts(w.tx, cur);
+    if (links.length >= MAX_LINKS_PER_CARD) {
+      throw new CardsError("validation_failed", `card ${id} has ${links.length} links, the most one card takes`, {
+        field: "target", hint: "link from the other side, or group the targets under a card of their own",
+      });
+    }
     const blocks = BLOCKING_LINK_TYPES.includes(lt.id) ? new BlockWatch(w.tx).watch([id]) : undefined;
     const link: Link = { type_id: lt.id, target: target.id, ...(body.note !== undefined ? { note: body.note } : {}), created_by: ctx.actor, created_at: w.now };
     w.tx.addLink(id, link);
