@@ -235,8 +235,27 @@ function knownFilterValues(boardTypes: string[], ctx: Ctx): Record<string, strin
  */
 function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report, knownValues?: Record<string, string[]>, noMe?: string[]): void {
   if (!isPlainObject(raw)) return; // the shape check already reported it
+  const ctx = { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}) };
+  const fail = (e: unknown): void => {
+    const err = e as CardsError;
+    report(at, `${err.message}${err.extra?.field ? ` (at ${err.extra.field})` : ""}`, err.extra?.valid_options);
+  };
+  // every top-level condition on its own first: each wrong one is a problem, not only the first
+  const keys = Object.keys(raw);
+  if (keys.length > 1) {
+    let failed = false;
+    for (const k of keys) {
+      try {
+        parseFilter({ [k]: raw[k] }, ctx, at.join("."));
+      } catch (e) {
+        failed = true;
+        fail(e);
+      }
+    }
+    if (failed) return;
+  }
   try {
-    const node = parseFilter(raw, { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}) }, at.join("."));
+    const node = parseFilter(raw, ctx, at.join("."));
     if (noMe) {
       try {
         resolveMe(node, undefined, noMe);
@@ -245,8 +264,7 @@ function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefi
       }
     }
   } catch (e) {
-    const err = e as CardsError;
-    report(at, `${err.message}${err.extra?.field ? ` (at ${err.extra.field})` : ""}`, err.extra?.valid_options);
+    fail(e);
   }
 }
 

@@ -273,6 +273,13 @@ describe("filters in definitions use the filter grammar", () => {
     expectOnly(list, { file: BUGS, path: "default_filter", message: '"me" is for saved filters (presentation.filters), not default_filter' });
   });
 
+  test("every wrong top-level condition of a board filter is its own problem", async () => {
+    const list = await problems((f) => { f[BUGS].default_filter = { status: "nope", type_id: "zzz", "fields.resolution": { $ne: "wontfix" } }; });
+    expectProblem(list, { file: BUGS, path: "default_filter", message: '"nope" is not a column of this workspace (at default_filter.status)' });
+    expectProblem(list, { file: BUGS, path: "default_filter", message: '"zzz" is not a card type of this workspace (at default_filter.type_id)' });
+    expect(list).toHaveLength(2);
+  });
+
   test("view filters are checked too", async () => {
     const list = await problems((f) => { f[TRIAGE].filter = { $or: [] }; });
     expectProblem(list, { file: TRIAGE, path: "filter", message: "$or" });
