@@ -7,7 +7,7 @@
  */
 import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
-import { parseFilter, resolveMe } from "../domain/filters.ts";
+import { parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { enumOptionsByPath, type FilterValueField } from "../domain/filter-values.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
@@ -242,27 +242,32 @@ function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefi
   };
   // every top-level condition on its own first: each wrong one is a problem, not only the first
   const keys = Object.keys(raw);
+  const meRefused = (node: FilterNode): boolean => {
+    if (!noMe) return false;
+    try {
+      resolveMe(node, undefined, noMe);
+      return false;
+    } catch {
+      report(at, `"me" is for saved filters (presentation.filters), not default_filter: the default filter scopes the board for every viewer, and for its WIP counts and monitors, which have none`);
+      return true;
+    }
+  };
   if (keys.length > 1) {
     let failed = false;
+    let meSaid = false;
     for (const k of keys) {
       try {
-        parseFilter({ [k]: raw[k] }, ctx, at.join("."));
+        const one = parseFilter({ [k]: raw[k] }, ctx, at.join("."));
+        if (!meSaid) meSaid = meRefused(one);
       } catch (e) {
         failed = true;
         fail(e);
       }
     }
-    if (failed) return;
+    if (failed || meSaid) return;
   }
   try {
-    const node = parseFilter(raw, ctx, at.join("."));
-    if (noMe) {
-      try {
-        resolveMe(node, undefined, noMe);
-      } catch {
-        report(at, `"me" is for saved filters (presentation.filters), not default_filter: the default filter scopes the board for every viewer, and for its WIP counts and monitors, which have none`);
-      }
-    }
+    meRefused(parseFilter(raw, ctx, at.join(".")));
   } catch (e) {
     fail(e);
   }

@@ -49,14 +49,28 @@ export class ToolRegistry {
 
 /**
  * create_<type_id> and update_<type_id> for every card type. A name a fixed tool has
- * (a card type "entry" would make update_entry) gets `_card` appended, so neither shadows
- * the other: the fixed tools keep the names the SPEC gives them.
+ * (a card type "entry" would make update_entry) gets `_card` appended (again, while
+ * another tool has that name), so nothing shadows anything: the fixed tools keep the
+ * names the SPEC gives them.
  */
 function typeTools(defs: Definitions, fixedNames: ReadonlySet<string>): Tool[] {
   const out: Tool[] = [];
+  // every type's plain names first, so a type "entry_card" keeps update_entry_card and a
+  // type "entry" moves on to update_entry_card_card
+  const taken = new Set(fixedNames);
+  for (const t of defs.cardTypes.keys()) for (const kind of ["create", "update"]) if (!fixedNames.has(`${kind}_${t}`)) taken.add(`${kind}_${t}`);
+  const names = new Map<string, string>();
   const named = (kind: "create" | "update", typeId: string): string => {
-    const name = `${kind}_${typeId}`;
-    return fixedNames.has(name) ? `${name}_card` : name;
+    const plain = `${kind}_${typeId}`;
+    if (!fixedNames.has(plain)) return plain;
+    let name = names.get(plain);
+    if (!name) {
+      name = `${plain}_card`;
+      while (taken.has(name)) name += "_card";
+      taken.add(name);
+      names.set(plain, name);
+    }
+    return name;
   };
   for (const type of defs.cardTypes.values()) {
     out.push({

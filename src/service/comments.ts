@@ -40,7 +40,8 @@ export async function editComment(svc: Service, id: string, commentId: string, i
     const before = w.tx.getComment(id, commentId);
     if (!before) throw notFound("comment", commentId);
     if (before.body === text) return withParts(w.tx, cur);
-    assertCommentChars(id, w.tx.listComments(id).reduce((n, c) => n + c.body.length, 0) - before.body.length + text.length);
+    // only growth is refused: a card over the total (restored, or older) can still be redacted
+    if (text.length > before.body.length) assertCommentChars(id, w.tx.listComments(id).reduce((n, c) => n + c.body.length, 0) - before.body.length + text.length);
     w.tx.updateComment(id, { ...before, body: text, edited_at: w.now });
     const card = commitUpdate(w, cur, cur, [{ type: "comment_edited", diff: { comment_id: commentId, before: before.body, after: text } }]);
     return withParts(w.tx, card);

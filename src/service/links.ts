@@ -46,7 +46,7 @@ export async function addLink(svc: Service, id: string, input: unknown, ctx: OpC
     if (links.some((l) => l.type_id === lt.id && l.target === target.id)) return withParts(w.tx, cur);
     if (links.length >= MAX_LINKS_PER_CARD) {
       throw new CardsError("validation_failed", `card ${id} has ${links.length} links, the most one card takes`, {
-        field: "target", hint: "link from the other side, or group the targets under a card of their own",
+        field: "target", hint: "group the targets under a card of their own and link that one, or split this card",
       });
     }
     const blocks = BLOCKING_LINK_TYPES.includes(lt.id) ? new BlockWatch(w.tx).watch([id]) : undefined;

@@ -278,6 +278,10 @@ describe("filters in definitions use the filter grammar", () => {
     expectProblem(list, { file: BUGS, path: "default_filter", message: '"nope" is not a column of this workspace (at default_filter.status)' });
     expectProblem(list, { file: BUGS, path: "default_filter", message: '"zzz" is not a card type of this workspace (at default_filter.type_id)' });
     expect(list).toHaveLength(2);
+    // "me" in a default_filter is named beside another wrong condition, not after it is fixed
+    const me = await problems((f) => { f[BUGS].default_filter = { status: "nope", owner: "me" }; });
+    expectProblem(me, { file: BUGS, path: "default_filter", message: '"me" is for saved filters' });
+    expect(me).toHaveLength(2);
   });
 
   test("view filters are checked too", async () => {

@@ -32,3 +32,24 @@ test('a card type "entry": update_entry stays the fixed tool; the type\'s own is
     svc.close();
   }
 });
+
+test('types "entry" and "entry_card" both keep a tool of their own', async () => {
+  const dir = makeWorkspace((f) => {
+    f["definitions/card-types/entry.json"] = { id: "entry", name: "Entry", fields: [{ id: "x", type: "string" }] };
+    f["definitions/card-types/entry_card.json"] = { id: "entry_card", name: "Entry card", fields: [{ id: "y", type: "string" }] };
+  });
+  const svc = await openTestService(dir, "embedded");
+  try {
+    const reg = new ToolRegistry(svc.defs);
+    const names = reg.specs.map((t) => t.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(expect.arrayContaining(["update_entry", "update_entry_card", "update_entry_card_card", "create_entry", "create_entry_card"]));
+    const ctx = { svc, actor: "agent-1" };
+    const e = (await reg.call("create_entry", { title: "e" }, ctx, () => {})).structuredContent as { id: string; version: number };
+    const up = await reg.call("update_entry_card_card", { card_id: e.id, version: e.version, title: "renamed" }, ctx, () => {});
+    expect((up.structuredContent as { title: string }).title).toBe("renamed");
+    expect((await reg.call("update_entry_card", { card_id: e.id, version: 2, title: "x" }, ctx, () => {})).structuredContent).toMatchObject({ hint: "use update_entry_card_card" });
+  } finally {
+    svc.close();
+  }
+});

@@ -69,3 +69,18 @@ test(`a card holds ${MAX_LINKS_PER_CARD} links; the next is refused, adding one 
     svc.close();
   }
 });
+
+test("a card already over the comment total (restored, or older) can still have a comment shortened", async () => {
+  const svc = await openTestService(makeWorkspace(), "embedded");
+  try {
+    const card = await createCard(svc, { type_id: "task", title: "over" }, as("ada"));
+    const body = "x".repeat(MAX_COMMENT_BYTES);
+    await svc.store.write((tx) => {
+      for (let i = 0; i < 130; i++) tx.addComment(card.id, { id: `cmt_${String(i).padStart(16, "0")}`, author: "ada", body, created_at: new Date().toISOString() });
+    });
+    const redacted = await editComment(svc, card.id, `cmt_${"0".repeat(16)}`, { body: "redacted" }, as("ada"));
+    expect(redacted.comments!.find((c) => c.id === `cmt_${"0".repeat(16)}`)?.body).toBe("redacted");
+  } finally {
+    svc.close();
+  }
+});
