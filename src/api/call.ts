@@ -5,7 +5,7 @@
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseUntrustedJson } from "../domain/json.ts";
 import { requestHash, type OpContext, type Service } from "../service/service.ts";
-import { MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
+import { bodyTooLarge, MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
 
 export class RouteCall {
   private parsed?: { value: unknown };
@@ -28,7 +28,7 @@ export class RouteCall {
     if (text === undefined || text.trim() === "") value = undefined;
     else {
       if (text.length > MAX_BODY_BYTES) {
-        throw new CardsError("payload_too_large", `request body over ${MAX_BODY_BYTES} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
+        throw bodyTooLarge(MAX_BODY_BYTES);
       }
       value = parseUntrustedJson(text, "request body", { hint: "send one JSON object" });
       if (value === null || typeof value !== "object" || Array.isArray(value)) {

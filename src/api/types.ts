@@ -2,6 +2,8 @@
  * The transport-neutral API: one route table that HTTP (h3) mounts and the embedded CLI
  * dispatches in-process, so both modes print the same bytes for the same call.
  */
+import { CardsError } from "../domain/errors.ts";
+
 export interface ApiRequest {
   method: string;
   /** path relative to /v1, e.g. `/cards/card_0123…`, without the query string */
@@ -29,3 +31,8 @@ export type ApiHeaderValues = { readonly [K in (typeof API_HEADERS)[number]]?: s
 
 /** Request size limits (DECISIONS "Size limits"); docs/limits.md. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** 413 for a request body over `max` bytes, saying where larger content goes. */
+export function bodyTooLarge(max: number): CardsError {
+  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
+}

@@ -1,10 +1,11 @@
 /** Reads a request body as text, refusing more than `max` bytes (413) without buffering past it. */
 import { CardsError } from "../domain/errors.ts";
+import { bodyTooLarge } from "../api/types.ts";
 
 export async function readBodyText(req: Request, max: number): Promise<string | undefined> {
   if (!req.body) return undefined;
   const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (declared > max) throw tooLarge(max);
+  if (declared > max) throw bodyTooLarge(max);
   if (declared >= 0) return decode(new Uint8Array(await req.arrayBuffer()), max);
   // no Content-Length (chunked): read in pieces, stopping past the limit
   const reader = req.body.getReader();
@@ -16,7 +17,7 @@ export async function readBodyText(req: Request, max: number): Promise<string | 
     size += value.byteLength;
     if (size > max) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(max);
+      throw bodyTooLarge(max);
     }
     chunks.push(value);
   }
@@ -27,7 +28,7 @@ export async function readBodyText(req: Request, max: number): Promise<string | 
 }
 
 function decode(buf: Uint8Array, max: number): string | undefined {
-  if (buf.byteLength > max) throw tooLarge(max);
+  if (buf.byteLength > max) throw bodyTooLarge(max);
   if (buf.byteLength === 0) return undefined;
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(buf);
@@ -36,6 +37,3 @@ function decode(buf: Uint8Array, max: number): string | undefined {
   }
 }
 
-function tooLarge(max: number): CardsError {
-  return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
-}
