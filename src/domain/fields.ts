@@ -12,6 +12,7 @@
  */
 import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN } from "./ids.ts";
+import { parseRfc3339 } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 
 /**
@@ -23,7 +24,7 @@ export const MAX_FIELD_VALUE_BYTES = 256 * 1024;
 /** DECISIONS "Size limits": the title, UTF-8 bytes after trimming. */
 export const MAX_TITLE_BYTES = 1024;
 /** Keys a `fields` object may hold (also what `fields.<id>` in filters and sort accepts). */
-export { FIELD_KEY_PATTERN };
+export { FIELD_KEY_PATTERN, parseRfc3339 };
 
 /**
  * The one form of a `local` artifact uri: `artifacts/sha256/<first 2 hex>/<64 hex>`,
@@ -241,29 +242,6 @@ export function validateTags(
   return [...tags] as string[];
 }
 
-/**
- * Milliseconds since the epoch for an RFC 3339 timestamp with a time zone
- * (`2026-01-02T03:04:05Z`, `2026-01-02T03:04:05.5+02:00`), else undefined.
- * Calendar-checked: 2026-02-30 is rejected. Leap seconds (`:60`) are not accepted.
- */
-export function parseRfc3339(s: string): number | undefined {
-  const m = _RFC3339.exec(s);
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, se] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i])) as [number, number, number, number, number, number];
-  if (mo < 1 || mo > 12 || d < 1 || d > _daysInMonth(y, mo) || h > 23 || mi > 59 || se > 59) return undefined;
-  let offsetMin = 0;
-  if (m[8]) {
-    const oh = Number(m[9]), om = Number(m[10]);
-    if (oh > 23 || om > 59) return undefined;
-    offsetMin = (m[8] === "-" ? -1 : 1) * (oh * 60 + om);
-  }
-  const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, d);
-  date.setUTCHours(h, mi, se, 0);
-  const frac = m[7] ? Number(`0${m[7]}`) * 1000 : 0;
-  return date.getTime() + frac - offsetMin * 60_000;
-}
-
 /** True for exactly `artifacts/sha256/<2 hex>/<64 hex>` with matching folder (LOCAL_ARTIFACT_PREFIX). */
 export function isLocalArtifactUri(uri: string): boolean {
   return localArtifactDigest(uri) !== undefined;
@@ -291,7 +269,6 @@ interface _Ctx {
   makeEntryId?: () => string;
 }
 
-const _RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 /** card_link values: the SPEC form `card_<hex>`, any length (ids.ts generates 16 hex; restored ids are kept). */
 const _CARD_LINK_RE = /^card_[0-9a-f]+$/;
 const _ARTIFACT_KEYS = ["uri", "mime", "size", "sha256"];
@@ -361,11 +338,6 @@ function _assertSize(field: string, v: unknown): void {
       field, hint: "store large content as an artifact (POST /cards/{id}/artifacts/{field}) and keep the reference",
     });
   }
-}
-
-function _daysInMonth(y: number, m: number): number {
-  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(m) ? 30 : 31;
 }
 
 /** Validate and normalise one present, non-null value of a top-level field or an item field. */

@@ -40,8 +40,8 @@
  * The SQL twin of `matchesFilter` is src/store/sqlite/filter-sql.ts; both must agree.
  */
 import { CardsError } from "./errors.ts";
-import { ME } from "./ids.ts";
-import { FIELD_KEY_PATTERN, parseRfc3339 } from "./fields.ts";
+import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
+import { parseRfc3339 } from "./rfc3339.ts";
 import type { Card } from "./types.ts";
 
 export type FilterScalar = string | number | boolean | null;

@@ -1,0 +1,34 @@
+/**
+ * RFC 3339 timestamps, apart from field validation: filters parse them too, and a list
+ * call should not load every field rule to do it (docs/decisions.md, "CLI cold path").
+ */
+
+/**
+ * Milliseconds since the epoch for an RFC 3339 timestamp with a time zone
+ * (`2026-01-02T03:04:05Z`, `2026-01-02T03:04:05.5+02:00`), else undefined.
+ * Calendar-checked: 2026-02-30 is rejected. Leap seconds (`:60`) are not accepted.
+ */
+export function parseRfc3339(s: string): number | undefined {
+  const m = RFC3339_RE.exec(s);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, se] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i])) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || se > 59) return undefined;
+  let offsetMin = 0;
+  if (m[8]) {
+    const oh = Number(m[9]), om = Number(m[10]);
+    if (oh > 23 || om > 59) return undefined;
+    offsetMin = (m[8] === "-" ? -1 : 1) * (oh * 60 + om);
+  }
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, se, 0);
+  const frac = m[7] ? Number(`0${m[7]}`) * 1000 : 0;
+  return date.getTime() + frac - offsetMin * 60_000;
+}
+
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(m) ? 30 : 31;
+}
