@@ -70,7 +70,7 @@ if (process.argv.includes("--write-ui")) {
 async function compile(bytecodeOrder?: string[]): Promise<void> {
   const result = await Bun.build({
     // worker modules are entry points of their own (platform/worker.ts finds them by path)
-    entrypoints: ["src/main.ts", "src/store/sqlite/search-worker.ts"],
+    entrypoints: ["src/main.ts", "src/store/sqlite/search-worker.ts", "src/store/sqlite/read-worker.ts"],
     compile: {
       outfile,
       ...(process.env.CARDS_TARGET ? { target: process.env.CARDS_TARGET as never } : {}),

@@ -7,7 +7,7 @@ import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
 import { enumOptionsByPath } from "../domain/filter-values.ts";
 import type { Board, Card } from "../domain/types.ts";
-import type { ListQuery } from "../store/port.ts";
+import type { CardListPage, ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
 import { scopeOf } from "./lanes.ts";
 
@@ -37,15 +37,19 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope), "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
   }
-  const read = (): CardPage => svc.store.snapshot((r) => {
+  const toPage = (page: CardListPage): CardPage => {
     // the first page pins the event id its order was read at; later pages keep that order
-    const asOf = q.asOfEvent ?? Number(r.lastEventId() ?? 0);
-    const page = r.listCards({ ...q, limit: q.limit + 1 });
+    const asOf = q.asOfEvent ?? Number(page.lastEventId ?? 0);
     const more = page.items.length > q.limit;
     const items = more ? page.items.slice(0, q.limit) : page.items;
     const last = items.length ? items[items.length - 1] : undefined;
     return more && !q.sort && last ? { items, next_cursor: encodeCursor(page.keys[items.length - 1]!, last.id, asOf) } : { items };
-  });
+  };
+  // a costly read may run on the store's read thread (a server), so it answers later
+  const read = (): CardPage | Promise<CardPage> => {
+    const page = svc.store.readPage({ ...q, limit: q.limit + 1 });
+    return page instanceof Promise ? page.then(toPage) : toPage(page);
+  };
   // a search waits for the index to cover every committed write (a server: asynchronously)
   const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
   return ready ? ready.then(read) : read();
@@ -68,12 +72,15 @@ export function countBoardCards(svc: Service, boardId: string, params: ListParam
   }
   const board = svc.board(boardId);
   const q = toListQuery(svc, { ...params, board_id: board.id }, viewer);
-  const read = (): BoardCounts => {
-    const found = svc.store.countByStatus(q);
+  const toCounts = (found: Record<string, number>): BoardCounts => {
     const counts: Record<string, number> = {};
     let total = 0;
     for (const column of board.columns) total += counts[column] = found[column] ?? 0;
     return { board_id: board.id, counts, total };
+  };
+  const read = (): BoardCounts | Promise<BoardCounts> => {
+    const found = svc.store.readCounts(q);
+    return found instanceof Promise ? found.then(toCounts) : toCounts(found);
   };
   const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
   return ready ? ready.then(read) : read();

@@ -113,17 +113,18 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   // A dry run answers with the card it would claim. A one-shot process reads it too before
   // it takes the write lock: the lock is then held without compiling those statements or
   // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
-  if (body.dry_run) return whyNone(svc.store, svc, body, ctx.actor, { card: firstCandidate(svc, query) });
+  if (body.dry_run) return whyNone(svc.store, svc, body, ctx.actor, { card: await firstCandidate(svc, query) });
   // A caller's filter may cost seconds over many cards (docs/limits.md): its candidates are
   // read before the write lock, and under it only those cards are tested again, by id; the
-  // full read under the lock is left for when racers took them all.
-  const early = body.filter !== undefined ? svc.store.takeNextCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS }) : [];
+  // full read under the lock is left for when racers took them all. (A server reads them on
+  // its read thread, so its request thread goes on answering meanwhile.)
+  const early = body.filter !== undefined ? await svc.store.readCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS }) : [];
   // none then: the answer a call made a moment earlier would get (a caller cannot tell it
   // from a lost race); with an Idempotency-Key it is recorded like any answer
   if (body.filter !== undefined && early.length === 0 && !ctx.idempotency) return whyNone(svc.store, svc, body, ctx.actor, { card: null });
   if (svc.mode === "embedded") {
     if (early[0]) svc.store.getCard(early[0].id, { links: true, comments: true });
-    else if (body.filter === undefined) firstCandidate(svc, query);
+    else if (body.filter === undefined) await firstCandidate(svc, query);
   }
   const taken = await svc.mutate(ctx, (w): { card: Card | null; hint?: string } => {
     const still = early.length ? w.tx.takeNextCandidates({ ...query, ids: early.map((c) => c.id), limit: TAKE_NEXT_ATTEMPTS }) : [];
@@ -178,8 +179,8 @@ function conditionCount(raw: unknown): number {
 }
 
 /** The oldest unowned card in scope with its links and comments, read outside any transaction. */
-function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "after">): Card | null {
-  const [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+async function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "after">): Promise<Card | null> {
+  const [cand] = await svc.store.readCandidates({ ...query, limit: 1 });
   return cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null;
 }
 

@@ -157,6 +157,16 @@ export interface Store extends StoreReads {
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
   /**
+   * One page of cards (listCards) and the newest event id, read in one snapshot. A
+   * long-lived process may read a costly one (a filter over field values, a search) on a
+   * thread of its own, so the thread answering requests is not held by it.
+   */
+  readPage(q: ListQuery): CardListPage | Promise<CardListPage>;
+  /** takeNextCandidates, off the calling thread like readPage when costly (a caller's filter) */
+  readCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">> | Promise<Array<Pick<Card, "id" | "status">>>;
+  /** countByStatus, off the calling thread like readPage when costly */
+  readCounts(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number> | Promise<Record<string, number>>;
+  /**
    * Makes full-text search (ListQuery.q) answer for every committed write: brings the
    * search index up to date, or (a server) waits for it to be. Called outside
    * snapshot(), before a read that searches.
@@ -182,6 +192,8 @@ export interface Store extends StoreReads {
   tryWriteMeta(key: string, value: string, expected: string | undefined): boolean;
   close(): void;
 }
+
+export interface CardListPage { items: Card[]; keys: string[]; lastEventId: string | null }
 
 /** per card type: the field ids indexed for `q` (undefined = every field value) */
 export type SearchConfig = Map<string, string[] | undefined>;

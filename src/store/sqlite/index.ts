@@ -4,18 +4,20 @@
  */
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
-import type { SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
+import type { CardListPage, ListQuery, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ServerCheckpoints } from "./server-checkpoints.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
+import type { ReadOp, ReadThread } from "./read-thread.ts";
 
 // Loaded when first needed (a search; a server's indexer), so a one-shot call that does
 // not search never evaluates them; require() is synchronous, and the bundle keeps it lazy.
 const searchIndex = (): typeof import("./search-index.ts") => require("./search-index.ts");
 const searchIndexer = (): typeof import("./search-indexer.ts") => require("./search-indexer.ts");
 const serverCheckpoints = (): typeof import("./server-checkpoints.ts") => require("./server-checkpoints.ts");
+const readThreads = (): typeof import("./read-thread.ts") => require("./read-thread.ts");
 
 export interface SqliteStoreOptions {
   path: string;
@@ -60,6 +62,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const searchFile = searchPath(opts.path);
   let searchDb: SqliteDb | undefined;
   let indexer: SearchIndexer | undefined;
+  // a long-lived process's thread for costly list reads (read-thread.ts), started at the first
+  let readThread: ReadThread | undefined;
   /** The index up to the newest event, on this thread (one-shot calls; a server whose indexer died). */
   const syncHere = (db: SqliteDb): void => {
     try {
@@ -75,6 +79,18 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
     return lockInstance;
+  };
+
+  const snapshot = <T>(fn: (r: StoreReads) => T): T => {
+    const db = readerDb ?? writerDb;
+    db.exec("BEGIN");
+    try { return fn(reader); } finally { db.exec("COMMIT"); }
+  };
+  /** `inline` here, or on the read thread when the read is costly and the thread is up. */
+  const offThread = <T>(op: ReadOp, q: ListQuery, inline: () => T): T | Promise<T> => {
+    if (!readThread?.alive || !readThreads().costlyRead(q)) return inline();
+    const { ReadThreadDown } = readThreads();
+    return readThread.run<T>(op, q).catch((e: unknown) => (e instanceof ReadThreadDown ? inline() : Promise.reject(e)));
   };
 
   // Reads are forwarded method by method to the reader connection.
@@ -137,6 +153,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       if (opts.connections === 2) {
         const { configEntries, SearchIndexer } = searchIndexer();
         indexer = new SearchIndexer(opts.path, searchFile, configEntries(config.search), SEARCH_TICK_MS);
+        readThread = new (readThreads().ReadThread)({ path: opts.path, searchPath: searchFile, cacheKib: SERVER_CACHE_KIB }, () => ({
+          workspaceId: config.workspaceId, doneStatus: config.doneStatus, search: configEntries(config.search),
+        }));
       }
     },
     prepareSearch(): void | Promise<void> {
@@ -191,11 +210,10 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         return false;
       }
     },
-    snapshot<T>(fn: (r: StoreReads) => T): T {
-      const db = readerDb ?? writerDb;
-      db.exec("BEGIN");
-      try { return fn(reader); } finally { db.exec("COMMIT"); }
-    },
+    snapshot,
+    readPage: (q) => offThread<CardListPage>("page", q, () => snapshot((r) => ({ ...r.listCards(q), lastEventId: r.lastEventId() }))),
+    readCounts: (q) => offThread("count", { ...q, limit: 0 }, () => reader.countByStatus(q)),
+    readCandidates: (q) => offThread("candidates", q, () => reader.takeNextCandidates(q)),
     reconfigure(o: { workspaceId: string; doneStatus: string; search: SearchConfig }): Promise<void> {
       return lockOf().run(() => {
         config.workspaceId = o.workspaceId;
@@ -203,6 +221,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         config.search = o.search;
         // the index re-indexes the types whose fields changed at its next pass
         indexer?.reconfigure(searchIndexer().configEntries(o.search));
+        readThread?.reconfigure({ workspaceId: o.workspaceId, doneStatus: o.doneStatus, search: searchIndexer().configEntries(o.search) });
       });
     },
     backupTo(path: string) {
@@ -217,6 +236,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       }
     },
     close() {
+      readThread?.stop();
       indexer?.stop();
       try { searchDb?.close(); } catch { /* closing */ }
       checkpoints?.stop();

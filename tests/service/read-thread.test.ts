@@ -1,0 +1,126 @@
+/**
+ * A long-lived process (cards serve, cards mcp) reads costly lists on a thread of its own
+ * (store/sqlite/read-thread.ts): a filter over every card's JSON can take seconds at
+ * 100,000 cards, and the thread answering requests must go on answering meanwhile. The
+ * answers are the ones an embedded call reads on its own thread.
+ */
+import { expect, test } from "bun:test";
+import { addLink, countBoardCards, createCard, listCards, patchCard, takeNext } from "../../src/service/index.ts";
+import { ReadThread, ReadThreadDown } from "../../src/store/sqlite/read-thread.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const as = (actor: string) => ({ actor }) as never;
+
+test("a costly list runs off the request thread: timers and other reads go on while it reads", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  try {
+    // 30 cards of 200 KB of "a", and ten $contains of "aaa...ab": each nearly matches
+    // everywhere, so the substring searches take ~0.3 s together
+    const big = "a".repeat(200_000);
+    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+    const small = await createCard(svc, { type_id: "task", title: "small" }, as("ada"));
+    const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+    const heavy = listCards(svc, { type_id: "task" }, "ada", { filter });
+    expect(heavy).toBeInstanceOf(Promise);
+    const order: string[] = [];
+    const done = (heavy as Promise<unknown>).then(() => order.push("list"));
+    await Bun.sleep(1);
+    order.push("timer");
+    // a cheap read answers on this thread, at once, while the costly one runs
+    const plain = listCards(svc, { type_id: "task", limit: "1" }, "ada");
+    expect(plain).not.toBeInstanceOf(Promise);
+    expect((plain as { items: Array<{ id: string }> }).items[0]!.id).toBe(small.id);
+    order.push("plain read");
+    await done;
+    expect(order).toEqual(["timer", "plain read", "list"]);
+    expect(((await heavy) as { items: unknown[] }).items).toEqual([]);
+  } finally {
+    svc.close();
+  }
+});
+
+test("take-next with a costly filter reads its candidates off the request thread", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  try {
+    const big = "a".repeat(200_000);
+    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: `${"a".repeat(45)}b3` } }, as("ada"));
+    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+    const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+    const order: string[] = [];
+    const taking = takeNext(svc, { type_id: "task", filter }, as("agent-1")).then((r) => { order.push("take-next"); return r; });
+    await Bun.sleep(1);
+    order.push("timer");
+    const r = await taking;
+    expect(order).toEqual(["timer", "take-next"]);
+    expect(r.card?.id).toBe(wanted.id);
+    expect(r.card?.owner).toBe("agent-1");
+    // and a dry run reads the same way
+    const dry = await takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
+    expect(dry.card).toBeNull();
+  } finally {
+    svc.close();
+  }
+});
+
+test("lists and counts read on the thread answer as an embedded call does", async () => {
+  const dir = makeWorkspace();
+  const seed = await openTestService(dir, "embedded");
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < 12; i++) {
+      const c = await createCard(seed, {
+        type_id: "task", title: `${i % 3 === 0 ? "walrus" : "otter"} ${i}`,
+        fields: { priority: i % 2 ? "high" : "low", estimate_hours: (i * 7) % 13 },
+      }, as("ada"));
+      ids.push(c.id);
+    }
+    await addLink(seed, ids[1]!, { type_id: "depends-on", target: ids[2]! }, as("ada"));
+    await patchCard(seed, ids[4]!, { version: 1, title: "walrus renamed" }, as("ada"));
+  } finally {
+    seed.close();
+  }
+  type Read = (svc: Awaited<ReturnType<typeof openTestService>>) => unknown;
+  const reads: Record<string, Read> = {
+    filter: (svc) => listCards(svc, { type_id: "task", limit: "5" }, "ada", { filter: { "fields.priority": "high" } }),
+    search: (svc) => listCards(svc, { q: "walrus" }, "ada"),
+    blocked: (svc) => listCards(svc, { blocked: "true" }, "ada"),
+    "has_link": (svc) => listCards(svc, { has_link: "depends-on" }, "ada"),
+    "sort by field": (svc) => listCards(svc, { type_id: "task", sort: "-fields.estimate_hours" }, "ada"),
+    counts: (svc) => countBoardCards(svc, "main", { q: "otter" }, "ada"),
+    "counts, filtered": (svc) => countBoardCards(svc, "main", { blocked: "false" }, "ada"),
+  };
+  const answers = async (mode: "embedded" | "serve") => {
+    const svc = await openTestService(dir, mode);
+    try {
+      const out: Record<string, unknown> = {};
+      for (const [name, read] of Object.entries(reads)) {
+        const r = read(svc);
+        // on a server the costly ones come back later, from the thread
+        if (mode === "serve") expect(r).toBeInstanceOf(Promise);
+        out[name] = await r;
+      }
+      // page 2 of a filtered list, with a card changed between the pages
+      const first = (await listCards(svc, { type_id: "task", limit: "5" }, "ada", { filter: { "fields.priority": "high" } })) as { next_cursor: string };
+      out["page 2"] = await listCards(svc, { type_id: "task", limit: "5", cursor: first.next_cursor }, "ada", { filter: { "fields.priority": "high" } });
+      return out;
+    } finally {
+      svc.close();
+    }
+  };
+  const embedded = await answers("embedded");
+  const served = await answers("serve");
+  expect(served).toEqual(embedded);
+  expect((embedded.search as { items: unknown[] }).items.length).toBe(5);
+  expect((embedded.blocked as { items: Array<{ id: string }> }).items.map((c) => c.id)).toEqual([ids[1]!]);
+});
+
+test("a stopped or failed thread hands its reads back (ReadThreadDown), and one that cannot open the file says so", async () => {
+  const config = () => ({ workspaceId: "w", doneStatus: "done", search: [] });
+  const missing = new ReadThread({ path: "/nonexistent/dir/cards.db", searchPath: "/nonexistent/dir/search.db", cacheKib: 1024 }, config);
+  // SQLite's own error, with its code, as a read on the calling thread would throw it
+  await expect(missing.run("page", { limit: 1 })).rejects.toMatchObject({ code: "SQLITE_CANTOPEN" });
+  missing.stop();
+  await expect(missing.run("page", { limit: 1 })).rejects.toBeInstanceOf(ReadThreadDown);
+});
