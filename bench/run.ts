@@ -5,7 +5,7 @@
  *   npm run bench                       # = bun bench/run.ts
  *   bun bench/run.ts --write-docs       # also rewrites docs/benchmarks.md with the results
  *
- * Env: SKIP=cli,http,take-next,search (any subset) or ONLY=...; BENCH_TIMEOUT (minutes per
+ * Env: SKIP=cli,http,take-next,search,heavy-read,... (any subset) or ONLY=...; BENCH_TIMEOUT (minutes per
  * script, default 20); every script's own env passes through (BACKLOG=0, DUR, REPS, ...).
  * Builds the current source once into $WORK/bin/cards unless CARDS_BIN is set.
  */
@@ -15,7 +15,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BENCH, BUN, ROOT, cardsBinary, run, envNum, machineNote, table, workDir, type Row } from "./lib/util.ts";
 
-const SCRIPTS = ["cli", "http", "take-next", "search", "sse", "portability", "soak", "mcp"] as const;
+const SCRIPTS = ["cli", "http", "take-next", "search", "heavy-read", "sse", "portability", "soak", "mcp"] as const;
 const only = process.env.ONLY?.split(",").filter(Boolean);
 const skip = new Set(process.env.SKIP?.split(",").filter(Boolean) ?? []);
 const chosen = SCRIPTS.filter((s) => !skip.has(s) && (!only || only.includes(s)));
@@ -96,6 +96,7 @@ ${NOTES_END}
 | \`bench/http.ts\` | figure 2: wrk -t1 -c32 on \`cards serve\`: \`POST /v1/cards\` (unique Idempotency-Key per request) and \`GET /v1/cards/{id}\`, interleaved with an h3 + bun:sqlite floor server | ~1.5 min |
 | \`bench/take-next.ts\` | figure 3: take-next races over HTTP (1/4/8/16 clients) and CLI processes (1/4/8) beside a raw claim loop and racing floors; every race checked in the database | ~1 min |
 | \`bench/search.ts\` | \`q=\` search (a ~50% term, a rare term) and 50-card lists at 100,000 cards in-process, beside the same SQL raw; CLI reference incl. 1k-vs-100k flatness | ~1 min (+ 20 s seeding once) |
+| \`bench/heavy-read.ts\` | at 100,000 cards on \`cards serve\`: how long one client's reads of a card wait while another's costly read (counts of blocked cards; a take-next filter of 40 conditions) runs; \`BASE_BIN\` runs an older binary beside it | ~20 s |
 | \`bench/run.ts\` | all of the above in sequence, one combined table; \`--write-docs\` rewrites this file | ~6 min |
 
 Helpers: \`bench/lib/\` (seeding through the service or the Store port, floor database, race

@@ -10,13 +10,12 @@
  * hyperfine), CLI=0 skips the CLI part, CARDS_BIN, WORK. The seeded workspace is cached in
  * $WORK/cache (keyed by the schema and seeding code); everything else under $WORK/search.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { openService } from "../src/platform/open.ts";
 import { countBoardCards, listCards, type Service } from "../src/service/index.ts";
-import { initWorkspace, seedCards } from "./lib/seed.ts";
-import { cacheDir, cardsBinary, compile, envFlag, envNum, hyperfine, int, machineNote, ms, quantile, ratio, report, ROOT, workDir, type Row } from "./lib/util.ts";
+import { cachedMixedWorkspace, initWorkspace, seedCards } from "./lib/seed.ts";
+import { cardsBinary, compile, envFlag, envNum, hyperfine, int, machineNote, ms, quantile, ratio, report, workDir, type Row } from "./lib/util.ts";
 
 const DIR = workDir("search");
 const N = envNum("N_CARDS", 100_000);
@@ -24,18 +23,7 @@ const ITER = envNum("ITER", 30);
 const bin = await cardsBinary();
 
 // ------------------------------------------------------------------ the 100k workspace (cached)
-const key = Bun.hash(["src/store/sqlite/schema.ts", "src/store/sqlite/rows.ts", "src/store/sqlite/search-index.ts", "bench/lib/seed.ts", "bench/lib/corpus.ts"]
-  .map((f) => readFileSync(join(ROOT, f), "utf8")).join("\0")).toString(36);
-const ws = join(cacheDir("search"), `ws-${N}-${key}`);
-let seeded = "cached";
-if (!existsSync(join(ws, ".cards", "ok"))) {
-  rmSync(ws, { recursive: true, force: true });
-  await initWorkspace(bin, ws);
-  const s = await seedCards(ws, { n: N, kind: "mixed", how: "batch", seed: 41, batch: 5000 });
-  await Bun.write(join(ws, ".cards", "ok"), s.ids[Math.floor(N / 2)]!);
-  seeded = `seeded in ${s.seconds.toFixed(1)} s`;
-}
-const someId = readFileSync(join(ws, ".cards", "ok"), "utf8");
+const { ws, someId, seeded } = await cachedMixedWorkspace(bin, N);
 const dbPath = join(ws, ".cards", "cards.db");
 
 // ------------------------------------------------------------------ the search index (its own file), built before any timing

@@ -12,8 +12,9 @@ import { canonicalCard } from "../../src/domain/card.ts";
 import { newCardId } from "../../src/domain/ids.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { rng, title, body, type Rng } from "./corpus.ts";
-import { resolve } from "node:path";
-import { run } from "./util.ts";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { cacheDir, ROOT, run } from "./util.ts";
 
 export interface SeedOptions {
   n: number;
@@ -44,6 +45,26 @@ export async function initWorkspace(bin: string, dir: string): Promise<void> {
 export async function openEmbedded(dir: string): Promise<Service> {
   const d = resolve(dir);
   return openService({ dir: d, cwd: d, env: {}, mode: "embedded" });
+}
+
+/**
+ * A workspace of `n` "mixed" cards, seeded once and kept in $WORK/cache (keyed by the
+ * schema and the seeding code): bench/search.ts and bench/heavy-read.ts share it.
+ * `someId` is a card in the middle; `seeded` says whether it was seeded now.
+ */
+export async function cachedMixedWorkspace(bin: string, n: number): Promise<{ ws: string; someId: string; seeded: string }> {
+  const key = Bun.hash(["src/store/sqlite/schema.ts", "src/store/sqlite/rows.ts", "src/store/sqlite/search-index.ts", "bench/lib/seed.ts", "bench/lib/corpus.ts"]
+    .map((f) => readFileSync(join(ROOT, f), "utf8")).join("\0")).toString(36);
+  const ws = join(cacheDir("search"), `ws-${n}-${key}`);
+  let seeded = "cached";
+  if (!existsSync(join(ws, ".cards", "ok"))) {
+    rmSync(ws, { recursive: true, force: true });
+    await initWorkspace(bin, ws);
+    const s = await seedCards(ws, { n, kind: "mixed", how: "batch", seed: 41, batch: 5000 });
+    await Bun.write(join(ws, ".cards", "ok"), s.ids[Math.floor(n / 2)]!);
+    seeded = `seeded in ${s.seconds.toFixed(1)} s`;
+  }
+  return { ws, someId: readFileSync(join(ws, ".cards", "ok"), "utf8"), seeded };
 }
 
 /** Seeds `o.n` cards into the workspace at `dir`; returns their ids (oldest first). */
