@@ -5,6 +5,8 @@
  * answers are the ones an embedded call reads on its own thread.
  */
 import { expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { addLink, countBoardCards, createCard, listCards, patchCard, takeNext } from "../../src/service/index.ts";
 import { ReadThread, ReadThreadDown } from "../../src/store/sqlite/read-thread.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -27,10 +29,14 @@ test("a costly list runs off the request thread: timers and other reads go on wh
     const done = (heavy as Promise<unknown>).then(() => order.push("list"));
     await Bun.sleep(1);
     order.push("timer");
-    // a cheap read answers on this thread, at once, while the costly one runs
+    // a cheap read answers on this thread, at once, while the costly one runs: indexed
+    // narrowing (type, status, owner: a board's scope, its "mine" filter) stays here
     const plain = listCards(svc, { type_id: "task", limit: "1" }, "ada");
     expect(plain).not.toBeInstanceOf(Promise);
     expect((plain as { items: Array<{ id: string }> }).items[0]!.id).toBe(small.id);
+    expect(listCards(svc, { board_id: "main", status: "backlog", limit: "1" }, "ada")).not.toBeInstanceOf(Promise);
+    expect(listCards(svc, { board_id: "main", filter: "mine" }, "ada")).not.toBeInstanceOf(Promise);
+    expect(countBoardCards(svc, "main", {}, "ada")).not.toBeInstanceOf(Promise);
     order.push("plain read");
     await done;
     expect(order).toEqual(["timer", "plain read", "list"]);
@@ -114,6 +120,20 @@ test("lists and counts read on the thread answer as an embedded call does", asyn
   expect(served).toEqual(embedded);
   expect((embedded.search as { items: unknown[] }).items.length).toBe(5);
   expect((embedded.blocked as { items: Array<{ id: string }> }).items.map((c) => c.id)).toEqual([ids[1]!]);
+});
+
+test("closing while a costly read runs: the read answers unavailable, and the thread's connection is closed", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  const big = "a".repeat(200_000);
+  for (let i = 0; i < 20; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+  const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+  const reading = Promise.resolve(listCards(svc, { type_id: "task" }, "ada", { filter }));
+  await Bun.sleep(5);
+  svc.close();
+  await expect(reading).rejects.toMatchObject({ code: "unavailable" });
+  // every connection closed: the WAL is checkpointed and left empty, as after any close
+  expect(statSync(join(dir, ".cards", "cards.db-wal")).size).toBe(0);
 });
 
 test("a stopped or failed thread hands its reads back (ReadThreadDown), and one that cannot open the file says so", async () => {

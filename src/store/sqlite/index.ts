@@ -87,10 +87,16 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     try { return fn(reader); } finally { db.exec("COMMIT"); }
   };
   /** `inline` here, or on the read thread when the read is costly and the thread is up. */
+  let closed = false;
   const offThread = <T>(op: ReadOp, q: ListQuery, inline: () => T): T | Promise<T> => {
     if (!readThread?.alive || !readThreads().costlyRead(q)) return inline();
     const { ReadThreadDown } = readThreads();
-    return readThread.run<T>(op, q).catch((e: unknown) => (e instanceof ReadThreadDown ? inline() : Promise.reject(e)));
+    return readThread.run<T>(op, q).catch((e: unknown) => {
+      if (!(e instanceof ReadThreadDown)) throw e;
+      // the thread died: read here; the store was closed meanwhile: nothing is left to read
+      if (closed) throw new CardsError("unavailable", "the workspace was closed while this read was running", { hint: "retry the request" });
+      return inline();
+    });
   };
 
   // Reads are forwarded method by method to the reader connection.
@@ -236,6 +242,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       }
     },
     close() {
+      closed = true;
       readThread?.stop();
       indexer?.stop();
       try { searchDb?.close(); } catch { /* closing */ }

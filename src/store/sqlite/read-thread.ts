@@ -5,6 +5,7 @@
  * held fail with ReadThreadDown and their callers run them here instead.
  */
 import { startModuleWorker } from "../../platform/worker.ts";
+import type { FilterNode } from "../../domain/filters.ts";
 import type { ListQuery } from "../port.ts";
 import type { ConfigEntries } from "./search-indexer.ts";
 
@@ -25,13 +26,22 @@ export class ReadThreadDown extends Error {
 
 /**
  * Whether a list read is worth a thread: anything that may read every candidate card
- * (conditions on field values or tags, blocked-ness, links, search, a field sort). A
- * plain page (type, status, owner, the default order) comes from an index in well under
- * a millisecond and stays on the calling thread.
+ * (conditions on field values, tags or titles, blocked-ness, links, search, a sort by
+ * title or a field). A page narrowed by type, status and owner only (a board's scope, a
+ * "mine" filter), in the default order, comes from an index in well under a millisecond
+ * and stays on the calling thread: the round trip would only slow it.
  */
 export function costlyRead(q: Omit<ListQuery, "limit">): boolean {
-  return q.filter !== undefined || q.q !== undefined || q.blocked !== undefined || q.hasLink !== undefined
-    || q.linkTarget !== undefined || (q.sort !== undefined && q.sort.key.startsWith("fields."));
+  return (q.filter !== undefined && !indexedOnly(q.filter)) || q.q !== undefined || q.blocked !== undefined || q.hasLink !== undefined
+    || q.linkTarget !== undefined || (q.sort !== undefined && q.sort.key !== "created_at" && q.sort.key !== "updated_at");
+}
+
+/** Paths whose conditions the cards table's own indexes answer. */
+const INDEXED_PATHS = new Set(["type_id", "status", "owner"]);
+
+function indexedOnly(n: FilterNode): boolean {
+  if (n.kind === "and" || n.kind === "or") return n.nodes.every(indexedOnly);
+  return n.kind === "cmp" && INDEXED_PATHS.has(n.path) && n.op !== "$contains";
 }
 
 /** How long stopping waits for a read in progress on the thread to end. */
