@@ -253,6 +253,24 @@ export function localArtifactDigest(uri: string): string | undefined {
   return m && m[2]!.startsWith(m[1]!) ? m[2] : undefined;
 }
 
+/**
+ * The local artifact uris in `values` (a card's fields, or one entry's item fields when
+ * `defs` are the item fields), with their paths: SPEC says such a uri must resolve inside
+ * the workspace artifact store, which the service checks (the bytes must be there).
+ * Values of other shapes are left to validation.
+ */
+export function localArtifactRefs(defs: readonly FieldDef[], values: Record<string, unknown>, prefix = ""): Array<{ field: string; uri: string; sha256: string }> {
+  const out: Array<{ field: string; uri: string; sha256: string }> = [];
+  for (const def of defs) {
+    if (def.type !== "artifact") continue;
+    const v = Object.hasOwn(values, def.id) ? values[def.id] : undefined;
+    const uri = _isPlainObject(v) ? v.uri : undefined;
+    const digest = typeof uri === "string" ? localArtifactDigest(uri) : undefined;
+    if (digest !== undefined) out.push({ field: `${prefix}${def.id}`, uri: uri as string, sha256: digest });
+  }
+  return out;
+}
+
 /** The local artifact uri for a sha256 hex digest (lowercased). */
 export function localArtifactUri(sha256: string): string {
   const h = sha256.toLowerCase();

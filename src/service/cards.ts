@@ -5,7 +5,7 @@
 import { CardsError, isCardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
 import { canonicalCard } from "../domain/card.ts";
 import { ME, newCardId, newEntryId } from "../domain/ids.ts";
-import { validateFields, validateTags, validateTitle } from "../domain/fields.ts";
+import { localArtifactRefs, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
 import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { StoreReads, StoreTx } from "../store/port.ts";
@@ -36,6 +36,7 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
   const { fields, refs } = validateFields({
     type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId,
   });
+  await assertArtifactsStored(svc, localArtifactRefs(type.fields, fields));
   return svc.mutate(ctx, (w) => {
     assertCardRefs(w.tx, refs.cards);
     const card = canonicalCard({
@@ -61,6 +62,12 @@ function fieldKeyHint(svc: Service, key: string): string | undefined {
 export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(PatchCardBody, input, "patch card", (k) => fieldKeyHint(svc, k));
   const { workspace } = svc.defs;
+  if (body.fields) {
+    // the bytes a local artifact uri names must be stored (a card's type never changes)
+    const cur = svc.store.getCard(id);
+    const type = cur ? svc.defs.cardTypes.get(cur.type_id) : undefined;
+    if (type) await assertArtifactsStored(svc, localArtifactRefs(type.fields, body.fields));
+  }
   let refused: { board: Board; from: string; to: string } | undefined;
   try {
     return await patchInTransaction();
@@ -195,6 +202,17 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
 }
 
 /** card_link values must name an existing card of the declared target type. */
+/** Every local artifact uri must name bytes in the workspace artifact store (SPEC: it must resolve there). */
+export async function assertArtifactsStored(svc: Service, refs: Array<{ field: string; uri: string; sha256: string }>): Promise<void> {
+  for (const ref of refs) {
+    if (await svc.blobs.has(ref.sha256)) continue;
+    throw new CardsError("validation_failed", `${ref.field}: ${ref.uri} is not in the workspace artifact store`, {
+      field: `${ref.field}.uri`, value: ref.uri,
+      hint: "upload the bytes first with POST /cards/{id}/artifacts/{field} (CLI: cards cards artifacts put; tools: attach_artifact): it stores them, sets that field and answers with their uri",
+    });
+  }
+}
+
 export function assertCardRefs(tx: StoreTx, refs: Array<{ field: string; id: string; target_type?: string }>): void {
   for (const ref of refs) {
     const target = tx.getCard(ref.id);

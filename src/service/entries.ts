@@ -5,9 +5,9 @@
  */
 import { CardsError, notFound } from "../domain/errors.ts";
 import { newEntryId } from "../domain/ids.ts";
-import { isEntryList, validateEntry } from "../domain/fields.ts";
+import { isEntryList, localArtifactRefs, validateEntry } from "../domain/fields.ts";
 import type { Card } from "../domain/types.ts";
-import { assertCardRefs, commitUpdate, loadForWrite, withParts } from "./cards.ts";
+import { assertArtifactsStored, assertCardRefs, commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { EntryBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
 
@@ -15,6 +15,7 @@ type Entry = Record<string, unknown> & { entry_id: string };
 
 export async function appendEntry(svc: Service, id: string, field: string, input: unknown, ctx: OpContext): Promise<{ entry_id: string; card: Card }> {
   const body = parseShape(EntryBody, input, "append entry");
+  await assertEntryArtifactsStored(svc, id, field, body.entry);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
@@ -31,6 +32,7 @@ export async function appendEntry(svc: Service, id: string, field: string, input
 
 export async function updateEntry(svc: Service, id: string, field: string, entryId: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(EntryBody, input, "update entry");
+  await assertEntryArtifactsStored(svc, id, field, body.entry);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
@@ -98,4 +100,13 @@ function entries(card: Card, field: string): Entry[] {
 
 function opts(svc: Service) {
   return { settings: svc.defs.workspace.settings, tagSet: svc.defs.workspace.tag_set };
+}
+
+/** An entry's local artifact uris must name stored bytes (as a card's fields: cards.ts). */
+async function assertEntryArtifactsStored(svc: Service, id: string, field: string, entry: unknown): Promise<void> {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return;
+  const cur = svc.store.getCard(id);
+  const def = cur ? svc.defs.cardTypes.get(cur.type_id)?.fields.find((f) => f.id === field) : undefined;
+  if (def?.type !== "repeating" || !def.item_fields) return;
+  await assertArtifactsStored(svc, localArtifactRefs(def.item_fields, entry as Record<string, unknown>, `${field}.`));
 }

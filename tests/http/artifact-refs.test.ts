@@ -1,0 +1,52 @@
+/**
+ * SPEC (field types): with policy `local`, an artifact uri "must resolve inside the
+ * workspace artifact store". A local uri whose bytes were never stored is refused on
+ * create, PATCH and entries (422, the field's path, how to upload); once the bytes are
+ * stored, any card may name them.
+ */
+import { expect, test } from "bun:test";
+import { testApi } from "../helpers/http.ts";
+
+const NEVER_STORED = `artifacts/sha256/ab/ab${"0".repeat(62)}`;
+
+/** A task type whose evidence entries may carry a file (an artifact item field). */
+const withEntryFiles = (f: Record<string, any>): void => {
+  const task = f["definitions/card-types/task.json"];
+  task.fields.find((x: any) => x.id === "evidence").item_fields.push({ id: "file", type: "artifact", artifact_policy: "local" });
+};
+
+test("a local artifact uri must name stored bytes: create, patch and entries", async () => {
+  const api = await testApi({ edit: withEntryFiles });
+  try {
+    const missing = await api.post("/cards", { type_id: "task", title: "t", fields: { output: { uri: NEVER_STORED } } });
+    expect(missing.status).toBe(422);
+    expect(missing.body).toMatchObject({ error: "validation_failed", field: "output.uri", value: NEVER_STORED });
+    expect(missing.body.hint).toContain("POST /cards/{id}/artifacts/{field}");
+
+    // bytes stored through one card may be named by another
+    const a = await api.task();
+    const up = await api.call("POST", `/cards/${a.id}/artifacts/output`, "the report", { "content-type": "text/plain" });
+    expect(up.status).toBe(201);
+    const stored = up.body.fields.output.uri as string;
+    const b = await api.post("/cards", { type_id: "task", title: "b", fields: { output: { uri: stored } } });
+    expect(b.status).toBe(201);
+    expect(b.body.fields.output).toEqual({ uri: stored });
+
+    const patched = await api.patch(`/cards/${b.body.id}`, { version: 1, fields: { output: { uri: NEVER_STORED } } });
+    expect(patched.status).toBe(422);
+    expect(patched.body).toMatchObject({ error: "validation_failed", field: "output.uri" });
+    expect((await api.get(`/cards/${b.body.id}`)).body).toMatchObject({ version: 1, fields: { output: { uri: stored } } });
+
+    const entry = await api.post(`/cards/${b.body.id}/fields/evidence/append`, { version: 1, entry: { note: "see file", file: { uri: NEVER_STORED } } });
+    expect(entry.status).toBe(422);
+    expect(entry.body).toMatchObject({ error: "validation_failed", field: "evidence.file.uri" });
+    const ok = await api.post(`/cards/${b.body.id}/fields/evidence/append`, { version: 1, entry: { note: "see file", file: { uri: stored } } });
+    expect(ok.status).toBe(201);
+    const entryId = ok.body.entry_id as string;
+    const edit = await api.patch(`/cards/${b.body.id}/fields/evidence/${entryId}`, { version: 2, entry: { file: { uri: NEVER_STORED } } });
+    expect(edit.status).toBe(422);
+    expect(edit.body).toMatchObject({ error: "validation_failed", field: "evidence.file.uri" });
+  } finally {
+    api.close();
+  }
+});
