@@ -113,15 +113,19 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
   // A dry run answers with the card it would claim. A one-shot process reads it too before
   // it takes the write lock: the lock is then held without compiling those statements or
   // reading those pages, which is what racing CLI processes wait for (docs/decisions.md).
-  if (body.dry_run) return whyNone(svc.store, svc, body, ctx.actor, { card: await firstCandidate(svc, query) });
+  if (body.dry_run) return whyNoneOutside(svc, body, ctx.actor, { card: await firstCandidate(svc, query) });
   // A caller's filter may cost seconds over many cards (docs/limits.md): its candidates are
   // read before the write lock, and under it only those cards are tested again, by id; the
   // full read under the lock is left for when racers took them all. (A server reads them on
   // its read thread, so its request thread goes on answering meanwhile.)
   const early = body.filter !== undefined ? await svc.store.readCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS }) : [];
   // none then: the answer a call made a moment earlier would get (a caller cannot tell it
-  // from a lost race); with an Idempotency-Key it is recorded like any answer
-  if (body.filter !== undefined && early.length === 0 && !ctx.idempotency) return whyNone(svc.store, svc, body, ctx.actor, { card: null });
+  // from a lost race); with an Idempotency-Key it is recorded like any answer, without
+  // reading the filter again under the write lock
+  if (body.filter !== undefined && early.length === 0) {
+    const none = await whyNoneOutside(svc, body, ctx.actor, { card: null });
+    return ctx.idempotency ? svc.mutate(ctx, () => none) : none;
+  }
   if (svc.mode === "embedded") {
     if (early[0]) svc.store.getCard(early[0].id, { links: true, comments: true });
     else if (body.filter === undefined) await firstCandidate(svc, query);
@@ -145,7 +149,7 @@ export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Pr
     // a recorded answer (Idempotency-Key) carries its hint, so a replay says the same
     return ctx.idempotency ? whyNone(w.tx, svc, body, ctx.actor, { card: null }) : { card: null };
   });
-  return ctx.idempotency ? taken : whyNone(svc.store, svc, body, ctx.actor, taken);
+  return ctx.idempotency ? taken : whyNoneOutside(svc, body, ctx.actor, taken);
 }
 
 /** The hint reads the queue again: not for a filter of more conditions than this (docs/limits.md). */
@@ -159,12 +163,19 @@ function whyNone(reads: StoreReads, svc: Service, body: { status?: string } & Pa
   if (out.card !== null || body.status === undefined) return out;
   if (body.filter !== undefined && conditionCount(body.filter) > HINT_MAX_CONDITIONS) return out;
   const [stuck] = reads.takeNextCandidates({ ...takeNextScope(svc, { ...body, status: undefined }, actor), limit: 1 });
-  if (!stuck) return out;
-  return {
-    card: null,
-    hint: `unowned cards match, but none may move to ${body.status} (the oldest, ${stuck.id}, is in ${stuck.status}): take without status, or with a status they may move to`,
-  };
+  return stuck ? { card: null, hint: stuckHint(body.status, stuck) } : out;
 }
+
+/** whyNone outside a transaction: its read may take the store's read thread (a server). */
+async function whyNoneOutside(svc: Service, body: { status?: string } & Parameters<typeof takeNextScope>[1], actor: string, out: { card: Card | null }): Promise<{ card: Card | null; hint?: string }> {
+  if (out.card !== null || body.status === undefined) return out;
+  if (body.filter !== undefined && conditionCount(body.filter) > HINT_MAX_CONDITIONS) return out;
+  const [stuck] = await svc.store.readCandidates({ ...takeNextScope(svc, { ...body, status: undefined }, actor), limit: 1 });
+  return stuck ? { card: null, hint: stuckHint(body.status, stuck) } : out;
+}
+
+const stuckHint = (status: string, stuck: Pick<Card, "id" | "status">): string =>
+  `unowned cards match, but none may move to ${status} (the oldest, ${stuck.id}, is in ${stuck.status}): take without status, or with a status they may move to`;
 
 /** How many conditions a (parsed, so well-formed) filter object holds: paths and operators. */
 function conditionCount(raw: unknown): number {
@@ -178,10 +189,17 @@ function conditionCount(raw: unknown): number {
   return n;
 }
 
-/** The oldest unowned card in scope with its links and comments, read outside any transaction. */
+/**
+ * The oldest unowned card in scope with its links and comments, read outside any
+ * transaction. Candidates read on a server's read thread are tested again here, by id,
+ * right before the card is read: this process's writes may have claimed them meanwhile.
+ */
 async function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "after">): Promise<Card | null> {
-  const [cand] = await svc.store.readCandidates({ ...query, limit: 1 });
-  return cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null;
+  const early = await svc.store.readCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
+  const [cand] = early.length ? svc.store.takeNextCandidates({ ...query, ids: early.map((c) => c.id), limit: 1 }) : [];
+  // all taken meanwhile: the queue as it is now
+  const [now] = cand || !early.length ? [cand] : svc.store.takeNextCandidates({ ...query, limit: 1 });
+  return now ? svc.store.getCard(now.id, { links: true, comments: true }) : null;
 }
 
 function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string): Omit<ListQuery, "sort" | "after"> {

@@ -5,6 +5,7 @@
  * held fail with ReadThreadDown and their callers run them here instead.
  */
 import { startModuleWorker } from "../../platform/worker.ts";
+import { CardsError } from "../../domain/errors.ts";
 import type { FilterNode } from "../../domain/filters.ts";
 import type { ListQuery } from "../port.ts";
 import type { ConfigEntries } from "./search-indexer.ts";
@@ -26,22 +27,23 @@ export class ReadThreadDown extends Error {
 
 /**
  * Whether a list read is worth a thread: anything that may read every candidate card
- * (conditions on field values, tags or titles, blocked-ness, links, search, a sort by
- * title or a field). A page narrowed by type, status and owner only (a board's scope, a
- * "mine" filter), in the default order, comes from an index in well under a millisecond
- * and stays on the calling thread: the round trip would only slow it.
+ * (conditions on field values, tags or titles, negations, blocked-ness, links, search,
+ * any order but the default one, a later page placed as of an earlier event). A first
+ * page narrowed by equality on type, status and owner only (a board's scope, a "mine"
+ * filter), in the default order, comes from an index in well under a millisecond and
+ * stays on the calling thread: the round trip would only slow it.
  */
 export function costlyRead(q: Omit<ListQuery, "limit">): boolean {
   return (q.filter !== undefined && !indexedOnly(q.filter)) || q.q !== undefined || q.blocked !== undefined || q.hasLink !== undefined
-    || q.linkTarget !== undefined || (q.sort !== undefined && q.sort.key !== "created_at" && q.sort.key !== "updated_at");
+    || q.linkTarget !== undefined || (q.sort !== undefined && q.sort.key !== "updated_at") || q.asOfEvent !== undefined;
 }
 
-/** Paths whose conditions the cards table's own indexes answer. */
+/** Paths whose equality tests the cards table's own indexes answer. */
 const INDEXED_PATHS = new Set(["type_id", "status", "owner"]);
 
 function indexedOnly(n: FilterNode): boolean {
   if (n.kind === "and" || n.kind === "or") return n.nodes.every(indexedOnly);
-  return n.kind === "cmp" && INDEXED_PATHS.has(n.path) && n.op !== "$contains";
+  return n.kind === "cmp" && INDEXED_PATHS.has(n.path) && (n.op === "$eq" || n.op === "$in");
 }
 
 /** How long stopping waits for a read in progress on the thread to end. */
@@ -53,8 +55,8 @@ export class ReadThread {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  /** [0]: set by the thread once it closed its connection (stop) */
-  private readonly control = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: set by the thread once it closed its connection (stop); [1]: stop requested (queued reads are skipped) */
+  private readonly control = new Int32Array(new SharedArrayBuffer(8));
   /** false once the thread failed or was stopped: every read then runs on the calling thread */
   alive = true;
 
@@ -82,6 +84,7 @@ export class ReadThread {
    */
   stop(): void {
     if (this.worker && this.alive) {
+      Atomics.store(this.control, 1, 1);
       this.worker.postMessage({ type: "stop" });
       Atomics.wait(this.control, 0, 0, STOP_WAIT_MS);
     }
@@ -102,8 +105,11 @@ export class ReadThread {
     if (!p) return;
     this.pending.delete(reply.id);
     if ("value" in reply) return p.resolve(reply.value);
-    // as SQLite's error would be thrown on the calling thread: its message and code (SQLITE_*)
-    p.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
+    const { message, code } = reply.error;
+    // the search index's file, as Store.prepareSearch reports it on the calling thread
+    if (code === "SEARCH_UNAVAILABLE") return p.reject(new CardsError("unavailable", message, { hint: "check that the workspace's .cards directory is readable; searches without q are not affected" }));
+    // else as SQLite's error would be thrown on the calling thread: its message and code (SQLITE_*)
+    p.reject(Object.assign(new Error(message), code ? { code } : {}));
   }
 
   private fail(): void {

@@ -7,7 +7,8 @@
  * Messages in: {type: "start", path, searchPath, cacheKib, config, control} once,
  * {type: "config", config} after a definitions reload, {type: "read", id, op, q}, and
  * {type: "stop"}: the connection is closed (its WAL files left empty), then control[0]
- * is set and notified. Out: {id, value} or {id, error}.
+ * is set and notified. Reads still queued once control[1] (stop requested) is set are
+ * skipped unanswered: the caller has given up on them. Out: {id, value} or {id, error}.
  */
 import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
 import type { ListQuery } from "../port.ts";
@@ -46,9 +47,13 @@ function read(op: ReadOp, q: ListQuery): unknown {
   const c = connection();
   if (q.q !== undefined && !c.queries.searchAttached) {
     // the request thread brought the index up to date (Store.prepareSearch) before asking
-    c.db.attach(searchPath, SEARCH_SCHEMA_NAME);
-    c.queries.searchAttached = true;
-    c.db.exec(`PRAGMA ${SEARCH_SCHEMA_NAME}.journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
+    try {
+      c.db.attach(searchPath, SEARCH_SCHEMA_NAME);
+      c.queries.searchAttached = true;
+      c.db.exec(`PRAGMA ${SEARCH_SCHEMA_NAME}.journal_size_limit = ${SEARCH_WAL_SIZE_LIMIT}`);
+    } catch (e) {
+      throw Object.assign(new Error(`cannot open the full-text index ${searchPath}: ${(e as Error)?.message ?? e}`), { code: "SEARCH_UNAVAILABLE" });
+    }
   }
   if (op === "candidates") return c.queries.takeNextCandidates(q);
   c.db.exec("BEGIN");
@@ -89,6 +94,8 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure | Stop | ReadRequest>) => 
     apply(m.config);
     return;
   }
+  // stopping: the caller was answered already (ReadThreadDown), the rest of the queue goes
+  if (control && Atomics.load(control, 1) === 1) return;
   let reply: ReadReply;
   try {
     reply = { id: m.id, value: read(m.op, m.q) };
