@@ -17,6 +17,7 @@ import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
 import { registerUsersIn, searchConfig } from "./workspace.ts";
+import { laneCrossings } from "./lanes.ts";
 
 let queue: Promise<unknown> = Promise.resolve();
 /** Reloads run one at a time. */
@@ -75,7 +76,18 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
+    // lanes the new limits or scopes put over or under: signalled once per new set, by
+    // whichever process swaps to it first (servers following this reload swap too)
+    const at = nowIso();
+    const persisted = next.workspace.settings.persist_conditions ?? [];
+    for (const c of laneCrossings(old, next, tx)) {
+      if (!tx.claimOnce(`lanes:${next.fingerprint}:${c.board_id}:${c.diff.column}:${c.type}`, at)) continue;
+      const event = { ...c, scope: "board", actor: ctx.actor, at } as CardEvent;
+      if (persisted.includes(c.type)) tx.appendEvent(event);
+      else tx.appendSignal(event);
+    }
   });
+  root.pollFeed();
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
   if (announceIt) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {
