@@ -195,11 +195,17 @@ function conditionCount(raw: unknown): number {
  * right before the card is read: this process's writes may have claimed them meanwhile.
  */
 async function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "after">): Promise<Card | null> {
-  const early = await svc.store.readCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
-  const [cand] = early.length ? svc.store.takeNextCandidates({ ...query, ids: early.map((c) => c.id), limit: 1 }) : [];
-  // all taken meanwhile: the queue as it is now
-  const [now] = cand || !early.length ? [cand] : svc.store.takeNextCandidates({ ...query, limit: 1 });
-  return now ? svc.store.getCard(now.id, { links: true, comments: true }) : null;
+  const read = svc.store.readCandidates({ ...query, limit: TAKE_NEXT_ATTEMPTS });
+  let cand: Pick<Card, "id" | "status"> | undefined;
+  if (read instanceof Promise) {
+    const early = await read;
+    [cand] = early.length ? svc.store.takeNextCandidates({ ...query, ids: early.map((c) => c.id), limit: 1 }) : [];
+    // all taken meanwhile: the queue as it is now
+    if (!cand && early.length) [cand] = svc.store.takeNextCandidates({ ...query, limit: 1 });
+  } else {
+    [cand] = read;
+  }
+  return cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null;
 }
 
 function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string): Omit<ListQuery, "sort" | "after"> {
