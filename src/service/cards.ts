@@ -36,7 +36,8 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
   const { fields, refs } = validateFields({
     type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId,
   });
-  await assertArtifactsStored(svc, localArtifactRefs(type.fields, fields));
+  const artifacts = localArtifactRefs(type.fields, fields);
+  if (artifacts.length) await assertArtifactsStored(svc, artifacts);
   return svc.mutate(ctx, (w) => {
     assertCardRefs(w.tx, refs.cards);
     const card = canonicalCard({
