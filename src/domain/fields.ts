@@ -253,20 +253,28 @@ export function localArtifactDigest(uri: string): string | undefined {
   return m && m[2]!.startsWith(m[1]!) ? m[2] : undefined;
 }
 
+/** A local artifact uri a write names, at `field` (`output`, `evidence[0].file`, `evidence.file`). */
+export interface ArtifactRef { field: string; uri: string; sha256: string; item: boolean }
+
 /**
- * The local artifact uris in `values` (a card's fields, or one entry's item fields when
- * `defs` are the item fields), with their paths: SPEC says such a uri must resolve inside
- * the workspace artifact store, which the service checks (the bytes must be there).
- * Values of other shapes are left to validation.
+ * The local artifact uris in `values` (a card's fields, entries of its repeating fields
+ * included; or one entry's item fields when `defs` are the item fields), with their
+ * paths as validation names them: SPEC says such a uri must resolve inside the workspace
+ * artifact store, which the service checks (the bytes must be there). Values of other
+ * shapes are left to validation.
  */
-export function localArtifactRefs(defs: readonly FieldDef[], values: Record<string, unknown>, prefix = ""): Array<{ field: string; uri: string; sha256: string }> {
-  const out: Array<{ field: string; uri: string; sha256: string }> = [];
+export function localArtifactRefs(defs: readonly FieldDef[], values: Record<string, unknown>, prefix = ""): ArtifactRef[] {
+  const out: ArtifactRef[] = [];
   for (const def of defs) {
-    if (def.type !== "artifact") continue;
     const v = Object.hasOwn(values, def.id) ? values[def.id] : undefined;
+    if (def.type === "repeating" && def.item_fields && Array.isArray(v)) {
+      v.forEach((entry, i) => { if (_isPlainObject(entry)) out.push(...localArtifactRefs(def.item_fields!, entry, `${prefix}${def.id}[${i}].`)); });
+      continue;
+    }
+    if (def.type !== "artifact") continue;
     const uri = _isPlainObject(v) ? v.uri : undefined;
     const digest = typeof uri === "string" ? localArtifactDigest(uri) : undefined;
-    if (digest !== undefined) out.push({ field: `${prefix}${def.id}`, uri: uri as string, sha256: digest });
+    if (digest !== undefined) out.push({ field: `${prefix}${def.id}`, uri: uri as string, sha256: digest, item: prefix !== "" });
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import { CardsError, isCardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
 import { canonicalCard } from "../domain/card.ts";
 import { ME, newCardId, newEntryId } from "../domain/ids.ts";
-import { localArtifactRefs, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
+import { localArtifactRefs, validateFields, validateTags, validateTitle, type ArtifactRef } from "../domain/fields.ts";
 import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { StoreReads, StoreTx } from "../store/port.ts";
@@ -64,10 +64,12 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
   const body = parseShape(PatchCardBody, input, "patch card", (k) => fieldKeyHint(svc, k));
   const { workspace } = svc.defs;
   if (body.fields) {
-    // the bytes a local artifact uri names must be stored (a card's type never changes)
+    // the bytes a local artifact uri names must be stored (a card's type never changes);
+    // a value sent back unchanged is not checked again (a card restored without its bytes)
     const cur = svc.store.getCard(id);
     const type = cur ? svc.defs.cardTypes.get(cur.type_id) : undefined;
-    if (type) await assertArtifactsStored(svc, localArtifactRefs(type.fields, body.fields));
+    const changed = type ? localArtifactRefs(type.fields, body.fields).filter((r) => (cur!.fields[r.field] as { uri?: unknown } | undefined)?.uri !== r.uri) : [];
+    if (changed.length) await assertArtifactsStored(svc, changed);
   }
   let refused: { board: Board; from: string; to: string } | undefined;
   try {
@@ -202,18 +204,19 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
   return card;
 }
 
-/** card_link values must name an existing card of the declared target type. */
 /** Every local artifact uri must name bytes in the workspace artifact store (SPEC: it must resolve there). */
-export async function assertArtifactsStored(svc: Service, refs: Array<{ field: string; uri: string; sha256: string }>): Promise<void> {
+export async function assertArtifactsStored(svc: Service, refs: readonly ArtifactRef[]): Promise<void> {
   for (const ref of refs) {
     if (await svc.blobs.has(ref.sha256)) continue;
-    throw new CardsError("validation_failed", `${ref.field}: ${ref.uri} is not in the workspace artifact store`, {
-      field: `${ref.field}.uri`, value: ref.uri,
-      hint: "upload the bytes first with POST /cards/{id}/artifacts/{field} (CLI: cards cards artifacts put; tools: attach_artifact): it stores them, sets that field and answers with their uri",
-    });
+    // uploads go to a card's top-level artifact field; an entry's file reuses such a uri
+    const how = ref.item
+      ? "upload the bytes into a top-level artifact field of any card first (POST /cards/{id}/artifacts/{field}; CLI: cards cards artifacts put; tools: attach_artifact), then use the uri it answers with"
+      : "upload the bytes first with POST /cards/{id}/artifacts/{field} (CLI: cards cards artifacts put; tools: attach_artifact): it stores them, sets that field and answers with their uri";
+    throw new CardsError("validation_failed", `${ref.field}: ${ref.uri} is not in the workspace artifact store`, { field: `${ref.field}.uri`, value: ref.uri, hint: how });
   }
 }
 
+/** card_link values must name an existing card of the declared target type. */
 export function assertCardRefs(tx: StoreTx, refs: Array<{ field: string; id: string; target_type?: string }>): void {
   for (const ref of refs) {
     const target = tx.getCard(ref.id);

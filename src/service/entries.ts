@@ -32,7 +32,7 @@ export async function appendEntry(svc: Service, id: string, field: string, input
 
 export async function updateEntry(svc: Service, id: string, field: string, entryId: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(EntryBody, input, "update entry");
-  await assertEntryArtifactsStored(svc, id, field, body.entry);
+  await assertEntryArtifactsStored(svc, id, field, body.entry, entryId);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
@@ -102,11 +102,17 @@ function opts(svc: Service) {
   return { settings: svc.defs.workspace.settings, tagSet: svc.defs.workspace.tag_set };
 }
 
-/** An entry's local artifact uris must name stored bytes (as a card's fields: cards.ts). */
-async function assertEntryArtifactsStored(svc: Service, id: string, field: string, entry: unknown): Promise<void> {
+/**
+ * An entry's local artifact uris must name stored bytes (as a card's fields: cards.ts);
+ * on an update, a value sent back unchanged is not checked again.
+ */
+async function assertEntryArtifactsStored(svc: Service, id: string, field: string, entry: unknown, entryId?: string): Promise<void> {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return;
   const cur = svc.store.getCard(id);
   const def = cur ? svc.defs.cardTypes.get(cur.type_id)?.fields.find((f) => f.id === field) : undefined;
   if (def?.type !== "repeating" || !def.item_fields) return;
-  await assertArtifactsStored(svc, localArtifactRefs(def.item_fields, entry as Record<string, unknown>, `${field}.`));
+  const stored = entryId !== undefined ? entries(cur!, field).find((e) => e.entry_id === entryId) : undefined;
+  const refs = localArtifactRefs(def.item_fields, entry as Record<string, unknown>, `${field}.`)
+    .filter((r) => (stored?.[r.field.slice(field.length + 1)] as { uri?: unknown } | undefined)?.uri !== r.uri);
+  if (refs.length) await assertArtifactsStored(svc, refs);
 }

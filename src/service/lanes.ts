@@ -4,10 +4,17 @@
  * `LaneWatch` reads the bounded counts of the affected (board, column) pairs before a
  * write and signals each crossing after it, in the same transaction (once per crossing,
  * whichever process writes).
+ *
+ * What was last signalled for a lane is recorded beside the data (meta `lane/<board>/<column>/wip`
+ * "over" | "under", `.../empty` "empty" | "filled"), and a lane signals only a change from
+ * it: processes that work with different definitions for a while (one has read edited
+ * files, another not yet) and a reload that moves a limit then agree on what subscribers
+ * were told, so no crossing is signalled twice or lost. A lane with nothing recorded
+ * starts from its count before the write (or under the definitions replaced).
  */
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import type { FilterNode } from "../domain/filters.ts";
-import type { StoreReads } from "../store/port.ts";
+import type { StoreTx } from "../store/port.ts";
 import { boardScope } from "./list.ts";
 import type { Service, WriteScope } from "./service.ts";
 
@@ -25,7 +32,7 @@ interface Lane { board: Board; column: string; limit?: number; watchEmpty: boole
 export class LaneWatch {
   private readonly lanes = new Map<string, Lane>();
 
-  constructor(private readonly svc: Service, private readonly tx: StoreReads) {}
+  constructor(private readonly svc: Service, private readonly tx: StoreTx) {}
 
   /**
    * Remembers the counts of every monitored lane among these columns (call before the
@@ -53,16 +60,8 @@ export class LaneWatch {
   flush(w: WriteScope): void {
     for (const lane of this.lanes.values()) {
       const after = this.count(lane.board, lane.column, lane.limit);
-      const { before, limit, column } = lane;
-      const scope = { scope: "board" as const, board_id: lane.board.id };
-      if (limit !== undefined) {
-        if (before <= limit && after > limit) w.signal({ type: "wip_exceeded", ...scope, diff: { column, count: after, limit } });
-        if (before > limit && after <= limit) w.signal({ type: "wip_cleared", ...scope, diff: { column, count: after, limit } });
-      }
-      if (lane.watchEmpty) {
-        if (before > 0 && after === 0) w.signal({ type: "lane_drained", ...scope, diff: { column, count: 0 } });
-        if (before === 0 && after > 0) w.signal({ type: "lane_refilled", ...scope, diff: { column, count: after } });
-      }
+      const { before, limit, column, board } = lane;
+      for (const c of laneChanges(w.tx, board, column, { limit, watchEmpty: lane.watchEmpty, after, was: { over: limit !== undefined && before > limit, empty: before === 0 } })) w.signal(c);
     }
   }
 
@@ -72,40 +71,63 @@ export class LaneWatch {
   }
 }
 
-/** A lane condition a definitions swap causes: the signal to write, board-scoped. */
-export interface LaneCrossing { type: CardEvent["type"]; board_id: string; diff: { column: string; count: number; limit?: number | null } }
+/** A lane condition to signal, board-scoped. */
+export interface LaneCrossing { type: CardEvent["type"]; scope: "board"; board_id: string; diff: { column: string; count: number; limit?: number | null } }
+
+const stateKey = (board: string, column: string, kind: "wip" | "empty") => `lane/${board}/${column}/${kind}`;
+
+/**
+ * The signals a lane owes now, given its count `after` under `limit` / `watchEmpty`, and
+ * records the new state. `was` is what the lane was when nothing is recorded yet.
+ */
+function laneChanges(tx: StoreTx, board: Board, column: string, o: { limit: number | undefined; watchEmpty: boolean; after: number; was: { over: boolean; empty: boolean } }): LaneCrossing[] {
+  const out: LaneCrossing[] = [];
+  const at = { scope: "board" as const, board_id: board.id };
+  const wipKey = stateKey(board.id, column, "wip");
+  const wip = tx.getMeta(wipKey);
+  const wasOver = wip === null ? o.was.over : wip === "over";
+  const isOver = o.limit !== undefined && o.after > o.limit;
+  if (isOver && !wasOver) out.push({ type: "wip_exceeded", ...at, diff: { column, count: o.after, limit: o.limit! } });
+  // a limit removed from a lane over it clears it too: nothing is exceeded any more
+  if (!isOver && wasOver) out.push({ type: "wip_cleared", ...at, diff: { column, count: o.after, limit: o.limit ?? null } });
+  if (wip === null ? o.limit !== undefined : isOver !== wasOver) tx.setMeta(wipKey, isOver ? "over" : "under");
+  if (o.watchEmpty) {
+    const emptyKey = stateKey(board.id, column, "empty");
+    const rec = tx.getMeta(emptyKey);
+    const wasEmpty = rec === null ? o.was.empty : rec === "empty";
+    const isEmpty = o.after === 0;
+    if (isEmpty && !wasEmpty) out.push({ type: "lane_drained", ...at, diff: { column, count: 0 } });
+    if (!isEmpty && wasEmpty) out.push({ type: "lane_refilled", ...at, diff: { column, count: o.after } });
+    if (rec === null || isEmpty !== wasEmpty) tx.setMeta(emptyKey, isEmpty ? "empty" : "filled");
+  }
+  return out;
+}
 
 /**
  * Lane crossings that a new set of definitions causes with no card moving: a wip_limit
  * lowered under a lane's count or raised (or removed) above it, a board's scope taking
  * cards into or out of a watched lane. Read in the transaction that swaps the sets, as
- * LaneWatch reads around a write, so a subscriber's view of a lane stays right.
+ * LaneWatch reads around a write; what a lane was comes from its recorded state, else
+ * from the definitions replaced. A lane newly watched, or on a new board, signals
+ * nothing (no count crossed) and is recorded as it is.
  */
-export function laneCrossings(old: Definitions, next: Definitions, reads: StoreReads): LaneCrossing[] {
+export function laneCrossings(old: Definitions, next: Definitions, tx: StoreTx): LaneCrossing[] {
   const out: LaneCrossing[] = [];
   for (const board of next.boards.values()) {
     const prev = old.boards.get(board.id);
-    if (!prev) continue; // a new board: nothing was watched, nothing crossed
-    const sameScope = JSON.stringify([prev.card_type_ids, prev.default_filter ?? null]) === JSON.stringify([board.card_type_ids, board.default_filter ?? null]);
-    const emptyBefore = new Set(prev.monitors?.alert_when_empty ?? []);
+    const emptyBefore = new Set(prev?.monitors?.alert_when_empty ?? []);
     const emptyNow = new Set(board.monitors?.alert_when_empty ?? []);
-    const columns = new Set([...Object.keys(prev.wip_limits ?? {}), ...Object.keys(board.wip_limits ?? {}), ...emptyBefore, ...emptyNow]);
+    const columns = new Set([...Object.keys(prev?.wip_limits ?? {}), ...Object.keys(board.wip_limits ?? {}), ...emptyNow]);
     for (const column of columns) {
-      const was = prev.wip_limits?.[column];
+      const was = prev?.wip_limits?.[column];
       const limit = board.wip_limits?.[column];
-      if (was === limit && sameScope) continue; // neither the limit nor the lane changed
       const cap = Math.max(was ?? 0, limit ?? 0) + 2;
-      const after = reads.countInStatus(scopeOf(board), column, cap);
-      const before = sameScope ? after : reads.countInStatus(scopeOf(prev), column, cap);
-      const wasOver = was !== undefined && before > was;
-      const isOver = limit !== undefined && after > limit;
-      if (!wasOver && isOver) out.push({ type: "wip_exceeded", board_id: board.id, diff: { column, count: after, limit } });
-      // a limit removed from a lane over it clears it too: nothing is exceeded any more
-      if (wasOver && !isOver) out.push({ type: "wip_cleared", board_id: board.id, diff: { column, count: after, limit: limit ?? null } });
-      if (emptyBefore.has(column) && emptyNow.has(column) && !sameScope) {
-        if (before > 0 && after === 0) out.push({ type: "lane_drained", board_id: board.id, diff: { column, count: 0 } });
-        if (before === 0 && after > 0) out.push({ type: "lane_refilled", board_id: board.id, diff: { column, count: after } });
-      }
+      const after = tx.countInStatus(scopeOf(board), column, cap);
+      const before = prev ? tx.countInStatus(scopeOf(prev), column, cap) : after;
+      out.push(...laneChanges(tx, board, column, {
+        limit, watchEmpty: emptyNow.has(column), after,
+        was: { over: was !== undefined && before > was, empty: emptyBefore.has(column) ? before === 0 : after === 0 },
+      }));
     }
   }
   return out;

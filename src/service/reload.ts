@@ -76,13 +76,12 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
-    // lanes the new limits or scopes put over or under: signalled once per new set, by
-    // whichever process swaps to it first (servers following this reload swap too)
+    // lanes the new limits or scopes put over or under their recorded state: whichever
+    // process swaps first signals them; the servers that follow find them recorded
     const at = nowIso();
     const persisted = next.workspace.settings.persist_conditions ?? [];
     for (const c of laneCrossings(old, next, tx)) {
-      if (!tx.claimOnce(`lanes:${next.fingerprint}:${c.board_id}:${c.diff.column}:${c.type}`, at)) continue;
-      const event = { ...c, scope: "board", actor: ctx.actor, at } as CardEvent;
+      const event = { ...c, actor: ctx.actor, at } as CardEvent;
       if (persisted.includes(c.type)) tx.appendEvent(event);
       else tx.appendSignal(event);
     }

@@ -78,6 +78,8 @@ export interface StoreReads {
   /** condition signals after `afterSeq` (ephemeral, no event id); `afterEvent`: the newest event id when each was written (0 if unknown) */
   listSignals(afterSeq: number, limit: number): Array<{ seq: number; afterEvent: number; event: CardEvent }>;
   lastSignalSeq(): number;
+  /** a small value kept beside the data (see Store.readMeta), read in this snapshot or transaction */
+  getMeta(key: string): string | null;
   /** events up to this id came from a restore: history, never published live (0: none) */
   historyThrough(): number;
   /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */

@@ -5,6 +5,8 @@
  * stored, any card may name them.
  */
 import { expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 
 const NEVER_STORED = `artifacts/sha256/ab/ab${"0".repeat(62)}`;
@@ -46,6 +48,40 @@ test("a local artifact uri must name stored bytes: create, patch and entries", a
     const edit = await api.patch(`/cards/${b.body.id}/fields/evidence/${entryId}`, { version: 2, entry: { file: { uri: NEVER_STORED } } });
     expect(edit.status).toBe(422);
     expect(edit.body).toMatchObject({ error: "validation_failed", field: "evidence.file.uri" });
+  } finally {
+    api.close();
+  }
+});
+
+test("entries given at create are checked too; the hint for an entry's file says where bytes can be uploaded", async () => {
+  const api = await testApi({ edit: withEntryFiles });
+  try {
+    const r = await api.post("/cards", { type_id: "task", title: "t", fields: { evidence: [{ note: "ok" }, { note: "n", file: { uri: NEVER_STORED } }] } });
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ error: "validation_failed", field: "evidence[1].file.uri", value: NEVER_STORED });
+    expect(r.body.hint).toContain("top-level artifact field of any card");
+  } finally {
+    api.close();
+  }
+});
+
+test("a uri sent back unchanged is not checked again (a card whose bytes went missing can still be edited)", async () => {
+  const api = await testApi({ edit: withEntryFiles });
+  try {
+    const a = await api.task();
+    const up = await api.call("POST", `/cards/${a.id}/artifacts/output`, "the report", { "content-type": "text/plain" });
+    const output = up.body.fields.output;
+    const added = await api.post(`/cards/${a.id}/fields/evidence/append`, { version: 2, entry: { note: "n", file: { uri: output.uri } } });
+    expect(added.status).toBe(201);
+    // the bytes go missing (a workspace restored or copied without .cards/artifacts)
+    rmSync(join(api.dir, ".cards", "artifacts"), { recursive: true, force: true });
+    const patched = await api.patch(`/cards/${a.id}`, { version: 3, title: "renamed", fields: { output } });
+    expect(patched.status).toBe(200);
+    const edited = await api.patch(`/cards/${a.id}/fields/evidence/${added.body.entry_id}`, { version: 4, entry: { note: "again", file: { uri: output.uri } } });
+    expect(edited.status).toBe(200);
+    // a new reference to bytes that are not there is still refused
+    const other = await api.post("/cards", { type_id: "task", title: "b", fields: { output: { uri: output.uri } } });
+    expect(other.status).toBe(422);
   } finally {
     api.close();
   }

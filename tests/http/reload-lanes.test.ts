@@ -2,12 +2,13 @@
  * A reload can put a lane over or under its WIP limit with no card moving (a limit
  * lowered or raised, a board's scope changed). That is a crossing too: wip_exceeded /
  * wip_cleared (lane_drained / lane_refilled for watched lanes) are signalled with the
- * swap, once per new set, whichever process swaps to it first.
+ * swap. What a lane last signalled is recorded, so processes working with different sets
+ * for a while (one read edited files first) neither repeat nor lose a crossing.
  */
 import { expect, test } from "bun:test";
 import { testApi } from "../helpers/http.ts";
 import { editJson, openTestService } from "../helpers/workspace.ts";
-import { followReloads, reloadDefinitions } from "../../src/service/index.ts";
+import { createCard, followReloads, patchCard, reloadDefinitions } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
 const lanes = (seen: CardEvent[]) =>
@@ -75,6 +76,63 @@ test("servers following the reload do not signal the crossing again", async () =
   } finally {
     stop();
     other.close();
+    api.close();
+  }
+});
+
+test("a limit moved back and forth signals every crossing (the recorded state decides, not the set)", async () => {
+  const api = await testApi();
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  try {
+    for (let i = 0; i < 3; i++) await api.task({ title: `doing ${i}`, status: "doing" }); // limit 3: not over
+    for (const limit of [2, 3, 2, 3]) {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = limit; });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+    }
+    await Bun.sleep(20);
+    expect(lanes(seen).map(([type]) => type)).toEqual(["wip_exceeded", "wip_cleared", "wip_exceeded", "wip_cleared"]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a one-shot process writing under edited definitions signals the crossing; the server following the set does not repeat it", async () => {
+  const api = await testApi({ edit: (f) => { f["definitions/boards/main.json"].wip_limits.doing = 5; } });
+  try {
+    for (let i = 0; i < 4; i++) await api.task({ title: `doing ${i}`, status: "doing" });
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 4; });
+    const cli = await openTestService(api.dir, "embedded"); // reads the edited files
+    try {
+      await createCard(cli, { type_id: "task", title: "fifth", status: "doing" }, { actor: "ada" } as never);
+    } finally {
+      cli.close();
+    }
+    await reloadDefinitions(api.svc, { actor: "cards" }, { announce: false });
+    expect(api.svc.store.listEvents({ types: ["wip_exceeded"], limit: 100 }).map((e) => [e.actor, e.diff])).toEqual([["ada", { column: "doing", count: 5, limit: 4 }]]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a lane over its limit is cleared by the write that brings it under, even under a raised limit another process read first", async () => {
+  const api = await testApi({ edit: (f) => { f["definitions/boards/main.json"].wip_limits.doing = 4; } });
+  try {
+    const cards = [];
+    for (let i = 0; i < 5; i++) cards.push(await api.task({ title: `doing ${i}`, status: "doing" })); // the 5th exceeds 4
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 6; });
+    const cli = await openTestService(api.dir, "embedded");
+    try {
+      await patchCard(cli, cards[0].id, { version: 1, status: "review" }, { actor: "ada" } as never);
+    } finally {
+      cli.close();
+    }
+    const signals = api.svc.store.listSignals(0, 1000).map((s) => s.event).filter((e) => e.type === "wip_cleared");
+    expect(signals.map((e) => e.diff)).toEqual([{ column: "doing", count: 4, limit: 6 }]);
+    // and the server, following the set later, owes nothing more
+    await reloadDefinitions(api.svc, { actor: "cards" }, { announce: false });
+    expect(api.svc.store.listSignals(0, 1000).filter((s) => s.event.type.startsWith("wip_")).length).toBe(1);
+  } finally {
     api.close();
   }
 });

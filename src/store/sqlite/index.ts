@@ -115,6 +115,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     listSignals: (a, l) => reader.listSignals(a, l),
     lastSignalSeq: () => reader.lastSignalSeq(),
     historyThrough: () => reader.historyThrough(),
+    getMeta: (k) => reader.getMeta(k),
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
     cardsInUse: () => reader.cardsInUse(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
