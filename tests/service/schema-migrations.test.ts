@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { createCard, listCards, patchCard, takeNext, type CardPage } from "../../src/service/index.ts";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
+import { SCHEMA_VERSION } from "../../src/store/sqlite/schema-version.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
 import { boardScope } from "../../src/service/list.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -24,6 +25,10 @@ function indexColumns(db: Database, name: string): string[] {
 }
 
 describe("schema migrations", () => {
+  test("SCHEMA_VERSION (what opening compares with, without loading the SQL) counts the migrations", () => {
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  });
+
   test("the list indexes are ascending, so new cards append", async () => {
     const dir = makeWorkspace();
     (await openTestService(dir, "embedded")).close();

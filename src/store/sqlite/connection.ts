@@ -7,7 +7,7 @@
 import { parentPath as dirname } from "../../domain/paths.ts";
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../domain/errors.ts";
-import { MIGRATIONS } from "./schema.ts";
+import { SCHEMA_VERSION } from "./schema-version.ts";
 
 /** At most this many queued writes share one transaction. */
 export const GROUP_COMMIT_MAX = 64;
@@ -59,8 +59,8 @@ export function openDatabase(path: string): SqliteDb {
       // A journal_size_limit (any) makes the last close truncate the kept WAL to 0 bytes.
       db.exec(`PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
       const version = schemaVersion(db);
-      if (version > MIGRATIONS.length) {
-        throw new CardsError("unavailable", `${path} was written by a newer version of cards (schema ${version}; this one knows up to ${MIGRATIONS.length})`, {
+      if (version > SCHEMA_VERSION) {
+        throw new CardsError("unavailable", `${path} was written by a newer version of cards (schema ${version}; this one knows up to ${SCHEMA_VERSION})`, {
           hint: "upgrade cards: an older version could misread or damage what the newer one wrote",
         });
       }
@@ -76,7 +76,7 @@ export function openDatabase(path: string): SqliteDb {
           if (!sqliteErrorCode(e)?.startsWith("SQLITE_READONLY")) throw e;
         }
       }
-      if (version < MIGRATIONS.length) migrate(db);
+      if (version < SCHEMA_VERSION) migrate(db);
       return db;
     } catch (e) {
       try { db?.close(); } catch { /* closing a half-open handle */ }
@@ -135,6 +135,8 @@ function openError(path: string, e: unknown): CardsError {
 const schemaVersion = (db: SqliteDb): number => Number(db.query("PRAGMA user_version").get()?.user_version ?? 0);
 
 function migrate(db: SqliteDb): void {
+  // loaded only here: a current database (every call but the first) never needs the SQL
+  const { MIGRATIONS } = require("./schema.ts") as typeof import("./schema.ts");
   const current = () => schemaVersion(db);
   if (current() >= MIGRATIONS.length) return;
   db.exec("BEGIN IMMEDIATE");

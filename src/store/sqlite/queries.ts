@@ -10,7 +10,7 @@ import type { EventQuery, IdempotencyRecord, ListQuery, SearchConfig, StoreTx } 
 import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
 import { byCodePoint, canonicalCard } from "../../domain/card.ts";
-import { filterToSql } from "./filter-sql.ts";
+import type { filterToSql as FilterToSql } from "./filter-sql.ts";
 import { sortToSql } from "./sort-sql.ts";
 import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-names.ts";
@@ -21,6 +21,10 @@ const HISTORY_THROUGH_KEY = "history_through";
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
 const MANY_HITS = 1000;
+
+// the filter compiler loads on a call's first filter: a plain get, list or create has none
+let filterToSql: typeof FilterToSql | undefined;
+const filterSql = (): typeof FilterToSql => (filterToSql ??= (require("./filter-sql.ts") as typeof import("./filter-sql.ts")).filterToSql);
 
 const CARD_COLS = "c.id, c.type_id, c.schema_version, c.title, c.status, c.fields, c.owner, c.tags, c.version, c.created_at, c.updated_at, c.status_since, c.created_by";
 // hot statements as constants: the statement cache hashes its key, and a string built per call is hashed anew
@@ -500,7 +504,7 @@ export class SqliteQueries implements StoreTx {
     const where: string[] = [];
     const params: SqlValue[] = [];
     if (q.filter) {
-      const f = filterToSql(q.filter, "c", { doneStatus: this.config.doneStatus });
+      const f = filterSql()(q.filter, "c", { doneStatus: this.config.doneStatus });
       where.push(`(${f.sql})`);
       params.push(...f.params);
     }

@@ -1,6 +1,7 @@
 /**
  * Versioned schema migrations for the SQLite driver. `PRAGMA user_version` records the
- * applied version; each step runs in its own transaction. Append steps, never edit one.
+ * applied version; each step runs in its own transaction. Append steps, never edit one,
+ * and raise SCHEMA_VERSION (schema-version.ts) with each.
  */
 export const MIGRATIONS: readonly string[] = [
   // 1: cards, links, comments, events, users, idempotency, full-text search
