@@ -69,9 +69,10 @@ export interface FilterContext {
   knownValues?: Readonly<Record<string, readonly string[]>>;
   /**
    * asked before a value outside knownValues is refused: true when cards still hold it
-   * (the definitions dropped it, a card was not moved yet), so those cards can be found
+   * (the definitions dropped it, a card was not moved yet), so those cards can be found.
+   * `refuse` builds the error the parser throws on false (for a caller that looks later).
    */
-  held?: (path: string, value: string) => boolean;
+  held?: (path: string, value: string, refuse: () => Error) => boolean;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -301,8 +302,9 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
-    if (typeof x !== "string" || known.includes(x) || ctx.held?.(path, x)) continue;
-    throw _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
+    const refuse = () => _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
+    if (typeof x !== "string" || known.includes(x) || ctx.held?.(path, x, refuse)) continue;
+    throw refuse();
   }
   return v;
 }

@@ -32,10 +32,13 @@ export interface CardPage { items: Card[]; next_cursor?: string }
  */
 export function listCards(svc: Service, params: ListParams, viewer?: string, opts: { filter?: unknown } = {}): CardPage | Promise<CardPage> {
   const q = toListQuery(svc, params, viewer);
+  let checked: void | Promise<void> = undefined;
   if (opts.filter !== undefined) {
     const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
-    const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope), "filter"), viewer, userFieldPaths(svc, scope));
+    const held: HeldCheck[] = [];
+    const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope, held), "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
+    checked = verifyHeld(svc, held);
   }
   const toPage = (page: CardListPage): CardPage => {
     // the first page pins the event id its order was read at; later pages keep that order
@@ -51,8 +54,11 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
     return page instanceof Promise ? page.then(toPage) : toPage(page);
   };
   // a search waits for the index to cover every committed write (a server: asynchronously)
-  const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
-  return ready ? ready.then(read) : read();
+  const search = (): CardPage | Promise<CardPage> => {
+    const ready = q.q !== undefined ? svc.store.prepareSearch() : undefined;
+    return ready ? ready.then(read) : read();
+  };
+  return checked ? checked.then(search) : search();
 }
 
 /** GET /boards/{id}/counts: a board's cards per column (every column, 0 included). */
@@ -174,19 +180,47 @@ function knownValuesOf(svc: Service): Record<string, string[]> {
  * scope that has the field makes it an enum). A value outside them that cards still
  * hold is allowed, so those cards can be found.
  */
-export function filterContextOf(svc: Service, typeIds?: readonly string[]): FilterContext {
+export function filterContextOf(svc: Service, typeIds: readonly string[] | undefined, held: HeldCheck[] | "checked"): FilterContext {
   const known: Record<string, string[]> = knownValuesOf(svc);
   const { workspace } = svc.defs;
   if (workspace.settings.tag_policy === "locked") known.tags = [...workspace.tag_set];
   const inScope = [...svc.defs.cardTypes.values()].filter((t) => !typeIds || typeIds.includes(t.id));
   Object.assign(known, enumOptionsByPath(inScope.map((t) => t.fields)));
-  // each look-up may read every card: a list of many dropped values is looked up in part
-  let lookups = 16;
   return {
     fieldIds: fieldIdsOf(svc, typeIds),
     knownValues: known,
-    held: (path, value) => lookups-- > 0 && svc.store.listCards({ filter: parseFilter({ [path]: value }), limit: 1 }).items.length > 0,
+    // each look-up may read every card in scope: a list of many dropped values is looked
+    // up in part (the rest refused); "checked": the caller looked them up already
+    held: held === "checked" ? () => true : (path, value, refuse) => held.length < MAX_HELD_LOOKUPS && held.push({ path, value, typeIds, refuse }) > 0,
   };
+}
+
+/** How many values outside a path's known ones a filter may name (each is looked up). */
+const MAX_HELD_LOOKUPS = 16;
+
+/** A value outside a path's known ones, to look up among the cards in scope: refused when none holds it. */
+export interface HeldCheck { path: string; value: string; typeIds?: readonly string[]; refuse: () => Error }
+
+/**
+ * Looks up the values a filter names outside the known ones (filterContextOf): each
+ * must be held by a card in scope. A server reads them on its read thread (each may read
+ * every card), so this may answer later; the first value no card holds is refused.
+ */
+export function verifyHeld(svc: Service, checks: readonly HeldCheck[]): void | Promise<void> {
+  let chain: Promise<void> | undefined;
+  for (const c of checks) {
+    const look = (): void | Promise<void> => {
+      const page = svc.store.readPage({ filter: parseFilter({ [c.path]: c.value }), ...(c.typeIds ? { typeIds: [...c.typeIds] } : {}), limit: 1 });
+      const judge = (p: CardListPage): void => { if (p.items.length === 0) throw c.refuse(); };
+      return page instanceof Promise ? page.then(judge) : judge(page);
+    };
+    if (chain) chain = chain.then(look);
+    else {
+      const r = look();
+      if (r instanceof Promise) chain = r;
+    }
+  }
+  return chain;
 }
 
 /**

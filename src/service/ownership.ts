@@ -11,7 +11,7 @@ import type { ListQuery, StoreReads } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
 import { LaneWatch } from "./lanes.ts";
 import { boardFor, commitUpdate, loadForWrite, withParts } from "./cards.ts";
-import { filterContextOf, userFieldPaths } from "./list.ts";
+import { filterContextOf, userFieldPaths, verifyHeld, type HeldCheck } from "./list.ts";
 import { scopeOf } from "./lanes.ts";
 import { ClaimBody, ReleaseBody, TakeNextBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -106,6 +106,13 @@ function moveStatus(
  */
 export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null; hint?: string }> {
   const body = parseShape(TakeNextBody, input, "take-next");
+  if (body.filter !== undefined) {
+    // values the filter names outside the known ones are looked up first (a server: on its
+    // read thread); the scope is then built with them checked
+    const held: HeldCheck[] = [];
+    takeNextScope(svc, body, ctx.actor, held);
+    await verifyHeld(svc, held);
+  }
   const query = takeNextScope(svc, body, ctx.actor);
   // "me" names the caller, in writes as in filters (an owner literally "me" strands the card)
   const owner = body.assign_to === undefined || body.assign_to === ME ? ctx.actor : body.assign_to;
@@ -208,7 +215,8 @@ async function firstCandidate(svc: Service, query: Omit<ListQuery, "sort" | "aft
   return cand ? svc.store.getCard(cand.id, { links: true, comments: true }) : null;
 }
 
-function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string): Omit<ListQuery, "sort" | "after"> {
+/** `held`: collects the filter's values to look up (else they were: takeNext checks first). */
+function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; status?: string; type_id?: string; board_id?: string }, actor: string, held: HeldCheck[] | "checked" = "checked"): Omit<ListQuery, "sort" | "after"> {
   const { workspace } = svc.defs;
   const filters: FilterNode[] = [];
   const query: Omit<ListQuery, "sort" | "after"> = { limit: TAKE_NEXT_ATTEMPTS };
@@ -228,7 +236,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   if (body.filter !== undefined) {
     // the fields of the types in scope: the type asked for, else the board's (default board included)
     const scope = query.typeIds ?? board?.card_type_ids;
-    filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope), "filter"), actor, userFieldPaths(svc, scope)));
+    filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope, held), "filter"), actor, userFieldPaths(svc, scope)));
   }
   if (body.status !== undefined) {
     const columns = workspace.columns.map((c) => c.id);

@@ -98,6 +98,30 @@ test("a dry run never answers with a card this process claimed while the thread 
   }
 });
 
+test("a filter value outside a field's options is looked up among the cards on the thread too", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  try {
+    const big = "a".repeat(200_000);
+    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+    // "bogus" is no option of priority: is a card still holding it? each card's JSON is read
+    const r = listCards(svc, { type_id: "task" }, "ada", { filter: { "fields.priority": "bogus" } });
+    expect(r).toBeInstanceOf(Promise);
+    const order: string[] = [];
+    const settled = (r as Promise<unknown>).then(() => order.push("resolved"), (e) => { order.push("refused"); return e; });
+    await Bun.sleep(0);
+    order.push("timer");
+    const err = await settled;
+    expect(order).toEqual(["timer", "refused"]);
+    expect(err).toMatchObject({ code: "validation_failed", extra: { field: "filter.fields.priority", valid_options: ["low", "normal", "high", "urgent"] } });
+    // (caught, then matched: `expect(promise).rejects` on this error spins bun:test 1.4.5)
+    const refused = await takeNext(svc, { type_id: "task", filter: { "fields.priority": "bogus" } }, as("agent-1")).then(() => undefined, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: "validation_failed", extra: { field: "filter.fields.priority" } });
+  } finally {
+    svc.close();
+  }
+});
+
 test("lists and counts read on the thread answer as an embedded call does", async () => {
   const dir = makeWorkspace();
   const seed = await openTestService(dir, "embedded");
