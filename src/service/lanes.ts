@@ -15,6 +15,7 @@
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import type { FilterNode } from "../domain/filters.ts";
 import type { StoreTx } from "../store/port.ts";
+import { DEFINITIONS_SYNCED_KEY, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import { boardScope } from "./list.ts";
 import type { Service, WriteScope } from "./service.ts";
 
@@ -58,6 +59,11 @@ export class LaneWatch {
 
   /** Signals every crossing since watch() (call after the write). */
   flush(w: WriteScope): void {
+    if (this.lanes.size === 0) return;
+    // a process still on a set another has replaced (it follows within a second) leaves the
+    // lanes alone: judged by its old limits it would tell subscribers the wrong state; the
+    // reload it is about to do signals what is owed from the recorded state
+    if (!definitionsCurrent(w.tx, this.svc.defs)) return;
     for (const lane of this.lanes.values()) {
       const after = this.count(lane.board, lane.column, lane.limit);
       const { before, limit, column, board } = lane;
@@ -83,21 +89,26 @@ const stateKey = (board: string, column: string, kind: "wip" | "empty") => `lane
 function laneChanges(tx: StoreTx, board: Board, column: string, o: { limit: number | undefined; watchEmpty: boolean; after: number; was: { over: boolean; empty: boolean } }): LaneCrossing[] {
   const out: LaneCrossing[] = [];
   const at = { scope: "board" as const, board_id: board.id };
+  // counts are read capped just past the limit; a signal says how many the lane holds
+  let exact: number | undefined;
+  const count = (): number => (exact ??= tx.countInStatus(scopeOf(board), column, Number.MAX_SAFE_INTEGER));
   const wipKey = stateKey(board.id, column, "wip");
   const wip = tx.getMeta(wipKey);
   const wasOver = wip === null ? o.was.over : wip === "over";
   const isOver = o.limit !== undefined && o.after > o.limit;
-  if (isOver && !wasOver) out.push({ type: "wip_exceeded", ...at, diff: { column, count: o.after, limit: o.limit! } });
+  if (isOver && !wasOver) out.push({ type: "wip_exceeded", ...at, diff: { column, count: count(), limit: o.limit! } });
   // a limit removed from a lane over it clears it too: nothing is exceeded any more
-  if (!isOver && wasOver) out.push({ type: "wip_cleared", ...at, diff: { column, count: o.after, limit: o.limit ?? null } });
-  if (wip === null ? o.limit !== undefined : isOver !== wasOver) tx.setMeta(wipKey, isOver ? "over" : "under");
+  if (!isOver && wasOver) out.push({ type: "wip_cleared", ...at, diff: { column, count: count(), limit: o.limit ?? null } });
+  // a lane without a limit keeps no record: limited again later, it starts afresh
+  if (o.limit === undefined) { if (wip !== null) tx.deleteMeta(wipKey); }
+  else if (wip === null || isOver !== wasOver) tx.setMeta(wipKey, isOver ? "over" : "under");
   if (o.watchEmpty) {
     const emptyKey = stateKey(board.id, column, "empty");
     const rec = tx.getMeta(emptyKey);
     const wasEmpty = rec === null ? o.was.empty : rec === "empty";
     const isEmpty = o.after === 0;
     if (isEmpty && !wasEmpty) out.push({ type: "lane_drained", ...at, diff: { column, count: 0 } });
-    if (!isEmpty && wasEmpty) out.push({ type: "lane_refilled", ...at, diff: { column, count: o.after } });
+    if (!isEmpty && wasEmpty) out.push({ type: "lane_refilled", ...at, diff: { column, count: count() } });
     if (rec === null || isEmpty !== wasEmpty) tx.setMeta(emptyKey, isEmpty ? "empty" : "filled");
   }
   return out;
@@ -108,27 +119,46 @@ function laneChanges(tx: StoreTx, board: Board, column: string, o: { limit: numb
  * lowered under a lane's count or raised (or removed) above it, a board's scope taking
  * cards into or out of a watched lane. Read in the transaction that swaps the sets, as
  * LaneWatch reads around a write; what a lane was comes from its recorded state, else
- * from the definitions replaced. A lane newly watched, or on a new board, signals
- * nothing (no count crossed) and is recorded as it is.
+ * from the definitions replaced. A lane that starts being watched (a new or renamed
+ * board, a new limit or monitor) signals nothing, no count having crossed, and is
+ * recorded as it is; one that stops being watched drops its record, so watched again
+ * later it starts afresh too.
  */
 export function laneCrossings(old: Definitions, next: Definitions, tx: StoreTx): LaneCrossing[] {
   const out: LaneCrossing[] = [];
+  for (const prev of old.boards.values()) if (!next.boards.has(prev.id)) clearLaneStates(tx, prev.id);
   for (const board of next.boards.values()) {
     const prev = old.boards.get(board.id);
+    if (!prev) clearLaneStates(tx, board.id); // a board new to this set: whatever was recorded is another's
     const emptyBefore = new Set(prev?.monitors?.alert_when_empty ?? []);
     const emptyNow = new Set(board.monitors?.alert_when_empty ?? []);
-    const columns = new Set([...Object.keys(prev?.wip_limits ?? {}), ...Object.keys(board.wip_limits ?? {}), ...emptyNow]);
+    const columns = new Set([...Object.keys(prev?.wip_limits ?? {}), ...Object.keys(board.wip_limits ?? {}), ...emptyBefore, ...emptyNow]);
     for (const column of columns) {
       const was = prev?.wip_limits?.[column];
       const limit = board.wip_limits?.[column];
       const cap = Math.max(was ?? 0, limit ?? 0) + 2;
       const after = tx.countInStatus(scopeOf(board), column, cap);
       const before = prev ? tx.countInStatus(scopeOf(prev), column, cap) : after;
+      // newly limited or watched: as it is now, whatever was recorded (no count crossed)
+      if (limit !== undefined && was === undefined) tx.deleteMeta(stateKey(board.id, column, "wip"));
+      if (emptyNow.has(column) && !emptyBefore.has(column)) tx.deleteMeta(stateKey(board.id, column, "empty"));
+      if (!emptyNow.has(column)) tx.deleteMeta(stateKey(board.id, column, "empty"));
       out.push(...laneChanges(tx, board, column, {
         limit, watchEmpty: emptyNow.has(column), after,
-        was: { over: was !== undefined && before > was, empty: emptyBefore.has(column) ? before === 0 : after === 0 },
+        was: { over: was !== undefined ? before > was : limit !== undefined && after > limit, empty: emptyBefore.has(column) ? before === 0 : after === 0 },
       }));
     }
   }
   return out;
+}
+
+/** Drops the recorded lane states of one board, or of every board (a restore). */
+export function clearLaneStates(tx: StoreTx, boardId?: string): void {
+  tx.deleteMeta(boardId === undefined ? "lane/" : `lane/${boardId}/`, { prefix: true });
+}
+
+/** Whether the database still follows the set `defs` (DEFINITIONS_SYNCED_KEY names it; unknown counts as yes). */
+function definitionsCurrent(tx: StoreTx, defs: Definitions): boolean {
+  const marker = tx.getMeta(DEFINITIONS_SYNCED_KEY);
+  return marker === null || marker === syncStamp(defs) || reloadedTo(marker, defs.fingerprint);
 }

@@ -4,6 +4,7 @@
  * order. The dump reads one consistent snapshot and streams (memory stays flat); the
  * restore runs in one transaction, so a bad line leaves nothing half-restored.
  */
+import { clearLaneStates } from "./lanes.ts";
 import { CardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
 import { CARD_ID_RE, parseEventId } from "../domain/ids.ts";
@@ -179,6 +180,8 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
     // the restored log is history: a server serving this workspace publishes none of it live
     // (hooks and streams would take it for new writes); replay and GET /events still read it
     if (lastEvent > 0) tx.markHistoryThrough(lastEvent);
+    // what lanes signalled before (a reload in the empty workspace) says nothing of these cards
+    clearLaneStates(tx);
   });
   progress?.(n);
   return n;

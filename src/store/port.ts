@@ -131,6 +131,8 @@ export interface StoreWrites {
   upsertUser(u: User): void;
   /** sets a meta value (see Store.readMeta) inside this transaction */
   setMeta(key: string, value: string): void;
+  /** removes a meta value, or with `prefix` every value whose key starts with `key` */
+  deleteMeta(key: string, opts?: { prefix?: boolean }): void;
   /** records that the events up to `seq` are history (a restore wrote them), see historyThrough */
   markHistoryThrough(seq: number): void;
   putIdempotency(r: IdempotencyRecord): void;

@@ -6,9 +6,11 @@
  * for a while (one read edited files first) neither repeat nor lose a crossing.
  */
 import { expect, test } from "bun:test";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 import { editJson, openTestService } from "../helpers/workspace.ts";
-import { createCard, followReloads, patchCard, reloadDefinitions } from "../../src/service/index.ts";
+import { createCard, dumpWorkspace, followReloads, patchCard, reloadDefinitions, restoreWorkspace } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
 const lanes = (seen: CardEvent[]) =>
@@ -132,6 +134,100 @@ test("a lane over its limit is cleared by the write that brings it under, even u
     // and the server, following the set later, owes nothing more
     await reloadDefinitions(api.svc, { actor: "cards" }, { announce: false });
     expect(api.svc.store.listSignals(0, 1000).filter((s) => s.event.type.startsWith("wip_")).length).toBe(1);
+  } finally {
+    api.close();
+  }
+});
+
+/** Every lane condition written so far, durable or not, oldest first. */
+const laneLog = (api: Awaited<ReturnType<typeof testApi>>) =>
+  [...api.svc.store.listEvents({ limit: 1000 }), ...api.svc.store.listSignals(0, 1000).map((s) => s.event)]
+    .filter((e) => ["wip_exceeded", "wip_cleared", "lane_drained", "lane_refilled"].includes(e.type))
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+    .map((e) => [e.type, e.board_id, e.diff]);
+
+test("lanes that start being watched signal nothing: a new board over its limit, a monitor removed and added again, a board re-added", async () => {
+  const api = await testApi();
+  try {
+    for (let i = 0; i < 3; i++) await api.task({ title: `doing ${i}`, status: "doing" });
+    const created = await api.post("/boards", { id: "side", name: "Side", columns: ["todo", "doing", "review", "done"], card_type_ids: ["task"], wip_limits: { doing: 1 } });
+    expect(created.status).toBe(201);
+    expect(laneLog(api)).toEqual([]);
+
+    // todo watched while empty; the monitor goes, a card comes, the monitor comes back
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.monitors.alert_when_empty = []; });
+    await api.post("/workspace/reload");
+    await api.task({ title: "in todo", status: "todo" });
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.monitors.alert_when_empty = ["todo"]; });
+    await api.post("/workspace/reload");
+    expect(laneLog(api)).toEqual([]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a lane over its limit on a board that goes away and comes back starts afresh", async () => {
+  const api = await testApi();
+  try {
+    for (let i = 0; i < 3; i++) await api.task({ title: `review ${i}`, status: "review" }); // limit 2
+    expect(laneLog(api).map(([t]) => t)).toEqual(["wip_exceeded"]);
+    const main = readFileSync(join(api.dir, "definitions/boards/main.json"), "utf8");
+    editJson(api.dir, "definitions/workspace.json", (w) => { w.settings.default_board = "bugs"; });
+    rmSync(join(api.dir, "definitions/boards/main.json"));
+    expect((await api.post("/workspace/reload")).status).toBe(200);
+    for (const c of (await api.get("/cards?status=review&type_id=task")).body.items) await api.del(`/cards/${c.id}`);
+    writeFileSync(join(api.dir, "definitions/boards/main.json"), main);
+    expect((await api.post("/workspace/reload")).status).toBe(200);
+    expect(laneLog(api).map(([t]) => t)).toEqual(["wip_exceeded"]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a server still on a replaced set leaves lanes alone until it follows; signals carry exact counts", async () => {
+  const api = await testApi({ edit: (f) => { f["definitions/boards/main.json"].wip_limits.doing = 5; } });
+  try {
+    for (let i = 0; i < 2; i++) await api.task({ title: `doing ${i}`, status: "doing" });
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 2; });
+    const cli = await openTestService(api.dir, "embedded");
+    try {
+      await createCard(cli, { type_id: "task", title: "third", status: "doing" }, { actor: "ada" } as never);
+    } finally {
+      cli.close();
+    }
+    // the server, on limit 5 still, would judge 4 cards "under" and clear the lane
+    await api.task({ title: "fourth", status: "doing" });
+    await reloadDefinitions(api.svc, { actor: "cards" }, { announce: false });
+    expect(laneLog(api)).toEqual([["wip_exceeded", "main", { column: "doing", count: 3, limit: 2 }]]);
+    // a recorded state that lags far behind (as a process on another set may leave it):
+    // the signal says how many the lane holds, not the capped count a write reads
+    for (let i = 0; i < 8; i++) await createCard(api.svc, { type_id: "task", title: `more ${i}`, status: "doing" }, { actor: "ada" } as never);
+    await api.svc.store.write((tx) => tx.setMeta("lane/main/doing/wip", "under"));
+    await api.task({ title: "one more", status: "doing" });
+    expect(laneLog(api).at(-1)).toEqual(["wip_exceeded", "main", { column: "doing", count: 13, limit: 2 }]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a restore forgets what lanes signalled before it", async () => {
+  const src = await testApi();
+  const lines: string[] = [];
+  try {
+    for (let i = 0; i < 2; i++) await src.task({ title: `todo ${i}`, status: "todo" });
+    await dumpWorkspace(src.svc, (l: string) => lines.push(l));
+  } finally {
+    src.close();
+  }
+  const api = await testApi();
+  try {
+    // a reload in the empty workspace records todo (watched) as empty
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.review = 5; });
+    await api.post("/workspace/reload");
+    async function* dump() { for (const l of lines.join("\\n").split("\\n")) yield l; }
+    await restoreWorkspace(api.svc, dump());
+    await api.task({ title: "one more", status: "todo" });
+    expect(laneLog(api)).toEqual([]); // todo was never drained: nothing to refill
   } finally {
     api.close();
   }

@@ -465,6 +465,11 @@ export class SqliteQueries implements StoreTx {
     return (this.db.query("SELECT value FROM meta WHERE key = ?").get(key)?.value as string | undefined) ?? null;
   }
 
+  deleteMeta(key: string, opts: { prefix?: boolean } = {}): void {
+    if (opts.prefix) this.db.query("DELETE FROM meta WHERE substr(key, 1, length(?1)) = ?1").run(key);
+    else this.db.query("DELETE FROM meta WHERE key = ?").run(key);
+  }
+
   setMeta(key: string, value: string): void {
     this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
   }
