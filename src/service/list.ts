@@ -191,7 +191,11 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
     knownValues: known,
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already
-    held: held === "checked" ? () => true : (path, value, refuse) => held.length < MAX_HELD_LOOKUPS && held.push({ path, value, typeIds, refuse }) > 0,
+    held: held === "checked" ? () => true : (path, value, refuse) => {
+      if (held.length < MAX_HELD_LOOKUPS) return held.push({ path, value, typeIds, refuse }) > 0;
+      const e = refuse() as CardsError;
+      throw new CardsError("validation_failed", `a filter may name at most ${MAX_HELD_LOOKUPS} values outside the known ones (each is looked up among the cards): ${e.message}`, e.extra);
+    },
   };
 }
 

@@ -29,6 +29,23 @@ describe("filter values checked against the definitions", () => {
     }
   });
 
+  test("at most 16 values outside the options are looked up; a 17th is refused saying so", async () => {
+    const api = await testApi();
+    try {
+      const values = Array.from({ length: 17 }, (_, i) => `gone-${i}`);
+      const r = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": { $in: values } }, dry_run: true });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ error: "validation_failed", field: "filter.fields.priority.$in", value: "gone-16", valid_options: ["low", "normal", "high", "urgent"] });
+      expect(r.body.message).toStartWith("a filter may name at most 16 values outside the known ones");
+      // 16 are looked up: the first no card holds is the one refused
+      const sixteen = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": { $in: values.slice(0, 16) } }, dry_run: true });
+      expect(sixteen.status).toBe(422);
+      expect(sixteen.body.value).toBe("gone-0");
+    } finally {
+      api.close();
+    }
+  });
+
   test("the options are those of the types in scope; a field that is an enum in no type in scope is not checked", async () => {
     const api = await testApi();
     try {
