@@ -13,16 +13,25 @@ import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const as = (actor: string) => ({ actor }) as never;
 
+/**
+ * Cards of 200 KB of "a", and a filter of ten $contains of "aaa...ab<i>": each nearly
+ * matches everywhere, so the substring searches take ~10 ms a card. A card whose
+ * description is "aaa...ab3" matches it.
+ */
+const NEAR_MISS = (i: number) => `${"a".repeat(45)}b${i}`;
+const costlyFilter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: NEAR_MISS(i) } })) };
+async function addBigCards(svc: Awaited<ReturnType<typeof openTestService>>, n: number): Promise<void> {
+  const big = "a".repeat(200_000);
+  for (let i = 0; i < n; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+}
+
 test("a costly list runs off the request thread: timers and other reads go on while it reads", async () => {
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");
   try {
-    // 30 cards of 200 KB of "a", and ten $contains of "aaa...ab": each nearly matches
-    // everywhere, so the substring searches take ~0.3 s together
-    const big = "a".repeat(200_000);
-    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+    await addBigCards(svc, 30); // ~0.3 s of reading for costlyFilter
     const small = await createCard(svc, { type_id: "task", title: "small" }, as("ada"));
-    const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+    const filter = costlyFilter;
     const heavy = listCards(svc, { type_id: "task" }, "ada", { filter });
     expect(heavy).toBeInstanceOf(Promise);
     const order: string[] = [];
@@ -59,10 +68,9 @@ test("take-next with a costly filter reads its candidates off the request thread
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");
   try {
-    const big = "a".repeat(200_000);
-    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: `${"a".repeat(45)}b3` } }, as("ada"));
-    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
-    const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: NEAR_MISS(3) } }, as("ada"));
+    await addBigCards(svc, 30);
+    const filter = costlyFilter;
     const order: string[] = [];
     const taking = takeNext(svc, { type_id: "task", filter }, as("agent-1")).then((r) => { order.push("take-next"); return r; });
     await Bun.sleep(1);
@@ -83,10 +91,9 @@ test("a dry run never answers with a card this process claimed while the thread 
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");
   try {
-    const big = "a".repeat(200_000);
-    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: `${"a".repeat(45)}b3` } }, as("ada"));
-    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
-    const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: NEAR_MISS(3) } }, as("ada"));
+    await addBigCards(svc, 30);
+    const filter = costlyFilter;
     await listCards(svc, { type_id: "task", limit: "1" }, "ada", { filter: { "fields.description": { $contains: "b9" } } }); // the thread is up
     const dry = takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
     await Bun.sleep(5); // the thread is reading
@@ -102,8 +109,7 @@ test("a filter value outside a field's options is looked up among the cards on t
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");
   try {
-    const big = "a".repeat(200_000);
-    for (let i = 0; i < 30; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
+    await addBigCards(svc, 30);
     // "bogus" is no option of priority: is a card still holding it? each card's JSON is read
     const r = listCards(svc, { type_id: "task" }, "ada", { filter: { "fields.priority": "bogus" } });
     expect(r).toBeInstanceOf(Promise);
@@ -177,9 +183,8 @@ test("lists and counts read on the thread answer as an embedded call does", asyn
 test("closing while costly reads run: they answer unavailable, and the thread's connection is closed", async () => {
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");
-  const big = "a".repeat(200_000);
-  for (let i = 0; i < 20; i++) await createCard(svc, { type_id: "task", title: `big ${i}`, fields: { description: big } }, as("ada"));
-  const filter = { $or: Array.from({ length: 10 }, (_, i) => ({ "fields.description": { $contains: `${"a".repeat(45)}b${i}` } })) };
+  await addBigCards(svc, 20);
+  const filter = costlyFilter;
   // one read runs, 24 wait behind it on the thread (~4 s of reading, more than close
   // waits for): those are skipped, not read
   const reading = Array.from({ length: 25 }, () => Promise.resolve(listCards(svc, { type_id: "task" }, "ada", { filter })));
