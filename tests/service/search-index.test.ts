@@ -202,3 +202,34 @@ describe("the search index follows the event log", () => {
     }
   });
 });
+
+describe("what a search matches", () => {
+  test("emoji and other symbols are words: q=🚀 finds the card that says 🚀, and words beside them still match", () => withService("embedded", async (svc) => {
+    const rocket = await createCard(svc, { type_id: "task", title: "ship it 🚀 today" }, ada);
+    const check = await createCard(svc, { type_id: "task", title: "tests ✅ green", fields: { description: "deployed 👍🏽 by ada" } }, ada);
+    await createCard(svc, { type_id: "task", title: "plain words only" }, ada);
+    expect(await search(svc, "🚀")).toEqual([rocket.id]);
+    expect(await search(svc, "✅")).toEqual([check.id]);
+    expect(await search(svc, "👍")).toEqual([check.id]); // the skin tone is a modifier, not part of the word
+    expect(await search(svc, "ship today")).toEqual([rocket.id]);
+    expect(await search(svc, "green ✅")).toEqual([check.id]);
+  }));
+
+  test("an index built under the previous tokenizer is rebuilt, so symbols become searchable in old cards too", async () => {
+    const dir = makeWorkspace();
+    let id = "";
+    await withService("embedded", async (svc) => {
+      id = (await createCard(svc, { type_id: "task", title: "legacy 🚀 card" }, ada)).id;
+      expect(await search(svc, "legacy")).toEqual([id]);
+    }, dir);
+    // the file as an older build left it: schema version 1, whose tokenizer dropped symbols
+    const db = new Database(indexFile(dir));
+    db.exec("DROP TABLE cards_fts");
+    db.exec("CREATE VIRTUAL TABLE cards_fts USING fts5(title, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')");
+    db.exec("PRAGMA user_version = 1");
+    db.close();
+    await withService("embedded", async (svc) => {
+      expect(await search(svc, "🚀")).toEqual([id]);
+    }, dir);
+  });
+});

@@ -103,9 +103,13 @@ export function searchBody(fields: Record<string, unknown>, only: string[] | und
   return parts.join(" ");
 }
 
-/** Turns free text into an FTS5 query: every token must match, the last as a prefix. */
+/**
+ * Turns free text into an FTS5 query: every token must match, the last as a prefix.
+ * Tokens are what the index's tokenizer keeps (search-index.ts): letters, digits, private
+ * use and other symbols (emoji), so `q=🚀` finds the cards that say 🚀.
+ */
 export function toFtsQuery(q: string): string | null {
-  const tokens = q.match(/[\p{L}\p{N}_]+/gu);
+  const tokens = q.match(/[\p{L}\p{N}\p{Co}\p{So}_]+/gu);
   if (!tokens || tokens.length === 0) return null;
   return tokens.map((t, i) => `"${t}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
 }

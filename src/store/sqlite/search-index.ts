@@ -19,15 +19,15 @@ import type { SearchConfig } from "../port.ts";
 import { searchBody } from "./rows.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
-/** Bump to rebuild every index file (its tables are dropped and made anew). */
-export const SEARCH_SCHEMA_VERSION = 1;
+/** Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols (emoji) are words. */
+export const SEARCH_SCHEMA_VERSION = 2;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS docs (seq INTEGER PRIMARY KEY, card_id TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS docs_by_card ON docs(card_id);
   CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(
-    title, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+    title, body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'"
   );`;
 
 /** Event types that never change a card's title or fields: nothing to re-index. */
