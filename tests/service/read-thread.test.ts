@@ -64,46 +64,42 @@ test("a costly list runs off the request thread: timers and other reads go on wh
   }
 });
 
-test("take-next with a costly filter reads its candidates off the request thread", async () => {
-  const dir = makeWorkspace();
-  const svc = await openTestService(dir, "serve");
+/** A server over 30 costly cards and one the costly filter matches. */
+async function withWantedCard(fn: (svc: Awaited<ReturnType<typeof openTestService>>, wanted: { id: string }) => Promise<void>): Promise<void> {
+  const svc = await openTestService(makeWorkspace(), "serve");
   try {
     const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: NEAR_MISS(3) } }, as("ada"));
     await addBigCards(svc, 30);
-    const filter = costlyFilter;
-    const order: string[] = [];
-    const taking = takeNext(svc, { type_id: "task", filter }, as("agent-1")).then((r) => { order.push("take-next"); return r; });
-    await Bun.sleep(1);
-    order.push("timer");
-    const r = await taking;
-    expect(order).toEqual(["timer", "take-next"]);
-    expect(r.card?.id).toBe(wanted.id);
-    expect(r.card?.owner).toBe("agent-1");
-    // and a dry run reads the same way
-    const dry = await takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
-    expect(dry.card).toBeNull();
+    await fn(svc, wanted);
   } finally {
     svc.close();
   }
-});
+}
 
-test("a dry run never answers with a card this process claimed while the thread read", async () => {
-  const dir = makeWorkspace();
-  const svc = await openTestService(dir, "serve");
-  try {
-    const wanted = await createCard(svc, { type_id: "task", title: "the one", fields: { description: NEAR_MISS(3) } }, as("ada"));
-    await addBigCards(svc, 30);
-    const filter = costlyFilter;
-    await listCards(svc, { type_id: "task", limit: "1" }, "ada", { filter: { "fields.description": { $contains: "b9" } } }); // the thread is up
-    const dry = takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
-    await Bun.sleep(5); // the thread is reading
-    const claimed = await claimCard(svc, wanted.id, { version: 1 }, as("agent-1"));
-    expect(claimed.owner).toBe("agent-1");
-    expect((await dry).card).toBeNull();
-  } finally {
-    svc.close();
-  }
-});
+test("take-next with a costly filter reads its candidates off the request thread", () => withWantedCard(async (svc, wanted) => {
+  const filter = costlyFilter;
+  const order: string[] = [];
+  const taking = takeNext(svc, { type_id: "task", filter }, as("agent-1")).then((r) => { order.push("take-next"); return r; });
+  await Bun.sleep(1);
+  order.push("timer");
+  const r = await taking;
+  expect(order).toEqual(["timer", "take-next"]);
+  expect(r.card?.id).toBe(wanted.id);
+  expect(r.card?.owner).toBe("agent-1");
+  // and a dry run reads the same way
+  const dry = await takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
+  expect(dry.card).toBeNull();
+}));
+
+test("a dry run never answers with a card this process claimed while the thread read", () => withWantedCard(async (svc, wanted) => {
+  const filter = costlyFilter;
+  await listCards(svc, { type_id: "task", limit: "1" }, "ada", { filter: { "fields.description": { $contains: "b9" } } }); // the thread is up
+  const dry = takeNext(svc, { type_id: "task", filter, dry_run: true }, as("agent-2"));
+  await Bun.sleep(5); // the thread is reading
+  const claimed = await claimCard(svc, wanted.id, { version: 1 }, as("agent-1"));
+  expect(claimed.owner).toBe("agent-1");
+  expect((await dry).card).toBeNull();
+}));
 
 test("a filter value outside a field's options is looked up among the cards on the thread too", async () => {
   const dir = makeWorkspace();
