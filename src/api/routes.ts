@@ -200,7 +200,14 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/events", summary: "The durable event feed",
     handle: (c) => withModule(load.events, (m) => ok(m.listEvents(c.svc, c.query))) },
   { method: "GET", path: "/breaches", summary: "Conditions that hold now (WIP, lanes, blocked, timeouts, idle)",
-    handle: (c) => withModule(load.breaches, (m) => ok(m.listBreaches(c.svc, c.query))) },
+    handle: (c) => {
+      // a server reads them on its read thread: a promise then
+      const run = (m: ServiceModule<typeof load.breaches>): ApiResponse | Promise<ApiResponse> => {
+        const found = m.listBreaches(c.svc, c.query);
+        return found instanceof Promise ? found.then((b) => ok(b)) : ok(found);
+      };
+      return load.breaches.loaded ? run(load.breaches.loaded) : load.breaches().then(run);
+    } },
 ];
 
 /** JSON with every non-ASCII character escaped (\uXXXX), for a header value. */

@@ -5,7 +5,8 @@
  */
 import { badRequest } from "../domain/errors.ts";
 import { parseDuration } from "../domain/durations.ts";
-import type { Board } from "../domain/types.ts";
+import type { Board, Card } from "../domain/types.ts";
+import type { ReadCall } from "../store/port.ts";
 import { scopeOf } from "./lanes.ts";
 import type { ListParams } from "./list.ts";
 import type { Service } from "./service.ts";
@@ -21,7 +22,12 @@ export interface Breaches {
   truncated?: boolean;
 }
 
-export function listBreaches(svc: Service, p: ListParams): Breaches {
+/**
+ * Every read runs in one snapshot, as one batch: a long-lived process reads it on its
+ * read thread (the blocked scan reads every card in scope; a board in a browser asks
+ * again at most once a second while agents write), so this may answer later.
+ */
+export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Breaches> {
   for (const k of Object.keys(p)) {
     if (k !== "board_id" && k !== "type") throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: ["board_id", "type"] });
   }
@@ -31,45 +37,58 @@ export function listBreaches(svc: Service, p: ListParams): Breaches {
   const boards = p.board_id !== undefined ? [svc.board(p.board_id)] : [...svc.defs.boards.values()];
   const want = (k: string) => p.type === undefined || p.type === k;
   const now = Date.now();
-  const out: Breaches = { as_of: new Date(now).toISOString(), items: [] };
-  let truncated = false;
-  return svc.store.snapshot((r) => {
-    for (const board of boards) {
-      const scope = scopeOf(board);
-      const base = { board_id: board.id };
-      if (want("wip_exceeded")) {
-        for (const [column, limit] of Object.entries(board.wip_limits ?? {})) {
-          const count = r.countInStatus(scope, column, Number.MAX_SAFE_INTEGER);
-          if (count > limit) out.items.push({ kind: "wip_exceeded", ...base, column, count, limit });
-        }
+  // the reads, in order, and how each answer becomes items
+  const calls: ReadCall[] = [];
+  const makers: Array<(answer: unknown, out: Breaches) => void> = [];
+  const read = (call: ReadCall, make: (answer: unknown, out: Breaches) => void): void => { calls.push(call); makers.push(make); };
+  for (const board of boards) {
+    const scope = scopeOf(board);
+    const base = { board_id: board.id };
+    if (want("wip_exceeded")) {
+      for (const [column, limit] of Object.entries(board.wip_limits ?? {})) {
+        read({ method: "countInStatus", args: [scope, column, Number.MAX_SAFE_INTEGER] }, (count, out) => {
+          if ((count as number) > limit) out.items.push({ kind: "wip_exceeded", ...base, column, count, limit });
+        });
       }
-      if (want("lane_limit")) {
-        for (const column of board.monitors?.alert_when_empty ?? []) {
-          if (r.countInStatus(scope, column, 1) === 0) out.items.push({ kind: "lane_limit", ...base, column, count: 0, limit: 0 });
-        }
+    }
+    if (want("lane_limit")) {
+      for (const column of board.monitors?.alert_when_empty ?? []) {
+        read({ method: "countInStatus", args: [scope, column, 1] }, (count, out) => {
+          if (count === 0) out.items.push({ kind: "lane_limit", ...base, column, count: 0, limit: 0 });
+        });
       }
-      if (want("card_blocked")) {
-        const page = r.listCards({ filter: scope, blocked: true, limit: BREACH_SCAN_LIMIT + 1 }).items;
-        if (page.length > BREACH_SCAN_LIMIT) truncated = true;
-        for (const c of page.slice(0, BREACH_SCAN_LIMIT)) out.items.push({ kind: "card_blocked", ...base, card_id: c.id, blockers: r.openBlockers(c.id) });
-      }
-      for (const rule of temporal(board)) {
-        if (!want(rule.kind)) continue;
-        const due = r.dueCards(scope, rule.statuses, rule.column, undefined, new Date(now - rule.ms).toISOString(), BREACH_SCAN_LIMIT + 1);
-        if (due.length > BREACH_SCAN_LIMIT) truncated = true;
+    }
+    if (want("card_blocked")) {
+      read({ method: "blockedCards", args: [scope, BREACH_SCAN_LIMIT + 1] }, (answer, out) => {
+        const page = answer as Array<{ id: string; blockers: string[] }>;
+        if (page.length > BREACH_SCAN_LIMIT) out.truncated = true;
+        for (const c of page.slice(0, BREACH_SCAN_LIMIT)) out.items.push({ kind: "card_blocked", ...base, card_id: c.id, blockers: c.blockers });
+      });
+    }
+    for (const rule of temporal(board)) {
+      if (!want(rule.kind)) continue;
+      read({ method: "dueCards", args: [scope, rule.statuses, rule.column, undefined, new Date(now - rule.ms).toISOString(), BREACH_SCAN_LIMIT + 1] }, (answer, out) => {
+        const due = answer as Card[];
+        if (due.length > BREACH_SCAN_LIMIT) out.truncated = true;
         for (const c of due.slice(0, BREACH_SCAN_LIMIT)) {
           out.items.push(rule.kind === "status_timeout"
             ? { kind: "status_timeout", ...base, card_id: c.id, status: c.status, since: c.status_since, max: rule.raw }
             : { kind: "card_idle", ...base, card_id: c.id, since: c.updated_at, threshold: rule.raw });
         }
-      }
+      });
     }
-    if (truncated) {
+  }
+  const assemble = (answers: unknown[]): Breaches => {
+    const out: Breaches = { as_of: new Date(now).toISOString(), items: [] };
+    answers.forEach((a, i) => makers[i]!(a, out));
+    if (out.truncated) {
       out.truncated = true;
       out.limit = BREACH_SCAN_LIMIT;
     }
     return out;
-  });
+  };
+  const answers = svc.store.readBatch(calls);
+  return answers instanceof Promise ? answers.then(assemble) : assemble(answers);
 }
 
 function temporal(board: Board): Array<{ kind: "status_timeout" | "card_idle"; statuses?: string[]; column: "status_since" | "updated_at"; ms: number; raw: string }> {

@@ -82,6 +82,8 @@ export interface StoreReads {
   getMeta(key: string): string | null;
   /** events up to this id came from a restore: history, never published live (0: none) */
   historyThrough(): number;
+  /** up to `limit` cards matching `filter` that are blocked now (newest first), each with its open blockers */
+  blockedCards(filter: FilterNode | undefined, limit: number): Array<{ id: string; blockers: string[] }>;
   /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
   countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;
   /**
@@ -168,6 +170,11 @@ export interface Store extends StoreReads {
   readPage(q: ListQuery): CardListPage | Promise<CardListPage>;
   /** takeNextCandidates, off the calling thread like readPage when costly (a caller's filter) */
   readCandidates(q: Omit<ListQuery, "sort" | "after">): Array<Pick<Card, "id" | "status">> | Promise<Array<Pick<Card, "id" | "status">>>;
+  /**
+   * Several reads in one snapshot (GET /breaches); a long-lived process runs them on its
+   * read thread. Each answer is what the StoreReads method of the same name returns.
+   */
+  readBatch(calls: readonly ReadCall[]): unknown[] | Promise<unknown[]>;
   /** countByStatus, off the calling thread like readPage when costly */
   readCounts(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number> | Promise<Record<string, number>>;
   /**
@@ -198,6 +205,12 @@ export interface Store extends StoreReads {
 }
 
 export interface CardListPage { items: Card[]; keys: string[]; lastEventId: string | null }
+
+/** A read of Store.readBatch: a StoreReads method and its arguments. */
+export type ReadCall =
+  | { method: "countInStatus"; args: Parameters<StoreReads["countInStatus"]> }
+  | { method: "dueCards"; args: Parameters<StoreReads["dueCards"]> }
+  | { method: "blockedCards"; args: Parameters<StoreReads["blockedCards"]> };
 
 /** per card type: the field ids indexed for `q` (undefined = every field value) */
 export type SearchConfig = Map<string, string[] | undefined>;

@@ -148,11 +148,11 @@ describe("GET /breaches ceiling", () => {
         const c = await createCard(svc, { type_id: "task", title: `waiting ${i}` }, ada);
         await addLink(svc, c.id, { type_id: "depends-on", target: blocker.id }, ada);
       }
-      const r = listBreaches(svc, { board_id: "main", type: "card_blocked" });
+      const r = await listBreaches(svc, { board_id: "main", type: "card_blocked" });
       expect(r.items.length).toBe(500);
       expect(r.truncated).toBe(true);
       expect(r.limit).toBe(500);
-      const few = listBreaches(svc, { board_id: "main", type: "wip_exceeded" });
+      const few = await listBreaches(svc, { board_id: "main", type: "wip_exceeded" });
       expect(few.truncated).toBeUndefined();
     } finally {
       svc.close();

@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { addLink, claimCard, countBoardCards, createCard, listCards, patchCard, takeNext } from "../../src/service/index.ts";
+import { addLink, claimCard, countBoardCards, createCard, listBreaches, listCards, patchCard, takeNext } from "../../src/service/index.ts";
 import { ReadThread, ReadThreadDown } from "../../src/store/sqlite/read-thread.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -174,6 +174,36 @@ test("lists and counts read on the thread answer as an embedded call does", asyn
   expect(served).toEqual(embedded);
   expect((embedded.search as { items: unknown[] }).items.length).toBe(5);
   expect((embedded.blocked as { items: Array<{ id: string }> }).items.map((c) => c.id)).toEqual([ids[1]!]);
+});
+
+test("GET /breaches reads in one batch on the thread, and answers as an embedded call does", async () => {
+  const dir = makeWorkspace();
+  const seed = await openTestService(dir, "embedded");
+  try {
+    const blocker = await createCard(seed, { type_id: "task", title: "blocker" }, as("ada"));
+    for (let i = 0; i < 3; i++) {
+      const c = await createCard(seed, { type_id: "task", title: `waiting ${i}`, status: "doing" }, as("ada"));
+      await addLink(seed, c.id, { type_id: "depends-on", target: blocker.id }, as("ada"));
+    }
+    await createCard(seed, { type_id: "task", title: "fourth", status: "doing" }, as("ada")); // doing: 4, over its limit of 3
+  } finally {
+    seed.close();
+  }
+  const read = async (mode: "embedded" | "serve") => {
+    const svc = await openTestService(dir, mode);
+    try {
+      const r = listBreaches(svc, {});
+      expect(r instanceof Promise).toBe(mode === "serve");
+      const b = await r;
+      return b.items.map((i) => JSON.stringify(i)).sort();
+    } finally {
+      svc.close();
+    }
+  };
+  const served = await read("serve");
+  expect(served).toEqual(await read("embedded"));
+  expect(served.filter((i) => i.includes('"card_blocked"')).length).toBe(3);
+  expect(served.some((i) => i.includes('"wip_exceeded"') && i.includes('"count":4'))).toBe(true);
 });
 
 test("closing while costly reads run: they answer unavailable, and the thread's connection is closed", async () => {

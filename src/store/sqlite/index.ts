@@ -4,9 +4,9 @@
  */
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
-import type { CardListPage, ListQuery, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
+import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
-import { SqliteQueries, type QueryConfig } from "./queries.ts";
+import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ServerCheckpoints } from "./server-checkpoints.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
@@ -88,8 +88,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   };
   /** `inline` here, or on the read thread when the read is costly and the thread is up. */
   let closed = false;
-  const offThread = <T>(op: ReadOp, q: ListQuery, inline: () => T): T | Promise<T> => {
-    if (!readThread?.alive || !readThreads().costlyRead(q)) return inline();
+  const offThread = <T>(op: ReadOp, q: ListQuery | readonly ReadCall[], inline: () => T): T | Promise<T> => {
+    if (!readThread?.alive || (op !== "batch" && !readThreads().costlyRead(q as ListQuery))) return inline();
     const { ReadThreadDown } = readThreads();
     return readThread.run<T>(op, q).catch((e: unknown) => {
       if (!(e instanceof ReadThreadDown)) throw e;
@@ -119,6 +119,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
     cardsInUse: () => reader.cardsInUse(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
+    blockedCards: (f, l) => reader.blockedCards(f, l),
     dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),
     nextDue: (f, s, c, a) => reader.nextDue(f, s, c, a),
     getUser: (id) => reader.getUser(id),
@@ -221,6 +222,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     readPage: (q) => offThread<CardListPage>("page", q, () => snapshot((r) => ({ ...r.listCards(q), lastEventId: r.lastEventId() }))),
     readCounts: (q) => offThread("count", { ...q, limit: 0 }, () => reader.countByStatus(q)),
     readCandidates: (q) => offThread("candidates", q, () => reader.takeNextCandidates(q)),
+    readBatch: (calls) => offThread("batch", calls, () => snapshot((r) => calls.map((c) => runReadCall(r, c)))),
     reconfigure(o: { workspaceId: string; doneStatus: string; search: SearchConfig }): Promise<void> {
       return lockOf().run(() => {
         config.workspaceId = o.workspaceId;

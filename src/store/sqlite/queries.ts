@@ -6,7 +6,7 @@ import { DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link
 
 /** The events that change a card (and its updated_at): a persisted condition does not. */
 const CARD_FACTS = DURABLE_CARD_EVENTS.map((t) => `'${t}'`).join(",");
-import type { EventQuery, IdempotencyRecord, ListQuery, SearchConfig, StoreTx } from "../port.ts";
+import type { EventQuery, IdempotencyRecord, ListQuery, ReadCall, SearchConfig, StoreReads, StoreTx } from "../port.ts";
 import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
 import { byCodePoint, canonicalCard } from "../../domain/card.ts";
@@ -374,6 +374,10 @@ export class SqliteQueries implements StoreTx {
     return this.db.query("INSERT OR IGNORE INTO once_keys (key, at) VALUES (?, ?)").run(key, at).changes === 1;
   }
 
+  blockedCards(filter: ListQuery["filter"], limit: number): Array<{ id: string; blockers: string[] }> {
+    return this.listCards({ ...(filter ? { filter } : {}), blocked: true, limit }).items.map((c) => ({ id: c.id, blockers: this.openBlockers(c.id) }));
+  }
+
   countInStatus(filter: ListQuery["filter"], status: string, cap: number): number {
     const { where, params } = this.whereClause({ filter, statuses: [status], limit: 0 });
     params.push(cap);
@@ -552,5 +556,14 @@ export class SqliteQueries implements StoreTx {
       where.push(parts.length ? `(${parts.join(" OR ")})` : "0");
     }
     return { where, params };
+  }
+}
+
+/** Runs one read of Store.readBatch on `r` (in the calling thread's snapshot, or the read thread's). */
+export function runReadCall(r: StoreReads, c: ReadCall): unknown {
+  switch (c.method) {
+    case "countInStatus": return r.countInStatus(...c.args);
+    case "dueCards": return r.dueCards(...c.args);
+    case "blockedCards": return r.blockedCards(...c.args);
   }
 }

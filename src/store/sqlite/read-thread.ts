@@ -7,14 +7,14 @@
 import { startModuleWorker } from "../../platform/worker.ts";
 import { CardsError } from "../../domain/errors.ts";
 import type { FilterNode } from "../../domain/filters.ts";
-import type { ListQuery } from "../port.ts";
+import type { ListQuery, ReadCall } from "../port.ts";
 import type { ConfigEntries } from "./search-indexer.ts";
 
-export type ReadOp = "page" | "count" | "candidates";
+export type ReadOp = "page" | "count" | "candidates" | "batch";
 
 export interface ReadConfig { workspaceId: string; doneStatus: string; search: ConfigEntries }
 
-export interface ReadRequest { type: "read"; id: number; op: ReadOp; q: ListQuery }
+export interface ReadRequest { type: "read"; id: number; op: ReadOp; q: ListQuery | readonly ReadCall[] }
 
 export type ReadReply =
   | { id: number; value: unknown }
@@ -62,7 +62,7 @@ export class ReadThread {
 
   constructor(private readonly start: { path: string; searchPath: string; cacheKib: number }, private readonly config: () => ReadConfig) {}
 
-  run<T>(op: ReadOp, q: ListQuery): Promise<T> {
+  run<T>(op: ReadOp, q: ListQuery | readonly ReadCall[]): Promise<T> {
     if (!this.alive) return Promise.reject(new ReadThreadDown());
     const worker = this.worker ?? this.launch();
     const id = this.nextId++;

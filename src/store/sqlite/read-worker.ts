@@ -11,8 +11,8 @@
  * skipped unanswered: the caller has given up on them. Out: {id, value} or {id, error}.
  */
 import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
-import type { ListQuery } from "../port.ts";
-import { SqliteQueries, type QueryConfig } from "./queries.ts";
+import type { ListQuery, ReadCall } from "../port.ts";
+import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
 import { SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ReadConfig, ReadOp, ReadReply, ReadRequest } from "./read-thread.ts";
 
@@ -43,8 +43,17 @@ function connection(): { db: SqliteDb; queries: SqliteQueries } {
   return { db, queries };
 }
 
-function read(op: ReadOp, q: ListQuery): unknown {
+function read(op: ReadOp, payload: ListQuery | readonly ReadCall[]): unknown {
   const c = connection();
+  if (op === "batch") {
+    c.db.exec("BEGIN");
+    try {
+      return (payload as readonly ReadCall[]).map((call) => runReadCall(c.queries, call));
+    } finally {
+      if (c.db.inTransaction()) c.db.exec("COMMIT");
+    }
+  }
+  const q = payload as ListQuery;
   if (q.q !== undefined && !c.queries.searchAttached) {
     // the request thread brought the index up to date (Store.prepareSearch) before asking
     try {
