@@ -1,7 +1,7 @@
 /**
  * A costly read beside everyone else's requests, at 100,000 cards on `cards serve`: one
- * client runs a read that tests every card (a board's counts of blocked cards; a
- * take-next dry run with a filter of many conditions) while another reads one card
+ * client runs a read that tests every card (a board's counts of blocked cards, its
+ * breaches; a take-next dry run with a filter of many conditions) while another reads one card
  * (GET /v1/cards/{id}) in a closed loop. The figure is how long that other client waits
  * meanwhile: a server reads costly lists on a thread of its own (docs/decisions.md).
  *
@@ -29,6 +29,7 @@ async function measure(binary: string): Promise<Measure[]> {
   try {
     const calls: Array<{ call: string; run: () => Promise<Response> }> = [
       { call: "GET /v1/boards/main/counts?blocked=true", run: () => fetch(`${srv.url}/v1/boards/main/counts?blocked=true`) },
+      { call: "GET /v1/breaches?board_id=main", run: () => fetch(`${srv.url}/v1/breaches?board_id=main`) },
       { call: "POST /v1/cards/take-next (dry run, 40 conditions on a field)", run: () => fetch(`${srv.url}/v1/cards/take-next`, { method: "POST", body: JSON.stringify({ type_id: "task", filter: costly, dry_run: true }) }) },
     ];
     for (const c of calls) await (await c.run()).arrayBuffer(); // warm: the thread, the page cache
