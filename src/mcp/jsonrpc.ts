@@ -100,6 +100,43 @@ export class RpcPeer {
     return this.o.maxLineChars ?? MAX_LINE_CHARS;
   }
 
+  /** decodes stdin bytes line by line; undefined while the current line has bytes that are not UTF-8 */
+  private decoder: TextDecoder | undefined = new TextDecoder("utf-8", { fatal: true });
+
+  /**
+   * Feeds raw input bytes. Each line must be UTF-8 (MCP's stdio transport): one that is
+   * not is answered -32700, where a lossy decode stored U+FFFD in place of the bytes (an
+   * HTTP body that is not UTF-8 is refused too). A newline byte never occurs inside a
+   * multi-byte character, so lines split on it safely.
+   */
+  feedBytes(bytes: Uint8Array): void {
+    let start = 0;
+    for (;;) {
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl < 0 ? bytes.length : nl;
+      if (this.decoder) {
+        let text: string | undefined;
+        try {
+          text = this.decoder.decode(bytes.subarray(start, end), { stream: nl < 0 });
+        } catch {
+          this.decoder = undefined;
+        }
+        if (text !== undefined) this.feed(nl < 0 ? text : `${text}\n`);
+      }
+      if (nl < 0) return;
+      if (!this.decoder) this.rejectLine();
+      start = nl + 1;
+    }
+  }
+
+  /** Ends the current line as one that is not UTF-8: dropped, answered -32700 (no id can be trusted from it). */
+  private rejectLine(): void {
+    this.buffer = "";
+    this.skipping = undefined;
+    this.decoder = new TextDecoder("utf-8", { fatal: true });
+    this.send(errorMessage(null, PARSE_ERROR, "parse error: the message is not valid UTF-8"));
+  }
+
   /** Drops a partly received line (the client is gone): drain() then runs nothing new. */
   discardUnread(): void {
     this.buffer = "";
@@ -153,6 +190,19 @@ export class RpcPeer {
     if (answer) this.send(answer);
   }
 
+  /** requests being handled, by id: true once the client cancelled it (notifications/cancelled) */
+  private running = new Map<JsonRpcId, boolean>();
+
+  /**
+   * MCP notifications/cancelled: the request, if still running, gets no answer (the
+   * receiver should not respond). Work it already committed stays committed: a write is
+   * one transaction, never half done. `initialize` cannot be cancelled.
+   */
+  private cancel(params: unknown): void {
+    const id = (params as { requestId?: unknown } | null)?.requestId;
+    if (validId(id) && this.running.has(id as JsonRpcId)) this.running.set(id as JsonRpcId, true);
+  }
+
   private async handleMessage(msg: unknown): Promise<RpcMessage | undefined> {
     if (!msg || typeof msg !== "object" || (msg as RpcMessage).jsonrpc !== "2.0") {
       return errorMessage(idOf(msg), INVALID_REQUEST, 'invalid request: expected an object with jsonrpc "2.0"');
@@ -165,10 +215,22 @@ export class RpcPeer {
     }
     const isNotification = !("id" in m);
     if (!isNotification && !validId(m.id)) return errorMessage(null, INVALID_REQUEST, "invalid request: id must be a string or an integer (MCP: never null)");
+    if (isNotification && m.method === "notifications/cancelled") return void this.cancel(m.params);
+    const id = m.id as JsonRpcId;
+    const cancellable = !isNotification && m.method !== "initialize";
+    if (cancellable) this.running.set(id, false);
+    const cancelled = (): boolean => {
+      if (!cancellable) return false;
+      const c = this.running.get(id) === true;
+      this.running.delete(id);
+      return c;
+    };
     try {
       const result = await this.o.dispatch(m.method, m.params, isNotification);
-      return isNotification ? undefined : { jsonrpc: "2.0", id: m.id as JsonRpcId, result: result ?? {} };
+      if (cancelled()) return undefined;
+      return isNotification ? undefined : { jsonrpc: "2.0", id, result: result ?? {} };
     } catch (e) {
+      if (cancelled()) return undefined;
       if (isNotification) {
         if (!(e instanceof RpcError)) this.o.log(`notification ${m.method} failed: ${String((e as Error)?.stack ?? e)}`);
         return undefined;

@@ -22,9 +22,13 @@ const log = (message: string): void => { console.error(`cards mcp: ${message}`);
 /** Runs until stdin closes or a termination signal; resolves when the server has stopped. */
 export async function startMcp(o: McpOptions): Promise<undefined> {
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "mcp" });
-  const actor = o.actor?.trim() || svc.resolveActor();
-  if (!actor) {
+  let actor: string;
+  try {
+    // the same rule as every surface's actor (its length bound included)
+    actor = svc.requireActor(o.actor?.trim() || undefined);
+  } catch (e) {
     svc.close();
+    if ((e as CardsError).code !== "actor_required") throw e;
     throw new CardsError("actor_required", "cards mcp needs an actor: every write is recorded under it and no tool takes one", {
       hint: "pass --actor (cards mcp --actor agent-1), set CARDS_ACTOR, or settings.default_user in definitions/workspace.json",
     });
@@ -62,8 +66,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       server.peer.discardUnread(); // a line still arriving is no request anyone can hear the answer to
       void stop();
     });
-    process.stdin.setEncoding("utf8");
-    process.stdin.on("data", (chunk: string) => server.peer.feed(chunk));
+    process.stdin.on("data", (chunk: Uint8Array) => server.peer.feedBytes(chunk));
     process.stdin.on("end", () => void stop());
     process.stdin.on("error", () => void stop());
     process.on("SIGINT", () => void stop());

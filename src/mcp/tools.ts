@@ -106,7 +106,7 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
   const a = args as Args;
   const props = (spec.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
   for (const key of Object.keys(a)) {
-    if (!(key in props)) {
+    if (!Object.hasOwn(props, key)) {
       const inFields = Object.hasOwn((props.fields?.properties ?? {}) as object, key);
       throw new CardsError("validation_failed", `${spec.name}: unknown argument ${JSON.stringify(key)}`, {
         field: key, valid_options: Object.keys(props),

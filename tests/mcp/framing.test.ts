@@ -85,3 +85,42 @@ test("after the client is gone, a partly received line is dropped, not run", asy
   await p.drain();
   expect(out.map((a) => a.id)).toEqual([1]);
 });
+
+test("a line that is not UTF-8 is answered -32700 and not run; the lines around it are (bytes split anywhere)", async () => {
+  const calls: string[] = [];
+  const out: any[] = [];
+  const p = new RpcPeer({ dispatch: async (_m, params) => { calls.push((params as { t: string }).t); return {}; }, write: (l) => out.push(JSON.parse(l)), log: () => {} });
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const line = (id: number, t: string) => enc(`{"jsonrpc":"2.0","id":${id},"method":"m","params":{"t":"${t}"}}\n`);
+  const bad = new Uint8Array([...enc('{"jsonrpc":"2.0","id":2,"method":"m","params":{"t":"raw '), 0xff, 0xfe, ...enc(' bytes"}}\n')]);
+  const all = new Uint8Array([...line(1, "caf\u00e9 ok"), ...bad, ...line(3, "\u{1F680} after")]);
+  // fed a few bytes at a time: a character split across chunks is still one character
+  for (let i = 0; i < all.length; i += 3) p.feedBytes(all.subarray(i, i + 3));
+  await p.drain();
+  // before: decoded lossily, the middle line ran with "raw \uFFFD\uFFFD bytes"
+  expect(calls).toEqual(["caf\u00e9 ok", "\u{1F680} after"]);
+  expect(out.filter((a) => a.error)).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error: the message is not valid UTF-8" } }]);
+  // a line ending in half a character is not UTF-8 either
+  p.feedBytes(new Uint8Array([...enc('{"jsonrpc":"2.0","id":4,"method":"m","params":{"t":"x"}}'), 0xe2, 0x82, 0x0a]));
+  await p.drain();
+  expect(out.at(-1).error.code).toBe(-32700);
+});
+
+test("notifications/cancelled: a request still running gets no answer; others do; initialize is never cancelled", async () => {
+  const out: any[] = [];
+  const gates = new Map<string, () => void>();
+  const p = new RpcPeer({
+    dispatch: (method) => new Promise((resolve) => gates.set(method, () => resolve({ method }))),
+    write: (l) => out.push(JSON.parse(l)), log: () => {},
+  });
+  const send = (m: object) => p.feed(`${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`);
+  send({ id: 1, method: "slow" });
+  send({ id: 2, method: "other" });
+  send({ id: 3, method: "initialize" });
+  send({ method: "notifications/cancelled", params: { requestId: 1, reason: "timed out" } });
+  send({ method: "notifications/cancelled", params: { requestId: 3 } });
+  send({ method: "notifications/cancelled", params: { requestId: 99 } }); // unknown: ignored
+  for (const open of gates.values()) open();
+  await p.drain();
+  expect(out.map((a) => a.id).sort()).toEqual([2, 3]);
+});

@@ -115,6 +115,19 @@ describe("start-up", () => {
     expect(r.stderr).toContain("CARDS_ACTOR");
   });
 
+  test("an actor over 200 characters is refused at start, as on every surface; a line that is not UTF-8 is -32700", () => {
+    for (const env of [{ CARDS_ACTOR: "a".repeat(5000) }]) {
+      const r = rawSession(dir, [init()], env);
+      expect([r.code, r.stdout]).toEqual([2, ""]);
+      expect(JSON.parse(r.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "bad_request", field: "actor", message: "the actor is 5000 characters; at most 200" });
+    }
+    const bytes = Buffer.concat([Buffer.from(`${init()}\n`), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_task","arguments":{"title":"raw '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes"}}}\n')]);
+    const r = spawnSync(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "agent-1" }), input: bytes, encoding: "utf8", timeout: 20_000 });
+    const answers = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    // before: the card was created with "raw \uFFFD\uFFFD bytes"
+    expect(answers.filter((a) => a.id !== 0)).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error: the message is not valid UTF-8" } }]);
+  });
+
   test("settings.default_user is the fallback actor; CARDS_ACTOR wins over it", async () => {
     const one = rawSession(dir, [init(), rpc(1, "tools/call", { name: "create_task", arguments: { title: "by default" } })], {});
     expect(one.answers[1].result.structuredContent.created_by).toBe("ada");

@@ -240,5 +240,9 @@ describe("error results", () => {
     // a field passed beside fields is pointed inside; a wrong type reads as English
     expect((await s.call("create_task", { title: "x", priority: "high" })).data).toMatchObject({ field: "priority", hint: expect.stringContaining("pass it inside fields") });
     expect((await s.call("create_task", { title: "x", tags: "infra" })).data.message).toBe("create_task: tags must be an array");
+    // names every object inherits are unknown arguments too (`key in props` let them pass)
+    for (const key of ["constructor", "toString", "hasOwnProperty"]) {
+      expect((await s.call("get_card", { card_id: "card_0000000000000000", [key]: 1 })).data).toMatchObject({ error: "validation_failed", field: key, valid_options: ["card_id"] });
+    }
   });
 });
