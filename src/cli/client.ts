@@ -52,7 +52,7 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   const actor = callerActor(g);
   if (actor) headers["x-service-actor"] = actor;
   if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
-  const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body);
+  const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body, keepNonFinite);
   if (call.contentType) headers["content-type"] = call.contentType;
   const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
   const url = serverUrl(g);
@@ -62,6 +62,15 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);
+}
+
+/**
+ * A number JSON cannot hold (`1e400` in --fields parses to Infinity) is sent as the same
+ * out-of-range literal, so the service refuses it as it refuses that body from
+ * `cards api` or HTTP; JSON.stringify alone sends `null`, which removes the field.
+ */
+function keepNonFinite(_key: string, v: unknown): unknown {
+  return typeof v === "number" && !Number.isFinite(v) ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(v > 0 ? "1e999" : v < 0 ? "-1e999" : "null") : v;
 }
 
 /**

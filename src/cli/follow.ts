@@ -9,6 +9,9 @@
 import { callerActor, serverUrl, type CliGlobals } from "./client.ts";
 import { CardsError } from "../domain/errors.ts";
 
+/** How long remote --follow keeps reconnecting to a server it lost before exiting 7 (--reconnect-for). */
+export const FOLLOW_RECONNECT_S = 60;
+
 export interface FollowQuery {
   since?: string;
   types?: string;
@@ -40,9 +43,9 @@ const encoder = new TextEncoder();
 const pause = new Int32Array(new SharedArrayBuffer(4));
 const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
 
-export async function followEvents(g: CliGlobals, q: FollowQuery): Promise<never> {
+export async function followEvents(g: CliGlobals, q: FollowQuery, reconnectForS = FOLLOW_RECONNECT_S): Promise<never> {
   const url = serverUrl(g);
-  return url ? followRemote(url, g, q) : followEmbedded(g, q);
+  return url ? followRemote(url, g, q, reconnectForS) : followEmbedded(g, q);
 }
 
 async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
@@ -71,12 +74,17 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   return new Promise<never>(() => {});
 }
 
-async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Promise<never> {
+/** A line for the person watching: stdout carries only the events. */
+const notice = (text: string): void => { process.stderr.write(`cards: ${text}\n`); };
+
+async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reconnectForS: number): Promise<never> {
   const { createParser } = await import("eventsource-parser");
   // as remote.ts: a base URL given with the API prefix means the same server
   const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   let lastId = q.since;
   let connected = false;
+  /** when the stream was lost (undefined while connected): a quiet feed and a dead server look alike on stdout */
+  let lostAt: number | undefined;
   for (let attempt = 0; ; attempt++) {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined && k !== "since") qs.set(k, v);
@@ -90,6 +98,11 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
     } catch (e) {
       if (!connected) {
         throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, { hint: "check that `cards serve` is running and CARDS_URL / --url points at it" });
+      }
+      if (Date.now() - lostAt! > reconnectForS * 1000) {
+        throw new CardsError("unavailable", `lost ${base} and could not reconnect for ${reconnectForS} s: ${(e as Error).message}`, {
+          hint: `start \`cards serve\` again and resume with --since ${lastId ?? "(the last id you printed)"}; --reconnect-for sets how long to keep trying`,
+        });
       }
       await sleep(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
       continue;
@@ -109,7 +122,9 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
         hint: "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
       });
     }
+    if (lostAt !== undefined) notice(`reconnected to ${base}`);
     connected = true;
+    lostAt = undefined;
     attempt = 0;
     const parser = createParser({
       onEvent: (ev) => {
@@ -125,6 +140,8 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery): Pro
     try {
       for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch { /* the connection broke: resume below */ }
+    lostAt = Date.now();
+    notice(`the stream from ${base} ended; reconnecting${lastId ? ` after event ${lastId}` : ""}`);
     await sleep(250);
   }
 }

@@ -8,15 +8,41 @@ const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") a
 /** Reads the raw JSON text named by --data; undefined when the flag is absent. */
 export function readData(data: string | undefined): string | undefined {
   if (data === undefined) return undefined;
-  if (data === "@-" || data === "-") return fs().readFileSync(0, "utf8");
+  if (data === "@-" || data === "-") return utf8(fs().readFileSync(0), "stdin");
   if (data.startsWith("@")) {
+    let bytes: Uint8Array;
     try {
-      return fs().readFileSync(data.slice(1), "utf8");
+      bytes = fs().readFileSync(data.slice(1));
     } catch (e) {
       throw new CardsError("usage", `cannot read ${data.slice(1)}: ${(e as Error).message}`, { field: "--data" });
     }
+    return utf8(bytes, data.slice(1));
   }
   return data;
+}
+
+/**
+ * Decodes --data bytes as UTF-8, refusing what is not: a lossy decode stored U+FFFD in
+ * place of the bytes, where a server refuses the same body (400, http/body.ts).
+ */
+function utf8(bytes: Uint8Array, from: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new CardsError("bad_request", `--data (${from}) is not valid UTF-8`, { field: "--data", hint: "JSON text is UTF-8: convert the file (iconv -t UTF-8) or escape the characters as \\uXXXX" });
+  }
+}
+
+/**
+ * Sets body.fields from --fields, merged key by key over the fields --data gave: the
+ * flag names the keys to change, it does not drop the others.
+ */
+export function mergeFieldsFlag(body: Record<string, unknown>, raw: string | undefined): void {
+  if (raw === undefined) return;
+  const flag = jsonFlag("fields", raw);
+  const given = body.fields;
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+  body.fields = isObject(given) && isObject(flag) ? { ...given, ...flag } : flag;
 }
 
 /** Parses --data as a JSON object (flags are then merged over it). */

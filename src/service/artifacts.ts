@@ -29,7 +29,7 @@ export async function attachArtifact(
   }
   if (def.artifact_policy === "uri") {
     throw new CardsError("validation_failed", `${field} holds an external URI (artifact_policy uri); it stores no bytes`, {
-      field, hint: `set it as a field value with an update: PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}} (the tool server's update_${type.id})`,
+      field, hint: `set it as a field value with an update: PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}}; CLI: cards cards patch ${id} --version N --fields '{"${field}": {"uri": "https://..."}}'; tools: update_${type.id}`,
     });
   }
   const declared = declaredMime(contentType);

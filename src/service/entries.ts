@@ -58,7 +58,7 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
 export async function removeEntry(svc: Service, id: string, field: string, entryId: string, version: number | undefined, ctx: OpContext): Promise<Card> {
   if (version === undefined) {
     throw new CardsError("validation_failed", "version is required", {
-      field: "version", hint: "pass the version of the card you read: ?version=N (409 when the card changed since)",
+      field: "version", hint: "pass the version of the card you read: ?version=N (CLI: --version N; 409 when the card changed since)",
     });
   }
   return svc.mutate(ctx, (w) => {

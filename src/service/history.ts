@@ -28,7 +28,7 @@ export function summarize(e: StoredEvent): string {
     case "card_deleted": return `deleted the card`;
     case "field_updated": return d.field === "title" ? `renamed to ${show(d.after)}` : `set ${d.field} from ${show(d.before)} to ${show(d.after)}`;
     case "status_changed": return `moved from ${d.before} to ${d.after}`;
-    case "owner_changed": return d.after ? (d.before ? `handed from ${d.before} to ${d.after}` : `claimed by ${d.after}`) : `released by ${d.before}`;
+    case "owner_changed": return ownerSummary(e.actor, d.before, d.after);
     case "tags_changed": return `tags ${show(d.before)} -> ${show(d.after)}`;
     case "item_appended": return `added an entry to ${d.field}`;
     case "item_updated": return `edited entry ${d.entry_id} of ${d.field}`;
@@ -43,4 +43,11 @@ export function summarize(e: StoredEvent): string {
     case "card_unblocked": return `no longer blocked`;
     default: return e.type.replace(/_/g, " ");
   }
+}
+
+/** Worded from the owner's side: the line's actor may have assigned or released someone else. */
+function ownerSummary(actor: string, before: string | null, after: string | null): string {
+  if (after && before) return `handed from ${before} to ${after}`;
+  if (after) return after === actor ? `claimed by ${after}` : `assigned to ${after}`;
+  return before === actor ? `released by ${before}` : `released ${before}'s claim`;
 }

@@ -123,7 +123,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   // the caller's own name and a later page (the first was checked) are never refused
   if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner === viewer || p.cursor !== undefined ? p.owner : knownOwner(svc, p.owner);
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
-  if (p.has_link !== undefined) q.hasLink = p.has_link;
+  if (p.has_link !== undefined) q.hasLink = knownLinkType(svc, p.has_link);
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
   if (p.q !== undefined && p.q.trim() !== "") {
     // each word is one full-text term: a query of thousands held the request thread
@@ -253,6 +253,16 @@ function known(svc: Service, param: "type_id" | "status", values: string[]): str
     throw new CardsError("validation_failed", `${JSON.stringify(v)} is not a ${param === "status" ? "column" : "card type"} of this workspace`, { field: param, value: v, valid_options: valid });
   }
   return values;
+}
+
+/**
+ * has_link names a link type of the workspace, or one links still carry (a type removed
+ * from the definitions): a misspelt one matched nothing and read as "no linked cards".
+ */
+function knownLinkType(svc: Service, typeId: string): string {
+  const valid = svc.defs.workspace.link_types.map((t) => t.id);
+  if (valid.includes(typeId) || svc.store.listCards({ hasLink: typeId, limit: 1 }).items.length > 0) return typeId;
+  throw new CardsError("validation_failed", `${JSON.stringify(typeId)} is not a link type of this workspace`, { field: "has_link", value: typeId, valid_options: valid });
 }
 
 /** `fields.<id>` of the user-typed fields of the types in scope (every type's without one): where `me` means the viewer. */

@@ -332,6 +332,40 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(remote.stderr).toBe(local.stderr);
   });
 
+  test("the body the CLI builds is what the caller gave, in both modes (review 2026-11-25)", () => {
+    const bad = join(dir, "latin1.json");
+    writeFileSync(bad, Buffer.concat([Buffer.from('{"type_id":"task","title":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]));
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const card = run(["cards", "create", "--type", "task", "--title", "nums", "--fields", '{"priority":"low","estimate_hours":5}'], { cwd: dir, env }).json;
+      // 1e400 parses to Infinity: JSON.stringify sent null, which removed the field (exit 0)
+      const huge = run(["cards", "patch", card.id, "--version", "1", "--fields", '{"estimate_hours":1e400}'], { cwd: dir, env });
+      expect([huge.code, huge.error.error, huge.error.field]).toEqual([5, "validation_failed", "estimate_hours"]);
+      const viaApi = run(["api", "PATCH", `/cards/${card.id}`, "--data", '{"version":1,"fields":{"estimate_hours":1e400}}'], { cwd: dir, env });
+      expect(viaApi.stderr).toBe(huge.stderr);
+      expect(run(["cards", "get", card.id], { cwd: dir, env }).json).toMatchObject({ version: 1, fields: { estimate_hours: 5 } });
+      // --fields is merged key by key over the fields of --data
+      const merged = run(["cards", "create", "--data", '{"type_id":"task","title":"m","fields":{"priority":"urgent","branch":"b"}}', "--fields", '{"estimate_hours":2}'], { cwd: dir, env });
+      expect(merged.json.fields).toEqual({ priority: "urgent", branch: "b", estimate_hours: 2 });
+      const patched = run(["cards", "patch", merged.json.id, "--data", '{"version":1,"fields":{"branch":"c"}}', "--fields", '{"estimate_hours":3}'], { cwd: dir, env });
+      expect(patched.json.fields).toEqual({ priority: "urgent", branch: "c", estimate_hours: 3 });
+      // a GET carries no body: one usage error in both modes (remote said `unavailable`)
+      const get = run(["api", "GET", "/health", "--data", '{"x":1}'], { cwd: dir, env });
+      expect([get.code, get.error.error, get.error.field]).toEqual([2, "usage", "--data"]);
+      // a file that is not UTF-8 is refused, not stored with U+FFFD
+      const latin = run(["cards", "create", "--data", `@${bad}`], { cwd: dir, env });
+      expect([latin.code, latin.error.error, latin.error.message]).toEqual([2, "bad_request", `--data (${bad}) is not valid UTF-8`]);
+      const viaStdin = run(["api", "POST", "/cards", "--data", "@-"], { cwd: dir, env, input: readFileSync(bad) });
+      expect([viaStdin.code, viaStdin.error.error]).toEqual([2, "bad_request"]);
+      // a misspelt link type matched nothing and read as "no linked cards"
+      const typo = run(["cards", "list", "--has-link", "depends_on"], { cwd: dir, env });
+      expect([typo.code, typo.error.error, typo.error.field, typo.error.valid_options]).toEqual([5, "validation_failed", "has_link", ["depends-on", "blocked-by", "related", "parent", "sent-to"]]);
+      // history pages forward after an event id
+      const events = run(["cards", "events", merged.json.id], { cwd: dir, env }).json.items;
+      const after = run(["cards", "history", merged.json.id, "--since", events[0].id], { cwd: dir, env });
+      expect(after.json.items.map((i: any) => i.type)).toEqual(events.slice(1).map((e: any) => e.type));
+    }
+  });
+
   test("artifacts put/get and upgrade-schema work the same in both modes", () => {
     const file = join(dir, "note.txt");
     writeFileSync(file, "artifact bytes");

@@ -83,6 +83,29 @@ describe("cards events --follow", () => {
     }
   });
 
+  test("remote: a lost server is said on stderr, and after --reconnect-for seconds the follower exits 7", async () => {
+    const own = await serve(makeWorkspace());
+    const p = Bun.spawn([BIN, "events", "--follow", "--since", "0", "--reconnect-for", "1"], { env: cleanEnv({ CARDS_URL: own.url }), stdout: "pipe", stderr: "pipe" });
+    const stdout = new Response(p.stdout).text();
+    try {
+      await Bun.sleep(500);
+      await own.stop();
+      // before: it retried forever, saying nothing
+      const [code, stderr] = await Promise.race([
+        Promise.all([p.exited, new Response(p.stderr).text()]),
+        Bun.sleep(15_000).then(() => [-1, "still running"] as const),
+      ]);
+      const lines = String(stderr).trim().split("\n");
+      expect(code).toBe(7);
+      expect(lines[0]).toBe(`cards: the stream from ${own.url} ended; reconnecting after event 0`);
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: "unavailable", message: expect.stringContaining(`lost ${own.url} and could not reconnect for 1 s`) });
+      expect(await stdout).toBe(""); // the notices never reach stdout
+    } finally {
+      p.kill();
+      await own.stop();
+    }
+  });
+
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });

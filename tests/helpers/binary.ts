@@ -17,7 +17,7 @@ export function assertBinary(): void {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first (npm test does)`);
 }
 
-export function run(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string } = {}): RunResult {
+export function run(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string | Uint8Array } = {}): RunResult {
   const r = spawnSync(BIN, args, { cwd: opts.cwd, env: cleanEnv(opts.env), input: opts.input ?? "", encoding: "utf8", timeout: 30_000 });
   const parse = (s: string) => {
     const line = s.trim().split("\n").at(-1);

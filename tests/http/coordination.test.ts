@@ -588,6 +588,20 @@ describe("history and search", () => {
     expect((await api.get("/cards/card_0000000000000002/history")).status).toBe(404);
   });
 
+  test("history words owner changes from the owner's side: another actor assigns and releases", async () => {
+    const c = await api.task({ title: "assigned" });
+    await api.post("/cards/take-next", { type_id: "task", filter: { id: c.id }, assign_to: "agent-2" }, as("agent-1"));
+    await api.post(`/cards/${c.id}/release`, { force: true }, as("agent-1"));
+    await api.post(`/cards/${c.id}/claim`, { version: 3 }, as("agent-2"));
+    await api.post(`/cards/${c.id}/release`, {}, as("agent-2"));
+    const h = (await api.get(`/cards/${c.id}/history`)).body.items.slice(1);
+    // before: "claimed by agent-2" and "released by agent-2" under agent-1's name
+    expect(h.map((x: any) => [x.actor, x.summary])).toEqual([
+      ["agent-1", "assigned to agent-2"], ["agent-1", "released agent-2's claim"],
+      ["agent-2", "claimed by agent-2"], ["agent-2", "released by agent-2"],
+    ]);
+  });
+
   test("q matches title and searchable fields only, and full or short ids", async () => {
     const c = await api.task({ title: "Zebra migration", fields: { description: "move the quokka tables" } });
     await api.post("/cards", { type_id: "bug", title: "Unrelated", fields: { steps: "the quokka bites", environment: "okapi" } });

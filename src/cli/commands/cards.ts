@@ -4,7 +4,7 @@
  */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { assertInput, intFlag, jsonArg, jsonFlag, listFlag, readBytes, readData, readDataObject } from "../input.ts";
+import { assertInput, intFlag, jsonArg, jsonFlag, listFlag, mergeFieldsFlag, readBytes, readData, readDataObject } from "../input.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
 
 const g = (data: unknown) => data as CliGlobals;
@@ -53,7 +53,7 @@ const create = () => defineCommand({
     if (args.type !== undefined) body.type_id = args.type;
     if (args.title !== undefined) body.title = args.title;
     if (args.status !== undefined) body.status = args.status;
-    if (args.fields !== undefined) body.fields = jsonFlag("fields", args.fields);
+    mergeFieldsFlag(body, args.fields);
     if (args.tags !== undefined) body.tags = listFlag(args.tags);
     if (args["dry-run"]) body.dry_run = true;
     assertInput(body, args.data, "cards create");
@@ -81,7 +81,7 @@ const patch = () => defineCommand({
     if (args.title !== undefined) body.title = args.title;
     if (args.status !== undefined) body.status = args.status;
     if (args.owner !== undefined) body.owner = args.owner;
-    if (args.fields !== undefined) body.fields = jsonFlag("fields", args.fields);
+    mergeFieldsFlag(body, args.fields);
     if (args.tags !== undefined) body.tags = listFlag(args.tags);
     if (args.force) body.force = true;
     if (args["dry-run"]) body.dry_run = true;
@@ -113,9 +113,10 @@ const history = () => defineCommand({
   meta: { name: "history", description: "The card's history as readable lines (GET /cards/{id}/history)" },
   args: {
     id: { type: "positional", description: "card id", required: true },
-    limit: { type: "string", description: "at most this many (default 100, max 500)" },
+    since: { type: "string", description: "only events after this event id (ids: cards cards events ID)" },
+    limit: { type: "string", description: "at most this many (default 100, max 500; without --since the latest)" },
   },
-  run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/history`, query: { limit: args.limit } }),
+  run: ({ args, data }) => callApi(g(data), { method: "GET", path: `/cards/${enc(args.id)}/history`, query: { since: args.since, limit: args.limit } }),
 });
 
 const takeNext = () => defineCommand({

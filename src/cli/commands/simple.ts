@@ -1,7 +1,7 @@
 /** Small commands that mirror one route each: workspace, boards, users, events, breaches, health, api. */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type ApiCall, type CliGlobals } from "../client.ts";
-import { readBytes, readData } from "../input.ts";
+import { intFlag, readBytes, readData } from "../input.ts";
 import { outcome } from "../runner.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
@@ -82,15 +82,19 @@ export const events = defineCommand({
     limit: { type: "string", description: "page size (default 100, max 500)" },
     card: { type: "string", description: "with --follow: only events of this card" },
     follow: { type: "boolean", description: "stay and print live events as JSON Lines (one per line; condition signals too), after --since's replay of at most 500" },
+    "reconnect-for": { type: "string", description: "with --follow through a server: seconds to keep reconnecting to a lost server before exiting 7 (default 60)" },
     jsonl: { type: "boolean", description: "JSON Lines: one event per line instead of {items, next_cursor} (--follow always prints them)" },
   },
   run: async ({ args, data }) => {
     if (args.follow) {
       if (args.cursor !== undefined || args.limit !== undefined) throw new CardsError("usage", "--follow takes --since, not --cursor or --limit", { hint: "the stream replays at most 500 events after --since, then stays live" });
       const { followEvents } = await import("../follow.ts");
-      return followEvents(g(data), { since: args.since, types: args.types, card_id: args.card, board_id: args.board, actor: args.actor, owner: args.owner });
+      const reconnectFor = intFlag("reconnect-for", args["reconnect-for"]);
+      if (reconnectFor !== undefined && reconnectFor < 0) throw new CardsError("usage", "--reconnect-for takes seconds, 0 or more", { field: "--reconnect-for", value: args["reconnect-for"] });
+      return followEvents(g(data), { since: args.since, types: args.types, card_id: args.card, board_id: args.board, actor: args.actor, owner: args.owner }, reconnectFor);
     }
     if (args.card !== undefined) throw new CardsError("usage", "--card goes with --follow; a card's events: `cards cards events <id>`", { field: "--card" });
+    if (args["reconnect-for"] !== undefined) throw new CardsError("usage", "--reconnect-for goes with --follow", { field: "--reconnect-for" });
     const page = await callApi(g(data), {
       method: "GET", path: "/events",
       query: { since: args.since, cursor: args.cursor, types: args.types, actor: args.actor, owner: args.owner, board_id: args.board, limit: args.limit },
@@ -129,6 +133,11 @@ export const api = defineCommand({
     if (method === "GET" && path === "/events/stream") {
       throw new CardsError("usage", "GET /events/stream is a Server-Sent Events stream, not one answer", {
         hint: "follow events with `cards events --follow` (one JSON event per line)",
+      });
+    }
+    if (method === "GET" && args.data !== undefined) {
+      throw new CardsError("usage", "GET takes no request body", {
+        field: "--data", hint: `put the parameters in the query string: cards api GET '${path}?key=value'`,
       });
     }
     const { isRawRoute, answersRaw } = await import("../../api/dispatch.ts");
