@@ -152,6 +152,30 @@ export function laneCrossings(old: Definitions, next: Definitions, tx: StoreTx):
   return out;
 }
 
+/**
+ * Lanes under a set an open loaded without knowing the set it replaced (files edited
+ * while no process had the workspace open): a watched lane signals the change from its
+ * recorded state, one with nothing recorded is recorded as it is (silently, as a lane
+ * that starts being watched), and one no longer watched drops its record; a lane
+ * recorded over a limit that is gone is cleared (`limit: null`), as a reload does.
+ */
+export function reconcileLanes(defs: Definitions, tx: StoreTx): LaneCrossing[] {
+  const out: LaneCrossing[] = [];
+  for (const board of defs.boards.values()) {
+    const limits = board.wip_limits ?? {};
+    const watched = new Set(board.monitors?.alert_when_empty ?? []);
+    for (const column of board.columns) {
+      const limit = limits[column];
+      const watchEmpty = watched.has(column);
+      if (!watchEmpty) tx.deleteMeta(stateKey(board.id, column, "empty"));
+      if (limit === undefined && !watchEmpty && tx.getMeta(stateKey(board.id, column, "wip")) === null) continue;
+      const after = tx.countInStatus(scopeOf(board), column, (limit ?? 0) + 2);
+      out.push(...laneChanges(tx, board, column, { limit, watchEmpty, after, was: { over: limit !== undefined && after > limit, empty: after === 0 } }));
+    }
+  }
+  return out;
+}
+
 /** Drops the recorded lane states of one board, or of every board (a restore). */
 export function clearLaneStates(tx: StoreTx, boardId?: string): void {
   tx.deleteMeta(boardId === undefined ? "lane/" : `lane/${boardId}/`, { prefix: true });

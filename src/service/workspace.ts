@@ -2,7 +2,7 @@
 import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
-import type { Board, CardType, Definitions, User, Workspace, WorkspaceDef } from "../domain/types.ts";
+import type { Board, CardEvent, CardType, Definitions, User, Workspace, WorkspaceDef } from "../domain/types.ts";
 import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
@@ -104,13 +104,21 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
 
 /**
  * `definition_reloaded` for a set an open loaded, per board (the set it replaced is not
- * known here, so every board may be affected; best effort: a busy database is not waited
- * for long).
+ * known here, so every board may be affected), and the lane crossings the set causes
+ * against what each lane last signalled (a limit lowered while no server ran). Best
+ * effort: a busy database is not waited for long.
  */
 async function announceOpenedSet(store: Store, defs: Definitions): Promise<void> {
   try {
     const at = new Date().toISOString();
+    const { reconcileLanes } = await import("./lanes.ts");
+    const persisted = defs.workspace.settings.persist_conditions ?? [];
     await store.write((tx) => {
+      for (const c of reconcileLanes(defs, tx)) {
+        const event = { ...c, actor: "cards", at } as CardEvent;
+        if (persisted.includes(c.type)) tx.appendEvent(event);
+        else tx.appendSignal(event);
+      }
       const boards: Array<string | undefined> = defs.boards.size > 0 ? [...defs.boards.keys()] : [undefined];
       for (const board_id of boards) {
         tx.appendSignal({ type: "definition_reloaded", actor: "cards", at, scope: "board", ...(board_id ? { board_id } : {}), diff: { fingerprint: defs.fingerprint } });

@@ -9,8 +9,8 @@ import { expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
-import { editJson, openTestService } from "../helpers/workspace.ts";
-import { createCard, dumpWorkspace, followReloads, patchCard, reloadDefinitions, restoreWorkspace } from "../../src/service/index.ts";
+import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { createCard, dumpWorkspace, followReloads, patchCard, reloadDefinitions, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
 const lanes = (seen: CardEvent[]) =>
@@ -117,7 +117,7 @@ test("a one-shot process writing under edited definitions signals the crossing; 
   }
 });
 
-test("a lane over its limit is cleared by the write that brings it under, even under a raised limit another process read first", async () => {
+test("a lane over its limit is cleared once when another process reads a raised limit first (its open signals it; its write and the server's reload do not again)", async () => {
   const api = await testApi({ edit: (f) => { f["definitions/boards/main.json"].wip_limits.doing = 4; } });
   try {
     const cards = [];
@@ -130,7 +130,8 @@ test("a lane over its limit is cleared by the write that brings it under, even u
       cli.close();
     }
     const signals = api.svc.store.listSignals(0, 1000).map((s) => s.event).filter((e) => e.type === "wip_cleared");
-    expect(signals.map((e) => e.diff)).toEqual([{ column: "doing", count: 4, limit: 6 }]);
+    // the open that read the edited files signals it (5 under 6), not the write after it
+    expect(signals.map((e) => e.diff)).toEqual([{ column: "doing", count: 5, limit: 6 }]);
     // and the server, following the set later, owes nothing more
     await reloadDefinitions(api.svc, { actor: "cards" }, { announce: false });
     expect(api.svc.store.listSignals(0, 1000).filter((s) => s.event.type.startsWith("wip_")).length).toBe(1);
@@ -231,4 +232,31 @@ test("a restore forgets what lanes signalled before it", async () => {
   } finally {
     api.close();
   }
+});
+
+test("definitions edited while no process ran: the first open signals the crossings against what lanes last signalled, once", async () => {
+  const dir = makeWorkspace((f) => {
+    (f["definitions/workspace.json"] as any).settings.persist_conditions = ["wip_exceeded", "wip_cleared", "lane_drained", "lane_refilled"];
+  });
+  const laneEvents = (svc: Service) => svc.store.listEvents({ types: ["wip_exceeded", "wip_cleared", "lane_drained", "lane_refilled"], limit: 100 }).map((e) => [e.type, e.actor, e.diff]);
+  const first = await openTestService(dir, "embedded");
+  for (let i = 0; i < 3; i++) await createCard(first, { type_id: "task", title: `doing ${i}`, status: "doing" }, { actor: "ada" } as never);
+  const before = laneEvents(first);
+  first.close();
+  expect(before).toEqual([]); // 3 in doing, limit 3: under
+
+  // no server runs: the limit is lowered, and the empty backlog lane gets a limit it never had (silent)
+  editJson(dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 2; b.wip_limits.backlog = 0; });
+  const second = await openTestService(dir, "embedded");
+  // before: nothing, while GET /breaches listed the lane over its limit
+  expect(laneEvents(second)).toEqual([["wip_exceeded", "cards", { column: "doing", count: 3, limit: 2 }]]);
+  second.close();
+  const third = await openTestService(dir, "serve"); // the set is synced: nothing again
+  expect(laneEvents(third).length).toBe(1);
+  third.close();
+
+  editJson(dir, "definitions/boards/main.json", (b) => { delete b.wip_limits.doing; });
+  const fourth = await openTestService(dir, "serve");
+  expect(laneEvents(fourth).slice(1)).toEqual([["wip_cleared", "cards", { column: "doing", count: 3, limit: null }]]);
+  fourth.close();
 });
