@@ -53,6 +53,7 @@ export function renderChrome(actions: ChromeActions): void {
     h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
     h("button", { type: "button", id: "new-card", class: "primary", onclick: () => actions.create(), title: "New card (n)", "aria-label": "New card" },
       "+", h("span", { class: "label" }, " New card")));
+  if (lastStatus) showLiveStatus(...lastStatus);
   syncChrome(actions);
 }
 
@@ -94,7 +95,11 @@ export function showSignals(): void {
 let retryTicker: ReturnType<typeof setInterval> | undefined;
 
 /** The live dot and its words; offline, the seconds until the next attempt count down. */
+/** the last status shown: a rebuilt top bar (definitions reloaded) shows it again */
+let lastStatus: [LiveStatus, number | undefined] | undefined;
+
 export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
+  lastStatus = [s, retryAt];
   const el = $("#live-status");
   if (!el) return;
   clearInterval(retryTicker);

@@ -4,8 +4,9 @@
  * card events tell the page its breaches may have changed. The browser
  * reconnects on its own with Last-Event-ID; when it gives up, or has not got through for
  * OFFLINE_AFTER_MS, we reopen with `since=` the last event id we saw, with a growing delay,
- * and the status says "offline" with the time of the next attempt. A reconnect before any
- * event id was seen cannot resume, so the board is re-read instead.
+ * and the status says "offline" with the time of the next attempt. After every reconnect
+ * the page re-reads the workspace and the board: a replay stops at 500 events, and
+ * definitions edited while a server was down are announced to nobody.
  */
 import { EVENT_TYPES, type ServiceEvent } from "./types.ts";
 
@@ -19,7 +20,7 @@ export interface LiveHandlers {
   definitions(): void;
   /** an event that may start or end a breach (a condition, or any card change) */
   conditions(e: ServiceEvent): void;
-  /** the stream came back but no event id was seen yet, so nothing could be resumed: re-read */
+  /** the stream came back after a break: re-read what it may have missed */
   resync(): void;
   /** `retryAt`: when the next attempt to reconnect starts (ms since the epoch), once offline */
   status(s: LiveStatus, retryAt?: number): void;
@@ -83,7 +84,10 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
       retry = 0;
       downSince = 0;
       handlers.status("live");
-      if (broken && !lastId) handlers.resync();
+      // what happened while the stream was down may not all come back: the replay after
+      // the last id stops at 500 events, and a restarted server announces no definitions
+      // edited meanwhile (SPEC: a consumer reconciles after opening the stream)
+      if (broken) handlers.resync();
       broken = false;
     };
     src.onerror = () => {

@@ -165,7 +165,13 @@ async function boot(): Promise<void> {
 
   connectLive({
     status: showLiveStatus,
-    resync: () => { reloadSoon(); refreshSignalsSoon(); refreshDetail(); },
+    resync: () => void getWorkspace().then((info) => {
+      // definitions edited while the stream was down: rebuild as a live reload does
+      if (JSON.stringify(info) !== JSON.stringify(state.info)) applyDefinitions(info);
+      else reloadSoon();
+      refreshSignalsSoon();
+      refreshDetail();
+    }, () => { reloadSoon(); refreshSignalsSoon(); }),
     // a write on another board's cards changes nothing here
     conditions: (e) => {
       const mine = e.scope === "board" ? e.board_id === state.board.id : state.cards.has(e.card_id ?? "") || ENTERS.has(e.type);
@@ -177,11 +183,7 @@ async function boot(): Promise<void> {
       if (state.openCard && ids.includes(state.openCard)) refreshDetail();
     },
     definitions: () => void getWorkspace().then((info) => {
-      state.info = info;
-      const id = info.boards[state.board.id] ? state.board.id : boardOrder()[0]!;
-      state.board = { ...state.board, id: "" }; // force a rebuild with the new definition
-      renderChrome(chromeActions);
-      void showBoard(id, state.filter, state.q);
+      applyDefinitions(info);
       toast.info("Definitions reloaded");
     }),
   });
@@ -212,6 +214,15 @@ async function boot(): Promise<void> {
   await fromUrl();
   window.cardsReady = performance.now(); // ms since navigation start: page, scripts, workspace, every lane
   document.body.dataset.ready = "true";
+}
+
+/** Swaps in a new workspace description and rebuilds the chrome and the board with it. */
+function applyDefinitions(info: typeof state.info): void {
+  state.info = info;
+  const id = info.boards[state.board.id] ? state.board.id : boardOrder()[0]!;
+  state.board = { ...state.board, id: "" }; // force a rebuild with the new definition
+  renderChrome(chromeActions);
+  void showBoard(id, state.filter, state.q);
 }
 
 async function fromUrl(): Promise<void> {

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createServer } from "node:net";
 import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
+import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { addComment, patchCard } from "../../src/service/index.ts";
 import { launch, type Browser } from "./browser.ts";
 import { call } from "./seed.ts";
 
@@ -61,4 +62,41 @@ test("after a server restart the stream resumes from the last event id", async (
   await page.locator(`.lane[data-lane="backlog"] .card[data-id="${r.json.id}"]`).waitFor({ timeout: 20_000 });
   await page.locator('#live-status[data-state="live"]').waitFor();
   await page.close();
+  await srv.stop();
+  srv = undefined;
+}, 60_000);
+
+test("after a restart the page re-reads the board and the definitions: past the 500-event replay, and edited while the server was down", async () => {
+  const dir = makeWorkspace();
+  const port = await freePort();
+  srv = await serve(dir, {}, ["--port", String(port)]);
+  const busy = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Busy card", fields: { priority: "normal" } });
+  const mover = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Moves while the server is down", status: "doing", fields: { priority: "normal" } });
+  const page = await browser.page();
+  await page.goto(`${srv.url}/ui/`);
+  await page.locator('#live-status[data-state="live"]').waitFor();
+  await page.locator(`.lane[data-lane="doing"] .card[data-id="${mover.id}"]`).waitFor();
+
+  await srv.stop();
+  await page.locator('#live-status:not([data-state="live"])').waitFor();
+  // more than the stream replays (500), then the move; and the board's definition edited
+  const svc = await openTestService(dir, "embedded");
+  try {
+    for (let i = 0; i < 510; i++) await addComment(svc, busy.id, { body: `note ${i}` }, { actor: "ada" } as never);
+    await patchCard(svc, mover.id, { version: 1, status: "review" }, { actor: "ada" } as never);
+  } finally {
+    svc.close();
+  }
+  editJson(dir, "definitions/boards/main.json", (b) => { b.name = "Agent queue (edited)"; });
+  srv = await serve(dir, {}, ["--port", String(port)]);
+
+  // before: the card stayed drawn in doing and the old name stayed, until a page reload
+  await page.locator(`.lane[data-lane="review"] .card[data-id="${mover.id}"]`).waitFor({ timeout: 20_000 });
+  expect(await page.locator(`.lane[data-lane="doing"] .card[data-id="${mover.id}"]`).count()).toBe(0);
+  await page.locator('#board-picker option[value="main"]', { hasText: "Agent queue (edited)" }).waitFor({ state: "attached" });
+  // the rebuilt top bar still says the stream is live (it went blank after a reload)
+  expect(await page.locator("#live-status").textContent()).toBe("live");
+  await page.close();
+  await srv.stop();
+  srv = undefined;
 }, 60_000);
