@@ -34,7 +34,7 @@ export function describeExit(s: ExitStatus, argv0: string): string {
 }
 
 /** The last part of a process's stderr as one quoted line (empty when there was none). */
-export function stderrNote(tail: string, max = 300): string {
+export function stderrNote(tail: string, max = 2048): string {
   if (!tail) return "";
   const t = tail.length > max ? `...${tail.slice(-max)}` : tail;
   return `; stderr: ${JSON.stringify(t)}`;

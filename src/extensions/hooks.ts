@@ -13,6 +13,7 @@ import { signalSeq } from "../events/signal-seq.ts";
 import { spawnSupervised, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { consumedTypes, hookMatches, type MatchContext } from "./match.ts";
+import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
 
 /** What hooks need from the service (the Service class satisfies it). */
 export interface HookHost {
@@ -66,6 +67,8 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   const maxConcurrent = opts.maxConcurrent ?? 8;
   const maxQueue = opts.maxQueue ?? 256;
   const baseEnv = opts.env ?? (process.env as Record<string, string | undefined>);
+  /** in every process started here: a server started after this one is killed stops them (orphans.ts) */
+  const supervisor = supervisorToken(host.root);
   const lanes = new Map<string, Lane>();
   const typeCache = new Map<string, string>();
   let source: readonly ExtensionDef[] | undefined;
@@ -155,6 +158,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
         CARDS_ACTOR: event.actor,
         CARDS_EVENT_ID: event.id ?? "",
         CARDS_EVENT_TYPE: event.type,
+        [SUPERVISOR_VAR]: supervisor,
       }),
       input: `${JSON.stringify(event)}\n`,
       output: "tail",

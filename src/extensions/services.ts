@@ -12,6 +12,7 @@ import type { ExtensionDef } from "../domain/types.ts";
 import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
+import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
 
@@ -69,6 +70,8 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const resetAfterMs = opts.backoff?.resetAfterMs ?? 60_000;
   const baseEnv = opts.env ?? (process.env as Record<string, string | undefined>);
+  /** in every process started here: a server started after this one is killed stops them (orphans.ts) */
+  const supervisor = supervisorToken(host.root);
   const sink = opts.output ?? ((id, _stream, line) => opts.log(`service ${id}: ${line}`));
   const budgets = new Map<string, (stream: "stdout" | "stderr", line: string) => void>();
   /** each service's lines go to the sink at most OUTPUT_LINES_PER_SECOND; the rest are counted */
@@ -117,7 +120,7 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     const child = spawnSupervised({
       argv: def.run,
       cwd: extensionCwd(host.root, def),
-      env: extensionEnv(baseEnv, def, { CARDS_URL: opts.url ?? baseEnv.CARDS_URL, CARDS_WORKSPACE: host.root }),
+      env: extensionEnv(baseEnv, def, { CARDS_URL: opts.url ?? baseEnv.CARDS_URL, CARDS_WORKSPACE: host.root, [SUPERVISOR_VAR]: supervisor }),
       output: (stream, line) => output(def.id, stream, line),
     });
     m.child = child;

@@ -10,6 +10,7 @@ import { startServer } from "../platform/serve.ts";
 import { TemporalMonitor, followReloads, onReload, watchDefinitions } from "../service/index.ts";
 import { startHooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
+import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { createHttpApp } from "./app.ts";
 import { closeAllStreams } from "./sse.ts";
 
@@ -75,11 +76,18 @@ export async function startService(o: ServeOptions): Promise<void> {
   if (!/^(127\.|localhost|\[::1\])/.test(new URL(server.url).hostname) && !server.url.includes("[::1]")) {
     log.warn(`listening on a non-loopback address: the API has no authentication; anyone who can reach ${server.url} can change cards`);
   }
+  // unmarked once hooks and services are stopped: a mark left behind says this server was killed
+  const unmark = markSupervisor(svc.root);
   const hooks = startHooks(svc, { url: server.url, log: (m) => log.warn(m) });
-  const services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
-  const offReload = onReload(svc, () => { hooks.reconcile(); services.reconcile(); });
-  stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services.stop()]); });
+  let services: ReturnType<typeof startServices> | undefined;
+  const offReload = onReload(svc, () => { hooks.reconcile(); services?.reconcile(); });
+  stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services?.stop()]); unmark(); });
   console.error(`listening on ${server.url}`);
+  // what a server killed before this one (SIGKILL, out of memory) left running is stopped
+  // before services start again: else each would run twice
+  await stopOrphans(svc.root, (m) => log.warn(m));
+  if (stopping) return;
+  services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
 }
 
 /** CARDS_IDLE_TIMEOUT_S (1-255 seconds) overrides the idle timeout (docs/limits.md). */

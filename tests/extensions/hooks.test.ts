@@ -3,6 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { startHooks, type Hooks } from "../../src/extensions/hooks.ts";
+import { stderrNote } from "../../src/extensions/env.ts";
 import { createCard, patchCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 import { recordDir, records, sh, waitFor, workspaceWith } from "./util.ts";
@@ -258,4 +259,10 @@ describe("lifecycle", () => {
     expect(logs).toContain("hooks: shutting down, 1 queued hook run(s) dropped");
     expect(logs.some((l) => /^hook slow: event \d+ card_created: terminated at shutdown$/.test(l))).toBe(true);
   });
+});
+
+test("a failure's log line carries the last 2 KiB of stderr, as docs/extensions.md says (it cut at 300 characters)", () => {
+  const note = stderrNote("x".repeat(5000) + "the end");
+  expect(note).toBe(`; stderr: ${JSON.stringify(`...${("x".repeat(5000) + "the end").slice(-2048)}`)}`);
+  expect(stderrNote("short")).toBe('; stderr: "short"');
 });

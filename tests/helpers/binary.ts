@@ -43,7 +43,7 @@ export function serve(dir: string, env: Record<string, string | undefined> = {},
         resolve({
           url: m[1]!, proc,
           stop: () => new Promise<void>((done) => {
-            if (proc.exitCode !== null) return done();
+            if (proc.exitCode !== null || proc.signalCode !== null) return done();
             proc.once("exit", () => done());
             proc.kill("SIGTERM");
           }),
