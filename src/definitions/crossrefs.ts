@@ -278,8 +278,9 @@ function checkView(p: Parsed, ctx: Ctx): void {
   checkNameMatchesId(p, report);
   const boardId = obj(p.value).board_id;
   checkRef(boardId, ctx.boardIds, "board", ["board_id"], report);
-  // a view shows its board's cards: its filter names that board's fields and values
-  const types = typeof boardId === "string" ? ctx.boardTypes.get(boardId) : undefined;
+  // a view shows its board's cards: its filter names that board's fields and values;
+  // without a board, the workspace's (a column, a card type, a locked tag: not syntax alone)
+  const types = typeof boardId === "string" ? ctx.boardTypes.get(boardId) : boardId === undefined ? ctx.typeIds : undefined;
   checkFilter(obj(p.value).filter, ["filter"], types ? fieldIdsOf(types, ctx) : undefined, report, types && ctx.columns ? knownFilterValues(types, ctx) : undefined);
 }
 

@@ -303,7 +303,8 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
     const refuse = () => _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
-    if (typeof x !== "string" || known.includes(x) || ctx.held?.(path, x, refuse)) continue;
+    // null matches an unset value; a number or boolean can never equal an option
+    if (x === null || (typeof x === "string" && (known.includes(x) || ctx.held?.(path, x, refuse)))) continue;
     throw refuse();
   }
   return v;

@@ -14,7 +14,7 @@ import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
 import { DEFINITIONS_SYNCED_KEY, reloadedMarker } from "../definitions/cache.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
-import { assertSchemaFloor } from "./schema-floor.ts";
+import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
 import { registerUsersIn, searchConfig } from "./workspace.ts";
 import { laneCrossings } from "./lanes.ts";
@@ -76,6 +76,7 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
+    recordLoadedSet(tx, next);
     // lanes the new limits or scopes put over or under their recorded state: whichever
     // process swaps first signals them; the servers that follow find them recorded
     const at = nowIso();

@@ -10,7 +10,42 @@
 import type { DefinitionProblem } from "../domain/errors.ts";
 import { definitionsError } from "../definitions/problems.ts";
 import type { Definitions } from "../domain/types.ts";
-import type { StoreReads } from "../store/port.ts";
+import type { StoreReads, StoreTx } from "../store/port.ts";
+
+/**
+ * Meta key: per card type, the highest schema_version any process has loaded on this
+ * workspace (JSON `{type: n}`). A set below it is refused everywhere (an open, a reload,
+ * `cards check`), even while no card carries that version yet: else a one-shot call
+ * would load a version a running server had refused, and new cards would be recorded at
+ * two versions.
+ */
+export const SCHEMA_VERSIONS_KEY = "schema_versions_loaded";
+
+function loadedVersions(r: StoreReads): Record<string, number> {
+  try {
+    return JSON.parse(r.getMeta(SCHEMA_VERSIONS_KEY) ?? "{}") as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** Meta key: the workspace id the cards were written under (cards carry it; it does not change while they exist). */
+export const WORKSPACE_ID_KEY = "workspace_id";
+
+/** Whether recordLoadedSet would write: a version above the recorded ones, or another workspace id. */
+export function changesLoadedSet(r: StoreReads, defs: Definitions): boolean {
+  const seen = loadedVersions(r);
+  return r.getMeta(WORKSPACE_ID_KEY) !== defs.workspace.id || [...defs.cardTypes.values()].some((t) => (seen[t.id] ?? 0) < t.schema_version);
+}
+
+/** Records the set's versions and workspace id as loaded (inside the write that brings it into use). */
+export function recordLoadedSet(tx: StoreTx, defs: Definitions): void {
+  if (!changesLoadedSet(tx, defs)) return;
+  const seen = loadedVersions(tx);
+  for (const t of defs.cardTypes.values()) seen[t.id] = Math.max(seen[t.id] ?? 0, t.schema_version);
+  tx.setMeta(SCHEMA_VERSIONS_KEY, JSON.stringify(seen));
+  tx.setMeta(WORKSPACE_ID_KEY, defs.workspace.id);
+}
 
 export function schemaVersionProblems(r: StoreReads, defs: Definitions): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
@@ -40,6 +75,15 @@ function strandedCards(r: StoreReads, defs: Definitions): DefinitionProblem[] {
       message: `card type ${type} is removed, but ${n} card(s) of that type exist; keep its file until those cards are deleted (list them: GET /cards?type_id=${type}); a file put back for them needs schema_version ${used.schemaVersions.get(type) ?? 1} or higher`,
     });
   }
+  const wasId = r.getMeta(WORKSPACE_ID_KEY);
+  const cards = [...used.types.values()].reduce((a, n) => a + n, 0);
+  if (wasId !== null && wasId !== defs.workspace.id && cards > 0) {
+    problems.push({
+      file: "definitions/workspace.json", path: "id",
+      message: `the workspace id was ${JSON.stringify(wasId)}, and ${cards} card(s) carry it; a workspace keeps its id while it holds cards (a card is never moved in place): put ${JSON.stringify(wasId)} back`,
+      valid_options: [wasId],
+    });
+  }
   const columns = new Set(defs.workspace.columns.map((c) => c.id));
   for (const [status, n] of used.statuses) {
     if (columns.has(status)) continue;
@@ -59,12 +103,14 @@ function strandedCards(r: StoreReads, defs: Definitions): DefinitionProblem[] {
  */
 export function assertSchemaFloor(r: StoreReads, defs: Definitions, loaded?: Definitions): void {
   const problems = [...schemaVersionProblems(r, defs), ...strandedCards(r, defs)];
+  const recorded = loadedVersions(r);
   for (const t of defs.cardTypes.values()) {
-    const was = loaded?.cardTypes.get(t.id)?.schema_version;
-    if (was === undefined || t.schema_version >= was || problems.some((p) => p.file === `definitions/card-types/${t.id}.json` && p.path === "schema_version")) continue;
+    const now = loaded?.cardTypes.get(t.id)?.schema_version;
+    const was = Math.max(now ?? 0, recorded[t.id] ?? 0);
+    if (t.schema_version >= was || problems.some((p) => p.file === `definitions/card-types/${t.id}.json` && p.path === "schema_version")) continue;
     problems.push({
       file: `definitions/card-types/${t.id}.json`, path: "schema_version",
-      message: `schema_version ${t.schema_version} is below ${was}, the version loaded now; schema versions only go up`,
+      message: `schema_version ${t.schema_version} is below ${was}, the version ${now === was ? "loaded now" : "already loaded on this workspace"}; schema versions only go up`,
     });
   }
   if (problems.length > 0) throw definitionsError(problems);

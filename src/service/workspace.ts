@@ -84,7 +84,9 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
     const svc = new Service(defs, store, o.createBlobStore(join(root, ".cards", "artifacts")), root, o.mode, o.env);
     if (!synced) {
       // changed definitions: loaded here only, off the one-shot path (cached definitions)
-      (await import("./schema-floor.ts")).assertSchemaFloor(store, defs);
+      const floor = await import("./schema-floor.ts");
+      floor.assertSchemaFloor(store, defs);
+      if (floor.changesLoadedSet(store, defs)) await store.write((tx) => floor.recordLoadedSet(tx, defs));
       await registerDeclaredUsers(svc);
       // another set was in use: this process now works with a new one (files edited since),
       // so it says so, and running servers reload too (followReloads) instead of validating

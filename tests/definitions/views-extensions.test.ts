@@ -29,6 +29,13 @@ describe("views", () => {
     expect(list).toHaveLength(2);
   });
 
+  test("a view without board_id has its filter checked against the workspace: columns, card types, fields", async () => {
+    const list = await problems((f) => { delete f[TRIAGE].board_id; f[TRIAGE].filter = { status: "zz", type_id: "ghost", "fields.priority": 5 }; });
+    // before: syntax alone, so all three passed
+    expect(list.map((p) => [p.file, p.path])).toEqual([[TRIAGE, "filter"], [TRIAGE, "filter"], [TRIAGE, "filter"]]);
+    expect(list.map((p) => p.message).join("\n")).toContain('"zz" is not a column of this workspace');
+  });
+
   test("unknown keys in a view", async () => {
     expectOnly(await problems((f) => { f[TRIAGE].route = "/x"; }), {
       file: TRIAGE, path: "route", message: 'unknown key "route"', valid_options: ["id", "board_id", "path", "bind", "filter", "methods"],

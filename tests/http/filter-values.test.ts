@@ -19,7 +19,13 @@ describe("filter values checked against the definitions", () => {
       const inList = await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": { $in: ["high", "urgen"] } }, dry_run: true });
       expect(inList.status).toBe(422);
       expect(inList.body.field).toBe("filter.fields.priority.$in");
+      // a number or a boolean is never an option (it was let through: "no work left")
+      for (const [filter, field] of [[{ "fields.priority": 5 }, "filter.fields.priority"], [{ "fields.priority": true }, "filter.fields.priority"], [{ "fields.priority": { $in: ["high", 7] } }, "filter.fields.priority.$in"]] as const) {
+        const bad = await api.post("/cards/take-next", { type_id: "task", filter, dry_run: true });
+        expect([bad.status, bad.body.field, bad.body.valid_options]).toEqual([422, field, ["low", "normal", "high", "urgent"]]);
+      }
       const card = await api.task({ fields: { priority: "high" } });
+      expect((await api.post("/cards/take-next", { type_id: "task", filter: { "fields.priority": null }, dry_run: true })).status).toBe(200); // unset
       for (const filter of [{ "fields.priority": "high" }, { "fields.priority": { $ne: "hgih" } }, { "fields.priority": { $nin: ["hgih"] } }]) {
         const ok = await api.post("/cards/take-next", { type_id: "task", filter, dry_run: true });
         expect([ok.status, ok.body.card?.id]).toEqual([200, card.id]);

@@ -31,15 +31,15 @@ describe("POST /workspace/reload", () => {
     }
   });
 
-  test("users newly declared in workspace.json are registered, and a new workspace id shows on every card read", async () => {
+  test("users newly declared in workspace.json are registered, and a new workspace id (no card holds the old one) shows on every card read", async () => {
     const api = await testApi();
     try {
-      const card = await api.task();
       editJson(api.dir, "definitions/workspace.json", (w) => {
         w.id = "renamed";
         w.users = [...(w.users ?? []), { id: "newbie", kind: "human" }];
       });
       expect((await api.post("/workspace/reload")).status).toBe(200);
+      const card = await api.task();
       expect((await api.get("/workspace")).body.workspace.users.map((u: any) => u.id)).toContain("newbie");
       const owned = await api.patch(`/cards/${card.id}`, { version: 1, owner: "newbie" });
       expect(owned.status).toBe(200);
@@ -101,6 +101,44 @@ describe("POST /workspace/reload", () => {
       const long = await api.post("/boards", { id: "b".repeat(41), name: "Long", columns: ["todo"], card_type_ids: ["task"] });
       expect(long.status).toBe(422);
       expect(long.body.error).toBe("validation_failed");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a schema_version a process loaded stays the floor for every process, before any card carries it (review 2026-11-25)", async () => {
+    const api = await testApi();
+    try {
+      editJson(api.dir, "definitions/card-types/review.json", (t) => { t.schema_version = 3; });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      editJson(api.dir, "definitions/card-types/review.json", (t) => { t.schema_version = 2; });
+      expect((await api.post("/workspace/reload")).status).toBe(422);
+      // before: the CLI and `cards check` took version 2, so cards were created at 2 and at 3
+      const opened = run(["cards", "create", "--type", "review", "--title", "x"], { cwd: api.dir });
+      expect([opened.code, opened.error.error]).toEqual([5, "invalid_definitions"]);
+      expect(opened.error.problems).toContainEqual({ file: "definitions/card-types/review.json", path: "schema_version", message: "schema_version 2 is below 3, the version already loaded on this workspace; schema versions only go up" });
+      const checked = run(["check"], { cwd: api.dir });
+      expect(checked.code).toBe(5);
+      expect((await api.post("/cards", { type_id: "review", title: "y" })).body.schema_version).toBe(3);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("the workspace id cannot change while cards carry it; with no card it can (review 2026-11-25)", async () => {
+    const api = await testApi();
+    try {
+      editJson(api.dir, "definitions/workspace.json", (w) => { w.id = "renamed-early"; });
+      expect((await api.post("/workspace/reload")).status).toBe(200); // no card yet
+      await api.task({ title: "carries the id" });
+      editJson(api.dir, "definitions/workspace.json", (w) => { w.id = "other-ws"; });
+      const r = await api.post("/workspace/reload");
+      // before: every card and /health silently reported the new id
+      expect(r.status).toBe(422);
+      expect(r.body.problems).toContainEqual(expect.objectContaining({ file: "definitions/workspace.json", path: "id", valid_options: ["renamed-early"] }));
+      const opened = run(["cards", "list"], { cwd: api.dir });
+      expect([opened.code, opened.error.error]).toEqual([5, "invalid_definitions"]);
+      expect((await api.get("/health")).body.workspace_id).toBe("renamed-early");
     } finally {
       api.close();
     }
