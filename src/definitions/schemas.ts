@@ -46,6 +46,10 @@ export function isPlainObject(x: unknown): x is Record<string, unknown> {
 
 const Str = v.string();
 const NonEmpty = v.pipe(v.string(), v.minLength(1, "must not be empty"));
+/** A tag of tag_set: no comma (`--tags a,b` is two tags) and no space around it (the CLI trims). */
+const Tag = v.pipe(NonEmpty,
+  v.check((t) => !t.includes(","), (i) => `${JSON.stringify(i.input)} holds a comma: a tag list on the command line is split at commas (--tags a,b)`),
+  v.check((t) => t.trim() === t, (i) => `${JSON.stringify(i.input)} has spaces around it: the command line trims them`));
 const Bool = v.boolean();
 
 
@@ -62,15 +66,17 @@ const reservedMessage = (x: unknown): string => `${quote(x)} is a reserved name 
 
 export const Id = v.pipe(
   v.string(),
-  v.minLength(1, "must not be empty: ids are letters, digits, \"_\" and \"-\""),
+  v.minLength(1, "must not be empty: ids are ASCII letters, digits, \"_\" and \"-\""),
   v.check((s) => !RESERVED_NAMES.has(s), (i) => reservedMessage(i.input)),
   v.maxLength(MAX_ID_LENGTH, (i) => `is ${String(i.input).length} characters: ids are at most ${MAX_ID_LENGTH} (tools are named update_<id>, and harnesses cap tool names)`),
   v.regex(ID_PATTERN, (i) =>
-    `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
+    `${quote(i.input)} is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit`),
 );
 
+/** A whole number from `min` up to 2^53 - 1: past it, 1e20 + 1 === 1e20, and "only goes up" cannot be told. */
 const Int = (min: number): v.GenericSchema<number> =>
-  v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(min, `must be at least ${min}`));
+  v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(min, `must be at least ${min}`),
+    v.maxValue(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 - 1)`));
 
 /** A picklist whose error names the value (valid_options come from issues.ts). */
 const oneOf = <T extends readonly string[]>(options: T, what: string) =>
@@ -148,10 +154,10 @@ export const LinkTypeSchema = strict({
 /** User ids name no tool: the API's 64 characters (`POST /users`), not the 40 of other ids. */
 const UserId = v.pipe(
   v.string(),
-  v.minLength(1, "must not be empty: ids are letters, digits, \"_\" and \"-\""),
+  v.minLength(1, "must not be empty: ids are ASCII letters, digits, \"_\" and \"-\""),
   v.maxLength(64, (i) => `is ${String(i.input).length} characters: user ids are at most 64`),
   v.regex(ID_PATTERN, (i) =>
-    `${quote(i.input)} is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit`),
+    `${quote(i.input)} is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit`),
   v.check((s) => s !== "me", '"me" is reserved: it names the caller in filters, owner and assign_to'),
 );
 
@@ -166,7 +172,7 @@ export const WorkspaceSchema = strict({
   id: Id,
   name: NonEmpty,
   columns: v.pipe(v.array(ColumnSchema), v.minLength(1, "a workspace needs at least one column")),
-  tag_set: v.optional(v.array(NonEmpty), []),
+  tag_set: v.optional(v.array(Tag), []),
   link_types: v.optional(v.array(LinkTypeSchema), []),
   users: v.optional(v.array(UserDefSchema)),
   settings: v.optional(SettingsSchema, {}),

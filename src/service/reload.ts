@@ -126,7 +126,7 @@ async function announce(svc: Service, ctx: OpContext, boards: string[], make: (b
   svc.pollFeed();
 }
 
-const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENGTH), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are letters, digits, - and _")) });
+const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENGTH), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are ASCII letters, digits, - and _")) });
 
 /** POST /boards: writes definitions/boards/<id>.json, reloads, and restores the file if the reload fails. */
 export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<{ board: Board; created: boolean }> {

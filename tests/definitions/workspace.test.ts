@@ -55,7 +55,7 @@ describe("workspace.json shape", () => {
 
   test("ids must match the id pattern, and the error says so", async () => {
     expectOnly(await problems((f) => { f[W].users.push({ id: "Bad Id!", kind: "human" }); }), {
-      file: W, path: "users[3].id", message: '"Bad Id!" is not a valid id: ids are letters, digits, "_" and "-", starting with a letter or digit',
+      file: W, path: "users[3].id", message: '"Bad Id!" is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit',
     });
   });
 
@@ -142,6 +142,14 @@ describe("workspace uniqueness and references", () => {
     expectOnly(await problems((f) => { f[W].tag_set.push("docs"); }), {
       file: W, path: "tag_set[8]", message: 'duplicate tag "docs"',
     });
+  });
+
+  test("a tag with a comma or spaces around it, and a whole number past 2^53 - 1, are refused (review 2026-11-25)", async () => {
+    const list = await problems((f) => { f[W].tag_set.push("a,b", " pad "); f[TASK].schema_version = 1e20; });
+    expectProblem(list, { file: W, path: "tag_set[8]", message: '"a,b" holds a comma: a tag list on the command line is split at commas (--tags a,b)' });
+    expectProblem(list, { file: W, path: "tag_set[9]", message: '" pad " has spaces around it: the command line trims them' });
+    expectProblem(list, { file: TASK, path: "schema_version", message: "must be at most 9007199254740991 (2^53 - 1)" });
+    expect(list).toHaveLength(3);
   });
 
   test("duplicate link type ids", async () => {

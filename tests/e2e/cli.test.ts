@@ -168,6 +168,15 @@ describe("init and check", () => {
     expect(r.stderr).toContain("definitions/boards/main.json");
     // every other command refuses to run on broken definitions, with the same envelope
     expect(run(["cards", "list", "--dir", dir]).error.error).toBe("invalid_definitions");
+    // check's own hint does not send the caller back to check; with a database it says the
+    // checks against the cards come once the files load (it said "run `cards check`")
+    expect(r.error.hint).toBe("fix these, then run `cards check` again");
+    const used = makeWorkspace();
+    run(["cards", "create", "--type", "task", "--title", "x", "--dir", used]);
+    const edited = JSON.parse(readFileSync(join(used, "definitions/workspace.json"), "utf8"));
+    edited.settings.tag_policy = "propose";
+    writeFileSync(join(used, "definitions/workspace.json"), JSON.stringify(edited));
+    expect(run(["check", "--dir", used]).error.hint).toContain("the checks against the workspace's cards");
   });
 
   test("no workspace found: not_found with a hint to init", () => {

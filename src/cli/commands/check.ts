@@ -1,8 +1,8 @@
 /** `cards check [--dir D]`: validates the definitions and lists every problem. */
 import { defineCommand } from "../define.ts";
-import { isCardsError } from "../../domain/errors.ts";
+import { CardsError, isCardsError } from "../../domain/errors.ts";
 import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
-import { assertSchemaFloor, findRoot } from "../../service/index.ts";
+import { assertSchemaFloor, databasePath, findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 
 export default defineCommand({
@@ -10,8 +10,10 @@ export default defineCommand({
   run: async ({ data }) => {
     const g = data as CliGlobals;
     const root = await findRoot(g.dir, g.cwd, g.env);
+    let loaded = false;
     try {
       const defs = await loadDefinitions(root);
+      loaded = true;
       // the rules that need the cards too (schema versions only go up), when there are any
       const { withExistingStore } = await import("../../platform/open.ts");
       withExistingStore(root, (r) => assertSchemaFloor(r, defs));
@@ -21,8 +23,17 @@ export default defineCommand({
         extensions: defs.extensions.map((e) => e.id),
       };
     } catch (e) {
-      if (isCardsError(e) && e.extra.problems) console.error(formatProblems(e.extra.problems));
-      throw e;
+      if (!isCardsError(e) || !e.extra.problems) throw e;
+      console.error(formatProblems(e.extra.problems));
+      // the rules that read the cards need a set that loads: say they are still to come
+      const { pathExists } = await import("../../platform/files.ts");
+      const later = !loaded && pathExists(databasePath(root));
+      throw new CardsError(e.code, e.message, {
+        ...e.extra,
+        hint: later
+          ? "fix these, then run `cards check` again: the checks against the workspace's cards (schema versions, card types and columns in use, the workspace id) run once the files load"
+          : "fix these, then run `cards check` again",
+      });
     }
   },
 });
