@@ -16,7 +16,7 @@ export const COMPONENTS: Record<string, JsonSchema> = {
     valid_options: arr({}),
     hint: s("string"),
     card: ref("Card"),
-    problems: arr(object({ file: s("string"), path: s("string"), message: s("string"), valid_options: arr({}) }, ["file", "path", "message"])),
+    problems: arr(object({ file: s("string"), path: s("string"), line: s("integer", { description: "the line path starts on (YAML extensions file)" }), message: s("string"), valid_options: arr({}) }, ["file", "path", "message"])),
   }, ["error", "message"]),
   Link: object({ type_id: s("string"), target: s("string"), note: s("string"), created_by: s("string"), created_at: time }, ["type_id", "target", "created_by", "created_at"]),
   Comment: object({ id: s("string"), author: s("string"), body: s("string"), created_at: time, edited_at: time }, ["id", "author", "body", "created_at"]),

@@ -30,6 +30,7 @@ function parseFile(file: string, text: string, schema: v.GenericSchema, problems
     for (const e of parsed.errors) report([], e);
     return { file, nameId, value: undefined };
   }
+  if (parsed.locate) problems.locate(file, parsed.locate);
   // an empty or all-comment extensions file declares no extensions
   const input = yaml && parsed.value == null ? [] : parsed.value;
   return { file, nameId, value: validateShape(schema, input, report).output };

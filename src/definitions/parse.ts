@@ -3,10 +3,11 @@
  * JSON engines differ in whether their messages carry a position, so a small
  * scanner locates the first JSON syntax error itself. YAML uses the `yaml` package.
  */
-import { parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { findLoneSurrogate } from "../domain/json.ts";
 
-export type ParseResult = { ok: true; value: unknown } | { ok: false; errors: string[] };
+/** `locate`: the line a JSON path's value starts on (or its nearest ancestor's); YAML only. */
+export type ParseResult = { ok: true; value: unknown; locate?: (path: readonly (string | number)[]) => number | undefined } | { ok: false; errors: string[] };
 
 class JsonSyntax extends Error {
   constructor(readonly offset: number, message: string) { super(message); }
@@ -154,7 +155,8 @@ export function parseJsonText(text: string): ParseResult {
 
 /** Parses YAML text; each syntax error names line:col. An empty document is null. */
 export function parseYamlText(text: string): ParseResult {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter: lines });
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -172,7 +174,15 @@ export function parseYamlText(text: string): ParseResult {
     if (tooDeep(value)) return deepError("YAML");
     const at = findLoneSurrogate(value);
     if (at !== undefined) return { ok: false, errors: [`invalid YAML: unpaired UTF-16 surrogate at ${at || "the top"} (write the character itself, or a high and low surrogate pair)`] };
-    return { ok: true, value };
+    // a problem found in the value is told by line too: people count lines, not list items
+    const locate = (path: readonly (string | number)[]): number | undefined => {
+      for (let n = path.length; n >= 0; n--) {
+        const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+        if (node?.range) return lines.linePos(node.range[0]).line;
+      }
+      return undefined;
+    };
+    return { ok: true, value, locate };
   } catch (e) {
     return { ok: false, errors: [`invalid YAML: ${(e as Error).message.split("\n")[0]} (aliases may expand at most 100 times)`] };
   }

@@ -25,6 +25,12 @@ export type Report = (path: readonly PathKey[], message: string, validOptions?: 
 export class Problems {
   readonly items: DefinitionProblem[] = [];
   private readonly seen = new Set<string>();
+  private readonly locators = new Map<string, (path: readonly PathKey[]) => number | undefined>();
+
+  /** Problems of `file` found at a JSON path also get the line it starts on (the YAML extensions file). */
+  locate(file: string, locator: (path: readonly PathKey[]) => number | undefined): void {
+    this.locators.set(file, locator);
+  }
 
   /** Adds one problem; an identical (file, path, message) is kept once. */
   add(file: string, path: readonly PathKey[] | string, message: string, validOptions?: readonly unknown[]): void {
@@ -33,6 +39,8 @@ export class Problems {
     if (this.seen.has(key)) return;
     this.seen.add(key);
     const problem: DefinitionProblem = { file, path: p, message };
+    const line = typeof path === "string" ? undefined : this.locators.get(file)?.(path);
+    if (line !== undefined) problem.line = line;
     // each option once, even when a duplicated id was collected twice
     if (validOptions !== undefined) problem.valid_options = [...new Set(validOptions)];
     this.items.push(problem);
@@ -57,7 +65,8 @@ export class Problems {
 }
 
 function oneLine(p: DefinitionProblem): string {
-  const where = p.path === "" ? p.file : `${p.file}: ${p.path}`;
+  const file = p.line === undefined ? p.file : `${p.file}:${p.line}`;
+  const where = p.path === "" ? file : `${file}: ${p.path}`;
   const opts = p.valid_options && p.valid_options.length > 0 && !/valid options|allowed keys/.test(p.message)
     ? ` (valid options: ${p.valid_options.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join(", ")})`
     : "";

@@ -46,6 +46,8 @@ export interface ErrorEnvelope extends ErrorExtra {
 export interface DefinitionProblem {
   file: string;
   path: string;
+  /** the line `path` starts on, for the YAML extensions file */
+  line?: number;
   message: string;
   valid_options?: unknown[];
 }

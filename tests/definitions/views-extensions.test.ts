@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ALL_EVENT_TYPES } from "../../src/domain/types.ts";
-import { loadDefinitions } from "../../src/definitions/load.ts";
+import { formatProblems, loadDefinitions } from "../../src/definitions/load.ts";
 import { BUG, EXT, expectOnly, expectProblem, MAIN, problems, sample, TASK, TRIAGE, W, writeWorkspace } from "./helpers.ts";
 
 describe("views", () => {
@@ -145,6 +145,13 @@ describe("extensions", () => {
     expectOnly(await problems((f) => { f[EXT] = yaml([{ id: "s", kind: "service", run: ["x"], restart_policy: "sometimes" }]); }), {
       file: EXT, path: "[0].restart_policy", message: "not a valid restart_policy", valid_options: ["on-failure", "always", "never"],
     });
+  });
+
+  test("a problem in the YAML file names its line, in the problem and in the printed list (review 2026-11-25)", async () => {
+    const text = "# hooks and services\n- id: ok\n  kind: hook\n  run: [x]\n- id: s\n  kind: service\n  run: [x]\n  restart_policy: sometimes\n  env:\n    PORT: 8080\n- id: h\n  kind: hook\n  run: [x]\n  filter: {board_id: nowhere}\n";
+    const list = await problems((f) => { f[EXT] = text; });
+    expect(list.map((p) => [p.path, p.line]).sort()).toEqual([["[1].env.PORT", 10], ["[1].restart_policy", 8], ["[2].filter.board_id", 14]]);
+    expect(formatProblems(list)).toContain(`${EXT}:8: [1].restart_policy:`);
   });
 
   test("env values are strings", async () => {
