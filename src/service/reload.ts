@@ -208,6 +208,12 @@ export function watchDefinitions(svc: Service, log: (msg: string) => void, inter
     busy = true;
     try {
       const fp = await definitionsFingerprint(svc.root);
+      if (fp === svc.origin.defs.fingerprint && lastFailed !== undefined) {
+        // the refused edit was undone: the last line said the files and the live set differ
+        lastFailed = undefined;
+        log("definitions on disk match the live set again");
+        return;
+      }
       if (fp === svc.origin.defs.fingerprint || fp === lastFailed) return;
       const r = await reloadDefinitions(svc, { actor: "cards" });
       lastFailed = undefined;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { testApi } from "../helpers/http.ts";
 import { assertBinary, run, serve } from "../helpers/binary.ts";
 import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
-import { followReloads, reloadDefinitions } from "../../src/service/index.ts";
+import { followReloads, reloadDefinitions, watchDefinitions } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
 describe("POST /workspace/reload", () => {
@@ -414,6 +414,25 @@ describe("serve mode only", () => {
     expect(r.error.error).toBe("serve_only");
     expect(r.error.hint).toContain("cards serve");
     expect(run(["api", "POST", "/boards", "--data", "{}"], { cwd: dir }).error.error).toBe("serve_only");
+  });
+
+  test("watch mode says when a refused edit is undone (its last line said the files differ from the live set)", async () => {
+    const api = await testApi();
+    const logs: string[] = [];
+    const stop = watchDefinitions(api.svc, (m) => logs.push(m), 50);
+    const file = join(api.dir, "definitions/boards/main.json");
+    const original = readFileSync(file, "utf8");
+    try {
+      editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = -1; });
+      for (let i = 0; i < 100 && logs.length === 0; i++) await Bun.sleep(20);
+      expect(logs[0]).toStartWith("definitions not reloaded, the previous ones stay live");
+      writeFileSync(file, original);
+      for (let i = 0; i < 100 && logs.length === 1; i++) await Bun.sleep(20);
+      expect(logs.slice(1)).toEqual(["definitions on disk match the live set again"]);
+    } finally {
+      stop();
+      api.close();
+    }
   });
 
   test("`cards serve --watch` reloads when a definition file changes", async () => {
