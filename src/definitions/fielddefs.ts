@@ -149,7 +149,9 @@ export function checkFieldDefs(fields: unknown, at: PathKey[], report: Report, c
       // past year 5000 in seconds: milliseconds (Date.now(), JavaScript) taken for seconds
       for (const [key, v] of [["min", min], ["max", max]] as const) {
         if (v !== undefined && Math.abs(v) >= DATE_BOUND_MS_HINT) {
-          report([...here, key], `${key} ${v} looks like milliseconds: a date field's bounds are Unix seconds UTC (${Math.trunc(v / 1000)}?)`);
+          report([...here, key], Math.abs(v / 1000) < DATE_BOUND_MS_HINT
+            ? `${key} ${v} looks like milliseconds: a date field's bounds are Unix seconds UTC (${Math.trunc(v / 1000)}?)`
+            : `${key} ${v} is past the year 5000: a date field's bounds are Unix seconds UTC (e.g. 1704067200 for 2024-01-01)`);
         }
       }
     }

@@ -181,10 +181,11 @@ export const WorkspaceSchema = strict({
 // --- card types ---
 
 /** min/max: numbers only; a date bound is Unix seconds UTC. */
-const Bound = v.number((i) =>
-  typeof i.input === "string"
-    ? `must be a number, got ${quote(i.input)} (a date field's bounds are Unix seconds UTC, e.g. 1704067200)`
-    : `must be a number, got ${quote(i.input)}`);
+const Bound = v.number((i) => {
+  if (typeof i.input === "string" && /^\d{4}-\d\d/.test(i.input)) return `must be a number, got ${quote(i.input)} (a date field's bounds are Unix seconds UTC, e.g. 1704067200)`;
+  if (typeof i.input === "string" && i.input.trim() !== "" && Number.isFinite(Number(i.input))) return `must be a number, got ${quote(i.input)} (write it without quotes: ${Number(i.input)})`;
+  return `must be a number, got ${quote(i.input)}`;
+});
 
 const OptionTheme = strict({
   icon: v.optional(oneOf(ICON_ALIASES, "icon alias")),

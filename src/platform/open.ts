@@ -9,6 +9,11 @@ export function openService(o: Omit<OpenOptions, "createStore" | "createBlobStor
   return openWorkspace({ ...o, createStore: createSqliteStore, createBlobStore: createFsBlobStore, files: { stamp: fileStamp, exists: pathExists } });
 }
 
+/** Whether the workspace at `root` has a database yet (`cards check`). */
+export function hasDatabase(root: string): boolean {
+  return pathExists(databasePath(root));
+}
+
 /** Runs `fn` over the workspace database when it exists (`cards check`); undefined when it does not. */
 export function withExistingStore<T>(root: string, fn: (r: ReturnType<typeof createSqliteStore>) => T): T | undefined {
   const path = databasePath(root);

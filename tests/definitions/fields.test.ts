@@ -129,6 +129,14 @@ describe("min and max", () => {
   test("a number bound must be a number", async () => {
     const { list, at } = await withField({ id: "x", type: "number", max: true });
     expectOnly(list, { file: TASK, path: `${at}.max`, message: "must be a number, got true" });
+    // a quoted number is told to drop the quotes, not about date bounds
+    const quoted = await withField({ id: "x", type: "number", min: "0" });
+    expectOnly(quoted.list, { file: TASK, path: `${quoted.at}.min`, message: 'must be a number, got "0" (write it without quotes: 0)' });
+  });
+
+  test("a date bound far past milliseconds says so, without a seconds value that is no better", async () => {
+    const { list, at } = await withField({ id: "x", type: "date", min: 1e20 });
+    expectOnly(list, { file: TASK, path: `${at}.min`, message: "min 100000000000000000000 is past the year 5000: a date field's bounds are Unix seconds UTC (e.g. 1704067200 for 2024-01-01)" });
   });
 
   test("min must not exceed max", async () => {

@@ -2,7 +2,7 @@
 import { defineCommand } from "../define.ts";
 import { CardsError, isCardsError } from "../../domain/errors.ts";
 import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
-import { assertSchemaFloor, databasePath, findRoot } from "../../service/index.ts";
+import { assertSchemaFloor, findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 
 export default defineCommand({
@@ -26,8 +26,8 @@ export default defineCommand({
       if (!isCardsError(e) || !e.extra.problems) throw e;
       console.error(formatProblems(e.extra.problems));
       // the rules that read the cards need a set that loads: say they are still to come
-      const { pathExists } = await import("../../platform/files.ts");
-      const later = !loaded && pathExists(databasePath(root));
+      const { hasDatabase } = await import("../../platform/open.ts");
+      const later = !loaded && hasDatabase(root);
       throw new CardsError(e.code, e.message, {
         ...e.extra,
         hint: later
