@@ -170,7 +170,9 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   checkUnique(b.columns, ["columns"], "column", report, false);
   checkAll(b.card_type_ids, ctx.typeIds, "card type", ["card_type_ids"], report);
   checkUnique(b.card_type_ids, ["card_type_ids"], "card type", report, false);
-  const cols = strs(b.columns);
+  // the board's columns that exist: one the workspace lacks is reported above, and is no
+  // valid option for transitions, limits or monitors either
+  const cols = strs(b.columns).filter((c) => !ctx.columns || ctx.columns.includes(c));
   const boardCol = "column of this board";
   if (isPlainObject(b.transitions)) {
     for (const [from, to] of Object.entries(b.transitions)) {

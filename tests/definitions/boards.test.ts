@@ -52,6 +52,13 @@ describe("transitions and WIP limits", () => {
     expect(await problems((f) => { governs(f); f[BUGS].transitions = { todo: ["doing"] }; })).toEqual([]);
   });
 
+  test("a board column the workspace lacks is no valid option, and what refers to it is reported in the same load", async () => {
+    const list = await problems((f) => { governs(f); f[BUGS].columns = [...f[BUGS].columns, "zz"]; f[BUGS].transitions = { zz: ["done"] }; f[BUGS].wip_limits = { zz: 1 }; });
+    expect(list.map((p) => p.path).sort()).toEqual(["columns[5]", "transitions.zz", "wip_limits.zz"].sort());
+    // before: "zz" was offered as a valid option, and the two references passed
+    for (const p of list.filter((x) => x.path !== "columns[5]")) expect(p.valid_options).not.toContain("zz");
+  });
+
   test("transition keys are this board's columns", async () => {
     expectOnly(await problems((f) => { noReview(f); governs(f); f[BUGS].transitions = { review: ["done"] }; }), {
       file: BUGS, path: "transitions.review", message: '"review" is not a known column of this board', valid_options: BUGS_NO_REVIEW,
