@@ -93,9 +93,20 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
     const actor = callerActor(g);
     if (actor) headers["x-service-actor"] = actor;
     let res: Response;
+    // a reconnect that gets no answer (a host gone, its packets dropped) gives up in time:
+    // the deadline below is judged once per attempt
+    const answer = new AbortController();
+    const wait = connected ? setTimeout(() => answer.abort(new Error("no answer")), Math.max(1000, Math.min(5000, reconnectForS * 1000))) : undefined;
     try {
-      res = await fetch(`${base}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers });
+      res = await fetch(`${base}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers, signal: answer.signal });
+      clearTimeout(wait);
+      // a proxy before a server that is down answers for it: lost, not refused
+      if (connected && res.status >= 502 && res.status <= 504) {
+        await res.body?.cancel();
+        throw new Error(`${res.status} from ${base}`);
+      }
     } catch (e) {
+      clearTimeout(wait);
       if (!connected) {
         throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, { hint: "check that `cards serve` is running and CARDS_URL / --url points at it" });
       }

@@ -72,7 +72,7 @@ export interface FilterContext {
    * (the definitions dropped it, a card was not moved yet), so those cards can be found.
    * `refuse` builds the error the parser throws on false (for a caller that looks later).
    */
-  held?: (path: string, value: string, refuse: () => Error) => boolean;
+  held?: (path: string, value: string | number | boolean, refuse: () => Error) => boolean;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -303,8 +303,9 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const x of Array.isArray(v) ? v : [v]) {
     const refuse = () => _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
-    // null matches an unset value; a number or boolean can never equal an option
-    if (x === null || (typeof x === "string" && (known.includes(x) || ctx.held?.(path, x, refuse)))) continue;
+    // null matches an unset value; anything else outside the known values (a number or a
+    // boolean on an enum too) must be held by a card (a field that was a number before)
+    if (x === null || (typeof x === "string" && known.includes(x)) || ctx.held?.(path, x, refuse)) continue;
     throw refuse();
   }
   return v;

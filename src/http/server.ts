@@ -85,7 +85,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   console.error(`listening on ${server.url}`);
   // what a server killed before this one (SIGKILL, out of memory) left running is stopped
   // before services start again: else each would run twice
-  await stopOrphans(svc.root, (m) => log.warn(m));
+  await stopOrphans(svc.root, (m) => log.warn(m)).catch((e) => log.warn(`stopping a killed server's extension processes: ${String(e)}`));
   if (stopping) return;
   services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
 }

@@ -145,6 +145,16 @@ export class RpcPeer {
 
   /** Resolves once every request received so far has been answered. */
   async drain(): Promise<void> {
+    // a last line without its newline: not UTF-8 (or ending in half a character), it is refused too
+    if (!this.decoder) this.rejectLine();
+    else {
+      try {
+        const rest = this.decoder.decode();
+        if (rest) this.feed(rest);
+      } catch {
+        this.rejectLine();
+      }
+    }
     if (this.skipping) {
       this.tooLong(this.skipping.head, this.skipping.tail);
       this.skipping = undefined;

@@ -123,7 +123,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   // the caller's own name and a later page (the first was checked) are never refused
   if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner === viewer || p.cursor !== undefined ? p.owner : knownOwner(svc, p.owner);
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
-  if (p.has_link !== undefined) q.hasLink = knownLinkType(svc, p.has_link);
+  // a later page was checked with the first
+  if (p.has_link !== undefined) q.hasLink = p.cursor !== undefined ? p.has_link : knownLinkType(svc, p.has_link);
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
   if (p.q !== undefined && p.q.trim() !== "") {
     // each word is one full-text term: a query of thousands held the request thread
@@ -203,7 +204,7 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
 const MAX_HELD_LOOKUPS = 16;
 
 /** A value outside a path's known ones, to look up among the cards in scope: refused when none holds it. */
-export interface HeldCheck { path: string; value: string; typeIds?: readonly string[]; refuse: () => Error }
+export interface HeldCheck { path: string; value: string | number | boolean; typeIds?: readonly string[]; refuse: () => Error }
 
 /**
  * Looks up the values a filter names outside the known ones (filterContextOf): each
@@ -261,7 +262,7 @@ function known(svc: Service, param: "type_id" | "status", values: string[]): str
  */
 function knownLinkType(svc: Service, typeId: string): string {
   const valid = svc.defs.workspace.link_types.map((t) => t.id);
-  if (valid.includes(typeId) || svc.store.listCards({ hasLink: typeId, limit: 1 }).items.length > 0) return typeId;
+  if (valid.includes(typeId) || svc.store.hasLinkOfType(typeId)) return typeId;
   throw new CardsError("validation_failed", `${JSON.stringify(typeId)} is not a link type of this workspace`, { field: "has_link", value: typeId, valid_options: valid });
 }
 

@@ -93,6 +93,8 @@ export interface StoreReads {
   dueCards(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: { at: string; id: string } | undefined, before: string, limit: number): Card[];
   /** the earliest status_since / updated_at among cards matching, after `after` (for arming the next timer) */
   nextDue(filter: FilterNode | undefined, statuses: string[] | undefined, column: "status_since" | "updated_at", after: string): string | null;
+  /** whether any link has this type (a scan of the links, for a type the definitions no longer declare) */
+  hasLinkOfType(typeId: string): boolean;
   /** whether a card of `typeId` carries a schema_version above `version` (a scan of that type's cards) */
   hasCardAboveSchema(typeId: string, version: number): boolean;
   /** How many cards hold each type id and each status (to refuse definitions that drop one in use). */

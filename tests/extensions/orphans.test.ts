@@ -4,11 +4,13 @@
  * starts services, so no service runs twice; a live server's processes are left alone.
  */
 import { afterAll, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "bun";
 import { join } from "node:path";
 import { assertBinary, serve, type Server } from "../helpers/binary.ts";
 import { recordDir, sh, waitFor, workspaceWith } from "./util.ts";
-import { findOrphans } from "../../src/extensions/orphans.ts";
+import { findOrphans, stopOrphans, supervisorToken } from "../../src/extensions/orphans.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
 
 const servers: Server[] = [];
 afterAll(async () => { await Promise.all(servers.map((s) => s.stop())); }, 20_000); // hang.sh takes the 5 s grace
@@ -36,7 +38,7 @@ test.skipIf(process.platform !== "linux")("services a SIGKILLed server left runn
   await Bun.sleep(200);
   // before: orphaned for good, and the next server started a second copy beside it
   expect(alive(old!)).toBe(true);
-  expect(findOrphans(ws).length).toBeGreaterThanOrEqual(3); // both services and sleep.sh's sleep
+  expect(findOrphans(ws).length).toBeGreaterThanOrEqual(2); // both services (and what they started)
 
   const second = await serve(ws, env);
   servers.push(second);
@@ -56,3 +58,32 @@ test.skipIf(process.platform !== "linux")("services a SIGKILLed server left runn
   await Promise.all([second.stop(), third.stop()]);
   expect(readdirSync(join(ws, ".cards", "supervisors"))).toEqual([]);
 }, 60_000);
+
+test.skipIf(process.platform !== "linux")("only marks of this boot and pid namespace are judged; a root reached through a symlink is the same workspace", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const link = `${ws}-link`;
+  symlinkSync(ws, link);
+  const own = supervisorToken(ws)!;
+  const space = /^\d+-\d+-([^:]+):/.exec(own)![1]!;
+  const dead = `999999999-1-${space}`; // a server of this pid space that is gone
+  const elsewhere = "999999998-1-another-boot.4026531836"; // a server in a container, or before a reboot: not judged here
+  mkdirSync(join(ws, ".cards", "supervisors"), { recursive: true });
+  for (const id of [dead, elsewhere]) writeFileSync(join(ws, ".cards", "supervisors", id), "");
+  const child = (id: string) => spawn(["sleep", "30"], { env: { ...process.env, CARDS_SUPERVISOR: `${id}:${ws}` } });
+  const orphan = child(dead);
+  const foreign = child(elsewhere);
+  try {
+    await Bun.sleep(100);
+    // the token names the real path; the scan is asked through the symlink
+    expect(findOrphans(link)).toEqual([orphan.pid]);
+    const logs: string[] = [];
+    await stopOrphans(link, (m) => logs.push(m), 500);
+    await orphan.exited;
+    expect(alive(foreign.pid)).toBe(true);
+    expect(readdirSync(join(ws, ".cards", "supervisors"))).toEqual([elsewhere]);
+    expect(logs[0]).toStartWith("stopping 1 extension process(es)");
+  } finally {
+    orphan.kill();
+    foreign.kill();
+  }
+});

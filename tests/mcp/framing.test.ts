@@ -104,6 +104,14 @@ test("a line that is not UTF-8 is answered -32700 and not run; the lines around 
   p.feedBytes(new Uint8Array([...enc('{"jsonrpc":"2.0","id":4,"method":"m","params":{"t":"x"}}'), 0xe2, 0x82, 0x0a]));
   await p.drain();
   expect(out.at(-1).error.code).toBe(-32700);
+  // so is a last line without its newline, whether the bad bytes come alone or with it
+  for (const tail of [[0xe2, 0x82], [0xff]]) {
+    const before = calls.length;
+    p.feedBytes(enc('{"jsonrpc":"2.0","id":5,"method":"m","params":{"t":"y"}}'));
+    p.feedBytes(new Uint8Array(tail));
+    await p.drain();
+    expect([calls.length, out.at(-1).error?.code]).toEqual([before, -32700]);
+  }
 });
 
 test("notifications/cancelled: a request still running gets no answer; others do; initialize is never cancelled", async () => {

@@ -117,6 +117,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     historyThrough: () => reader.historyThrough(),
     getMeta: (k) => reader.getMeta(k),
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
+    hasLinkOfType: (t) => reader.hasLinkOfType(t),
     cardsInUse: () => reader.cardsInUse(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
     blockedCards: (f, l) => reader.blockedCards(f, l),

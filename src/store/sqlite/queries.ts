@@ -324,6 +324,10 @@ export class SqliteQueries implements StoreTx {
     });
   }
 
+  hasLinkOfType(typeId: string): boolean {
+    return this.db.query("SELECT 1 FROM links WHERE type_id = ? LIMIT 1").get(typeId) !== null;
+  }
+
   hasCardAboveSchema(typeId: string, version: number): boolean {
     return this.db.query("SELECT 1 FROM cards WHERE type_id = ? AND schema_version > ? LIMIT 1").get(typeId, version) !== null;
   }
