@@ -15,22 +15,26 @@ export const PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18",
 export interface ServerOptions {
   svc: Service;
   actor: string;
+  /** false: the actor is not a registered user (the instructions say so) */
+  registered?: boolean;
   version: string;
   write: (line: string) => void;
   log: (message: string) => void;
 }
 
 /** Short: agents pay for it on every session. */
-export function instructions(actor: string, ws: WorkspaceDef): string {
+export function instructions(actor: string, ws: WorkspaceDef, registered = true): string {
   const { ready, doing, review, done } = agentLoopColumns(ws);
   return [
     `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
-    `Loop: 1) workspace: columns, card types, boards, allowed transitions. Already holding work? list_cards {"owner":"me","status":"${doing}"}.`,
-    `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null} means none is ready.${review !== done ? ` Reviewers: take_next {"filter":{"status":"${review}"},"status":"${done}"}.` : ""}`,
-    "3) Work: append_entry (e.g. evidence) as you go; attach_artifact for files.",
-    `4) Hand off: add_comment (what was done, what is next), then release {card_id, version, status:"${review}"}: it moves the card on and frees it for the next agent (take_next hands out unowned cards only). Pass the version of the card you last got (every write returns the new card).`,
+    ...(registered ? [] : [`"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`]),
+    `Loop: 1) workspace: columns, card types, boards, allowed transitions. Holding work? list_cards {"owner":"me"}.`,
+    `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null}: none is ready.`,
+    "3) Work: append_entry (the type's repeating field) as you go; attach_artifact for files.",
+    `4) Hand off: add_comment (done, next), then release {card_id, version, status:"${review}"}: moves it on, frees it for the next agent. Pass the version of the card you last got (every write returns it).`,
     "5) To move a card and keep it: update_<type> {card_id, version, status}.",
-    "Resume after an interruption with get_card and history.",
+    ...(review !== done ? [`Reviewers: take_next {"filter":{"status":"${review}"}} claims in place; approve: release {card_id, version, status:"${done}"}; changes: add_comment, update_<type> {card_id, version, status:"${doing}", owner: the worker}.`] : []),
+    "Resume: list_cards {\"owner\":\"me\"}, get_card, history.",
     "Errors carry valid_options: correct and retry. version_conflict includes the current card.",
   ].join("\n");
 }
@@ -77,7 +81,7 @@ export class McpServer {
       protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
       capabilities: { tools: { listChanged: true } },
       serverInfo: { name: "cards", version: this.o.version },
-      instructions: instructions(this.o.actor, this.o.svc.defs.workspace),
+      instructions: instructions(this.o.actor, this.o.svc.defs.workspace, this.o.registered !== false),
     };
   }
 

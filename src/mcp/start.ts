@@ -35,11 +35,12 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
   }
   // take_next works for anyone, but claims and owner changes name a registered user:
   // say so now rather than at the agent's first claim
-  if (!isRegisteredUser(svc, actor)) {
+  const registered = isRegisteredUser(svc, actor);
+  if (!registered) {
     log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
   }
   const out = process.stdout;
-  const server = new McpServer({ svc, actor, version: o.version, log, write: (line) => { out.write(`${line}\n`); } });
+  const server = new McpServer({ svc, actor, registered, version: o.version, log, write: (line) => { out.write(`${line}\n`); } });
   onReload(svc, (defs) => server.definitionsChanged(defs));
   const stopWatch = watchDefinitions(svc, log);
 

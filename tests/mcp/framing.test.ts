@@ -132,3 +132,12 @@ test("notifications/cancelled: a request still running gets no answer; others do
   await p.drain();
   expect(out.map((a) => a.id).sort()).toEqual([2, 3]);
 });
+
+test("the instructions tell an actor that is not registered so, and teach review in place (review 2026-11-25)", () => {
+  const ws = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }] } as any;
+  expect(instructions("agent-3", ws, false)).toContain('"agent-3" is not a registered user: claim and owner changes fail until `cards users add agent-3 --kind agent`');
+  expect(instructions("agent-1", ws)).not.toContain("not a registered user");
+  // a reviewer's take_next no longer moves the card to done before it is reviewed
+  expect(instructions("agent-1", ws)).toContain('take_next {"filter":{"status":"review"}} claims in place; approve: release {card_id, version, status:"done"}');
+  expect(instructions("agent-1", ws)).not.toContain('"status":"done"}.');
+});

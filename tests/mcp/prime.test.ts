@@ -66,8 +66,24 @@ describe("cards prime", () => {
     expect(history).toContain("comment_added");
     // the card waits in review, released: the next worker's take-next leaves it there
     expect(sh(find("cards cards take-next")).card).toBeNull();
-    // a reviewer's take-next finds it
+    // a reviewer's take-next finds it and claims it where it is: not done before it is
+    // reviewed (the guide's take-next moved it to done, which unblocked its dependants)
     const reviewed = sh(find("cards cards take-next --filter '{\"status\":\"review\"}'")).card;
-    expect(reviewed).toMatchObject({ id: card.id, status: "done", owner: "agent-1" });
+    expect(reviewed).toMatchObject({ id: card.id, status: "review", owner: "agent-1" });
+    const approve = commands.find((c) => c.startsWith("cards cards release") && c.includes("--status done"))!;
+    const approved = sh(fill(approve, reviewed.version));
+    expect([approved.status, approved.owner]).toEqual(["done", undefined]);
+    // the guide says where each type logs and keeps files, and how a card is created ready
+    expect(text).toContain("each type logs to its own field: task evidence, review findings");
+    expect(text).toContain("(file fields: task output)"); // bug logs holds a URI (artifact_policy uri)
+    expect(find("cards cards create")).toContain("--status todo");
+    expect(find("cards cards list --owner me")).toBe("cards cards list --owner me");
+  });
+
+  test("an actor that is not registered is told so, with the command that registers it", () => {
+    const r = run(["prime", "--dir", dir], { env: { CARDS_ACTOR: "agent-77" } });
+    expect(r.stdout).toContain('Note: "agent-77" is not a registered user');
+    expect(r.stdout).toContain("`cards users add agent-77 --kind agent`");
+    expect(text).not.toContain("is not a registered user");
   });
 });

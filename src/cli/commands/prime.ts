@@ -51,6 +51,9 @@ export function primeText(v: WorkspaceView, actor?: string): string {
     ws.tag_set.length ? `Tags${ws.settings.tag_policy === "locked" ? " (only these)" : ""}: ${ws.tag_set.join(", ")}` : "",
     "",
     ...loop(byDefaultBoard(types, v.boards[ws.settings.default_board ?? ""]), ws),
+    ...(me && !(ws.users ?? []).some((u) => u.id === me)
+      ? ["", `Note: "${me}" is not a registered user: take-next works, but claim and owner changes fail with unknown_user until \`cards users add ${me} --kind agent\`.`]
+      : []),
   ];
   return out.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n").trim();
 }
@@ -101,19 +104,26 @@ function loop(types: CardType[], ws: WorkspaceDef): string[] {
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
   const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");
   const take = `{"blocked":false,"status":"${ready}"}`;
+  // entries and files go in the card's own fields: each type names its own
+  const perType = (kind: FieldDef["type"], ok: (f: FieldDef) => boolean = () => true): string =>
+    types.flatMap((t) => t.fields.filter((f) => f.type === kind && ok(f)).map((f) => `${t.id} ${f.id}`)).join(", ");
+  const logs = perType("repeating");
+  const files = perType("artifact", (f) => f.artifact_policy !== "uri");
   return [
     "## Agent loop",
-    `1. Learn the rules: \`cards workspace\` (full definitions) or this guide. Already holding work? \`cards cards list --owner me --status ${doing}\`.`,
-    `2. Take work: \`cards cards take-next --filter '${take}' --status ${doing}\`. It claims the oldest unowned, unblocked ${ready} card and moves it to ${doing}; \`{"card":null}\` means none is ready. Note the card's id and version.`,
+    `1. Learn the rules: \`cards workspace\` (full definitions) or this guide. Already holding work? \`cards cards list --owner me\`.`,
+    `2. Take work: \`cards cards take-next --filter '${take}' --status ${doing}\`. It claims the oldest unowned, unblocked ${ready} card and moves it to ${doing}; \`{"card":null}\` means none is ready. Note the card's id, type and version.`,
     rep && item
-      ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}' --version N\` (${rep.type}).`
+      ? `3. Work, logging as you go: \`cards cards entries append ID ${rep.field.id} '{"${item.id}":"..."}' --version N\` (${rep.type}; each type logs to its own field: ${logs}).`
       : "3. Do the work; record results in the card's fields.",
-    ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (${art.type}).`] : []),
+    ...(art ? [`   Files: \`cards cards artifacts put ID ${art.field.id} FILE\` (file fields: ${files}).`] : []),
     `4. Hand off: \`cards cards comments add ID "what was done, what is next"\`, then \`cards cards release ID --version N --status ${review}\`: it moves the card on and frees it for the next agent (take-next hands out unowned cards only). N = the version of the card you last got: every write returns the card, take-next and entries append as \`.card\`.`,
     `5. To move a card and keep it: \`cards cards patch ID --version N --status X\`. Fields: \`--fields '{"key":"value"}'\`.`,
-    ...(review !== done ? [`   Reviewing: \`cards cards take-next --filter '{"status":"${review}"}' --status ${done}\`.`] : []),
-    "6. Resume after an interruption: `cards cards get ID`, `cards cards history ID`.",
-    `New work: \`cards cards create --type TYPE --title "..." --fields '{...}'\`. Find: \`cards cards list --status ${ready}\`, \`--q text\`. take-next hands out the oldest first (updated_at): any write re-queues a card at the back.`,
+    ...(review !== done
+      ? [`   Reviewing: \`cards cards take-next --filter '{"status":"${review}"}'\` claims a card where it is (no --status: it is not done before it is reviewed). Approve: \`cards cards release ID --version N --status ${done}\`. Changes needed: comment, then \`cards cards patch ID --version N --status ${doing} --owner WORKER\` (\`cards cards history ID\` shows who worked on it).`]
+      : []),
+    "6. Resume after an interruption: `cards cards list --owner me`, then `cards cards get ID` and `cards cards history ID`.",
+    `New work: \`cards cards create --type TYPE --title "..." --status ${ready} --fields '{...}'\` (without --status it starts in its type's first column, ${ws.columns[0]?.id ?? ready} for most, where take-next above does not look). Find: \`cards cards list --status ${ready}\`, \`--q text\`. take-next hands out the oldest first (updated_at): any write re-queues a card at the back.`,
     "Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card; retry with its version unless another actor owns it now (then leave it, or take it over with `patch ID --version N --owner YOU`). Status moves outside the board's moves fail unless --force.",
   ];
 }
