@@ -9,10 +9,12 @@ export function backupWorkspace(svc: Service, out: string): { out: string; bytes
   if (existsSync(path)) {
     throw new CardsError("usage", `${path} already exists; a backup never overwrites a file`, { field: "--out", hint: "pick a new file name" });
   }
+  let copied: { cards: number };
   try {
-    svc.store.backupTo(path);
+    copied = svc.store.backupTo(path);
   } catch (e) {
-    throw new CardsError("unavailable", `cannot write the backup to ${path}: ${(e as Error).message}`, { hint: "check the directory exists, is writable and has space" });
+    if ((e as { code?: string }).code === "EEXIST") throw new CardsError("usage", `${path} already exists; a backup never overwrites a file`, { field: "--out", hint: "pick a new file name" });
+    throw new CardsError("unavailable", `cannot write the backup to ${path}: ${(e as Error).message}`, { hint: "check the directory exists, is writable and has space (nothing was written)" });
   }
-  return { out: path, bytes: statSync(path).size, cards: svc.store.cardCount() };
+  return { out: path, bytes: statSync(path).size, cards: copied.cards };
 }

@@ -186,7 +186,7 @@ export interface Store extends StoreReads {
    */
   prepareSearch(): void | Promise<void>;
   /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
-  backupTo(path: string): void;
+  backupTo(path: string): { cards: number };
   /**
    * Called once after opening, before any other use: the workspace id, the done column
    * and the searchable fields (the search index re-indexes the types whose list changed).

@@ -1,6 +1,7 @@
 /** dump / restore through the compiled binary: format, round trip, refusals that name the line. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertBinary, run } from "../helpers/binary.ts";
 import { makeWorkspace } from "../helpers/workspace.ts";
@@ -65,6 +66,19 @@ describe("cards dump", () => {
     expect(r.json).toMatchObject({ out, cards: 3 });
     const strip = (t: string) => t.trim().split("\n").slice(1).join("\n");
     expect(strip(readFileSync(out, "utf8"))).toBe(strip(dumpText));
+  });
+
+  test("--out is written whole or not at all: a dump that cannot be put in place leaves the target and no partial file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-dump-"));
+    const target = join(dir, "taken");
+    mkdirSync(target); // a directory of that name: the dump is made, then cannot be renamed over it
+    const r = run(["dump", "--out", target], { cwd: src });
+    expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+    // before: written straight into the target, so a dump cut short restored as a smaller workspace
+    expect(readdirSync(dir)).toEqual(["taken"]);
+    const ok = run(["dump", "--out", join(dir, "d.jsonl")], { cwd: src });
+    expect(ok.code).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(["d.jsonl", "taken"]);
   });
 });
 

@@ -5,9 +5,10 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 import { assertBinary, cleanEnv, run, serve } from "../helpers/binary.ts";
 
@@ -177,6 +178,17 @@ describe("cards backup", () => {
     expect(list.code).toBe(0);
     expect(list.json.items.length).toBeGreaterThan(0);
     expect(atBackup).toBeGreaterThan(0);
+    // nothing is left beside it, and a backup that cannot be made leaves no file behind
+    expect(readdirSync(dirname(out))).toEqual(["backup.db"]);
+    // the count is the copy's (it was the live database's, which writers had grown since)
+    const inCopy = new Database(out, { readonly: true });
+    expect((inCopy.query("SELECT count(*) AS n FROM cards").get() as { n: number }).n).toBe(atBackup);
+    inCopy.close();
+    const blocked = join(dirname(out), "sub");
+    mkdirSync(blocked);
+    const failed = run(["backup", "--out", join(blocked, "nope", "b.db")], { cwd: dir });
+    expect(failed.code).toBe(7);
+    expect(readdirSync(blocked)).toEqual([]);
     const ck = spawnSync("sqlite3", [out, "PRAGMA integrity_check"], { encoding: "utf8" });
     if (ck.status === 0) expect(ck.stdout.trim()).toBe("ok");
   });

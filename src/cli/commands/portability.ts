@@ -4,7 +4,7 @@
  * reads one snapshot), so they refuse CARDS_URL / --url. A progress line goes to stderr
  * when stderr is a terminal.
  */
-import { closeSync, createReadStream, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
@@ -23,9 +23,13 @@ export const dump = defineCommand({
     const g = local(data as CliGlobals, "dump");
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
     let fd = 1;
-    if (args.out) {
+    // written beside the target and renamed over it once whole: a dump cut short (a kill,
+    // a full disk) never leaves a file that restores as a smaller workspace, nor costs the
+    // previous dump of that name
+    const partial = args.out ? `${args.out}.${process.pid}.partial` : undefined;
+    if (partial) {
       try {
-        fd = openSync(args.out, "w");
+        fd = openSync(partial, "w");
       } catch (e) {
         svc.close();
         throw new CardsError("usage", `cannot write ${args.out}: ${(e as Error).message}`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
@@ -37,17 +41,30 @@ export const dump = defineCommand({
       try {
         writeSync(fd, buf);
       } catch (e) {
-        throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: "check the disk has space (the dump is incomplete)" });
+        throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: args.out ? "check the disk has space (nothing was written)" : "check the disk has space (the dump is incomplete)" });
       }
       buf = "";
     };
+    let whole = false;
     try {
       const n = dumpWorkspace(svc, (line) => { buf += line + "\n"; if (buf.length >= FLUSH_BYTES) flush(); }, progress("dumped"));
       flush();
+      if (partial) {
+        try {
+          fsyncSync(fd);
+          renameSync(partial, args.out!);
+        } catch (e) {
+          throw new CardsError("unavailable", `cannot write ${args.out}: ${(e as Error).message}`, { hint: "check the disk has space (nothing was written)" });
+        }
+      }
+      whole = true;
       done(n, "dumped");
       return args.out ? { out: args.out, ...n } : undefined;
     } finally {
-      if (args.out) closeSync(fd);
+      if (partial) {
+        closeSync(fd);
+        if (!whole) rmSync(partial, { force: true });
+      }
       svc.close();
     }
   },

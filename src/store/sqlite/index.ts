@@ -235,14 +235,29 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       });
     },
     backupTo(path: string) {
-      (readerDb ?? writerDb).query("VACUUM INTO ?").run(path);
-      // VACUUM INTO writes a rollback-journal file: the copy is made a WAL file like the
-      // original, so putting it in place needs nothing more
-      const copy = openSqlite(path, { create: false, persistWal: false });
+      // made under another name and linked into place once whole: a backup that fails (a
+      // full disk, a kill) leaves no file that is not a database, and never replaces one
+      const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+      const tmp = `${path}.${process.pid}.partial`;
       try {
-        copy.exec("PRAGMA journal_mode = WAL");
+        (readerDb ?? writerDb).query("VACUUM INTO ?").run(tmp);
+        // VACUUM INTO writes a rollback-journal file: the copy is made a WAL file like the
+        // original, so putting it in place needs nothing more
+        const copy = openSqlite(tmp, { create: false, persistWal: false });
+        let cards: number;
+        try {
+          copy.exec("PRAGMA journal_mode = WAL");
+          // what the copy holds (writers go on in the live database meanwhile)
+          cards = (copy.query("SELECT count(*) AS n FROM cards").get() as { n: number }).n;
+        } finally {
+          copy.close();
+        }
+        const fd = fs.openSync(tmp, "r");
+        try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+        fs.linkSync(tmp, path); // EEXIST: a file of that name appeared meanwhile
+        return { cards };
       } finally {
-        copy.close();
+        for (const f of [tmp, `${tmp}-journal`, `${tmp}-wal`, `${tmp}-shm`]) fs.rmSync(f, { force: true });
       }
     },
     close() {
