@@ -91,11 +91,30 @@ export function toEnvelope(e: unknown): ErrorEnvelope {
 
 // --- factories: a required extra cannot be forgotten ---
 
-export const notFound = (what: string, id: string, validOptions?: readonly string[]): CardsError =>
-  new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, { value: id, ...(validOptions ? { valid_options: [...validOptions] } : {}) });
+/** For a card id that is a short id (the 8 hex characters after card_): how to find the card (q matches it). */
+export function shortIdHint(id: unknown): { hint: string } | Record<string, never> {
+  if (typeof id !== "string" || !/^(card_)?[0-9a-f]{8}$/i.test(id)) return {};
+  const short = id.replace(/^card_/i, "");
+  return { hint: `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short})` };
+}
 
-export const versionConflict = (card: Card, message?: string, hint = "re-read the card and retry with its current version"): CardsError =>
-  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, { card, hint });
+export const notFound = (what: string, id: string, validOptions?: readonly string[]): CardsError =>
+  new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, {
+    value: id, ...(validOptions ? { valid_options: [...validOptions] } : {}),
+    ...(what === "card" ? shortIdHint(id) : {}),
+  });
+
+/**
+ * A stale version. An owned card's hint names the owner: a writer that lost the card to a
+ * takeover must not take "retry with the current version" as leave to go on with it.
+ */
+export const versionConflict = (card: Card, message?: string, hint?: string): CardsError =>
+  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, {
+    card,
+    hint: hint ?? (card.owner
+      ? `re-read the card and retry with its current version if it is still yours: it is owned by ${card.owner} now (if that is not you, another actor took it: leave it, or comment; its history shows who changed what)`
+      : "re-read the card and retry with its current version"),
+  });
 
 export const validationFailed = (field: string | undefined, message: string, value?: unknown, hint?: string): CardsError =>
   new CardsError("validation_failed", message, { field, value, hint });

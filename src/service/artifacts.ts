@@ -25,7 +25,12 @@ export async function attachArtifact(
   const def = type.fields.find((f) => f.id === field);
   const artifactFields = type.fields.filter((f) => f.type === "artifact").map((f) => f.id);
   if (!def || def.type !== "artifact") {
-    throw new CardsError("validation_failed", `${field} is not an artifact field of ${type.id}`, { field, value: field, valid_options: artifactFields });
+    // a type with none: say which types take files, not an empty list
+    const elsewhere = [...svc.defs.cardTypes.values()].flatMap((t) => t.fields.filter((f) => f.type === "artifact" && f.artifact_policy !== "uri").map((f) => `${t.id}.${f.id}`));
+    throw new CardsError("validation_failed", `${field} is not an artifact field of ${type.id}`, {
+      field, value: field, valid_options: artifactFields,
+      ...(artifactFields.length === 0 ? { hint: `card type ${type.id} has no artifact field${elsewhere.length ? `; file fields: ${elsewhere.join(", ")}` : ""}: keep a link or text in one of its fields instead` } : {}),
+    });
   }
   if (def.artifact_policy === "uri") {
     throw new CardsError("validation_failed", `${field} holds an external URI (artifact_policy uri); it stores no bytes`, {

@@ -2,7 +2,7 @@
  * Card operations: create, get, patch, delete. Every rule of SPEC "Card" and
  * "States and transitions" that concerns these writes lives here or in domain/.
  */
-import { CardsError, isCardsError, notFound, unknownUser, versionConflict } from "../domain/errors.ts";
+import { CardsError, isCardsError, notFound, shortIdHint, unknownUser, versionConflict } from "../domain/errors.ts";
 import { canonicalCard } from "../domain/card.ts";
 import { ME, newCardId, newEntryId } from "../domain/ids.ts";
 import { localArtifactRefs, validateFields, validateTags, validateTitle, type ArtifactRef } from "../domain/fields.ts";
@@ -221,7 +221,7 @@ export function assertCardRefs(tx: StoreTx, refs: Array<{ field: string; id: str
   for (const ref of refs) {
     const target = tx.getCard(ref.id);
     if (!target) {
-      throw new CardsError("target_card_missing", `${ref.field}: card ${ref.id} does not exist`, { field: ref.field, value: ref.id });
+      throw new CardsError("target_card_missing", `${ref.field}: card ${ref.id} does not exist`, { field: ref.field, value: ref.id, ...shortIdHint(ref.id) });
     }
     if (ref.target_type && target.type_id !== ref.target_type) {
       throw new CardsError("target_card_type_mismatch", `${ref.field}: card ${ref.id} is a ${target.type_id}, not a ${ref.target_type}`, {

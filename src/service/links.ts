@@ -3,7 +3,7 @@
  * a typed link type, the target must exist; adding the same (type, target) twice is a
  * no-op. Blocking links signal card_blocked / card_unblocked on each crossing.
  */
-import { CardsError, notFound } from "../domain/errors.ts";
+import { CardsError, notFound, shortIdHint } from "../domain/errors.ts";
 import type { Card, Link } from "../domain/types.ts";
 import { BLOCKING_LINK_TYPES, BlockWatch } from "./blocking.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -31,7 +31,7 @@ export async function addLink(svc: Service, id: string, input: unknown, ctx: OpC
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
     const target = w.tx.getCard(body.target);
-    if (!target) throw new CardsError("target_card_missing", `link target ${body.target} does not exist`, { field: "target", value: body.target });
+    if (!target) throw new CardsError("target_card_missing", `link target ${body.target} does not exist`, { field: "target", value: body.target, ...shortIdHint(body.target) });
     if (lt.source_types && !lt.source_types.includes(cur.type_id)) {
       throw new CardsError("target_card_type_mismatch", `${lt.id} links may start only from ${lt.source_types.join(", ")} cards, not ${cur.type_id}`, {
         field: "type_id", value: cur.type_id, valid_options: lt.source_types,

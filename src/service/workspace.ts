@@ -42,7 +42,7 @@ export async function findRoot(dir: string | undefined, cwd: string, env: Record
     if (dirname(d) === d) break;
   }
   throw new CardsError("not_found", `no workspace found from ${cwd}: no definitions/workspace.json here or in a parent directory`, {
-    hint: "run `cards init` to create one, or pass --dir / set CARDS_DIR",
+    hint: "pass --dir or set CARDS_DIR to the shared workspace; `cards init DIR` makes a new, empty one (other agents will not see its cards)",
   });
 }
 

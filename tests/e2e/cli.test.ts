@@ -183,6 +183,8 @@ describe("init and check", () => {
     const r = run(["cards", "list"], { cwd: mkdtempSync(join(tmpdir(), "cards-none-")) });
     expect(r.code).toBe(3);
     expect(r.error.hint).toContain("cards init");
+    // the shared workspace first: a lost agent that inits gets a private, empty queue
+    expect(r.error.hint).toStartWith("pass --dir or set CARDS_DIR");
   });
 });
 

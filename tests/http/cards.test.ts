@@ -341,3 +341,31 @@ describe("DELETE /cards/{id}", () => {
     expect((await api.del(`/cards/${c.id}?version=abc`)).status).toBe(400);
   });
 });
+
+describe("errors that tell an agent what to do next (review 2026-11-25)", () => {
+  const as = (actor: string) => ({ "x-service-actor": actor });
+
+  test("a stale version on a card another actor took over names the owner", async () => {
+    const c = await api.task();
+    await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    await api.patch(`/cards/${c.id}`, { version: 2, owner: "agent-2" }, as("agent-2")); // a takeover
+    const late = await api.patch(`/cards/${c.id}`, { version: 2, title: "mine?" }, as("agent-1"));
+    expect([late.status, late.body.error]).toEqual([409, "version_conflict"]);
+    // before: only "re-read the card and retry with its current version", read as leave to go on
+    expect(late.body.hint).toContain("it is owned by agent-2 now");
+    const unowned = await api.task();
+    expect((await api.patch(`/cards/${unowned.id}`, { version: 9, title: "x" })).body.hint).toBe("re-read the card and retry with its current version");
+  });
+
+  test("a short id is pointed to q; an artifact upload to a type without artifact fields names the types that have one", async () => {
+    const c = await api.task();
+    const short = c.id.slice(5, 13);
+    const miss = await api.get(`/cards/${short}`);
+    expect([miss.status, miss.body.hint]).toEqual([404, `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short})`]);
+    const link = await api.post(`/cards/${c.id}/links`, { type_id: "related", target: short });
+    expect(link.body).toMatchObject({ error: "target_card_missing", hint: expect.stringContaining("--q") });
+    const review = await api.post("/cards", { type_id: "review", title: "r" });
+    const put = await api.call("POST", `/cards/${review.body.id}/artifacts/output`, "bytes", { "content-type": "text/plain" });
+    expect(put.body).toMatchObject({ error: "validation_failed", valid_options: [], hint: "card type review has no artifact field; file fields: task.output: keep a link or text in one of its fields instead" });
+  });
+});
