@@ -84,6 +84,25 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
   };
   const refused = notEmpty(svc.store);
   if (refused) throw refused;
+  // an empty WAL first: a restore that fails for a full disk then leaves only its rolled-
+  // back frames there, which are dropped at once (behind committed ones, they filled the
+  // disk for good: copying those into the database needed the space they held)
+  svc.store.compactLog();
+  try {
+    await restoreInTransaction(svc, lines, n, notEmpty, progress);
+  } catch (e) {
+    svc.store.compactLog();
+    throw e;
+  }
+  progress?.(n);
+  return n;
+}
+
+async function restoreInTransaction(
+  svc: Service, lines: AsyncIterable<string>, n: PortCounts,
+  notEmpty: (r: { cardCount(): number; lastEventId(): string | null }) => CardsError | undefined,
+  progress?: (c: PortCounts) => void,
+): Promise<void> {
   await svc.store.write(async (tx) => {
     const late = notEmpty(tx);
     if (late) throw late;
@@ -183,8 +202,6 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
     // what lanes signalled before (a reload in the empty workspace) says nothing of these cards
     clearLaneStates(tx);
   });
-  progress?.(n);
-  return n;
 }
 
 const CARD_KEYS = ["id", "type_id", "schema_version", "title", "status", "fields", "tags", "version", "created_at", "updated_at", "status_since", "created_by"];

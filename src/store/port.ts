@@ -185,6 +185,12 @@ export interface Store extends StoreReads {
    * snapshot(), before a read that searches.
    */
   prepareSearch(): void | Promise<void>;
+  /**
+   * Best effort: copies what the WAL holds into the database and empties it (another
+   * process reading may hold it back). Before a huge write, so that one failing for a full
+   * disk leaves only its own rolled-back frames, which the next close can drop.
+   */
+  compactLog(): void;
   /** a consistent online copy of the whole database into a new file (SQLite VACUUM INTO) */
   backupTo(path: string): { cards: number };
   /**

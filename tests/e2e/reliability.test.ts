@@ -194,6 +194,49 @@ describe("cards backup", () => {
   });
 });
 
+/** A small tmpfs to fill, when this process may mount one (root on Linux); else undefined. */
+function smallDisk(mb: number): { dir: string; release(): void } | undefined {
+  if (process.platform !== "linux" || process.getuid?.() !== 0) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "cards-full-"));
+  if (spawnSync("mount", ["-t", "tmpfs", "-o", `size=${mb}m`, "tmpfs", dir]).status !== 0) return undefined;
+  return { dir, release: () => { spawnSync("umount", [dir]); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+describe("a full disk", () => {
+  test("a restore that fills the disk leaves the WAL empty and the workspace writable once it fails", () => {
+    const disk = smallDisk(12);
+    if (!disk) return; // needs a tmpfs (root on Linux): CI runs as root
+    try {
+      const ws = join(disk.dir, "ws");
+      expect(run(["init", ws]).code).toBe(0);
+      // a dump of ~20 MB: more than the disk holds
+      const one = run(["cards", "create", "--type", "task", "--title", "seed"], { cwd: ws }).json;
+      const lines = run(["dump"], { cwd: ws }).stdout.trim().split("\n");
+      const header = lines[0]!;
+      const user = lines.filter((l) => l.includes('"record":"user"'));
+      const card = JSON.parse(lines.find((l) => l.includes('"record":"card"'))!);
+      const big = join(tmpdir(), `cards-big-${process.pid}.jsonl`);
+      const out: string[] = [header, ...user];
+      for (let i = 0; i < 8000; i++) {
+        out.push(JSON.stringify({ record: "card", card: { ...card.card, id: `card_${i.toString(16).padStart(16, "0")}`, title: `t${i} ${"x".repeat(2000)}` } }));
+      }
+      writeFileSync(big, out.join("\n") + "\n");
+      const fresh = join(disk.dir, "fresh");
+      expect(run(["init", fresh]).code).toBe(0);
+      const r = run(["restore", "--in", big], { cwd: fresh });
+      rmSync(big, { force: true });
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      // before: 10 MB of rolled-back frames stayed behind committed ones, and no close could
+      // copy those into the database (that needed the space the frames held): full for good
+      expect(statSync(join(fresh, ".cards", "cards.db-wal")).size).toBe(0);
+      expect(run(["cards", "create", "--type", "task", "--title", "after"], { cwd: fresh }).code).toBe(0);
+      expect(one.id).toBeDefined();
+    } finally {
+      disk.release();
+    }
+  }, 60_000);
+});
+
 describe("bad workspace states give a clear error naming the path", () => {
   test("a corrupt or foreign database file: unavailable, the file left untouched", () => {
     const dir = makeWorkspace();

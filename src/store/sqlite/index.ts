@@ -234,6 +234,13 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         readThread?.reconfigure({ workspaceId: o.workspaceId, doneStatus: o.doneStatus, search: searchIndexer().configEntries(o.search) });
       });
     },
+    compactLog() {
+      try {
+        writerDb.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // busy or full: the WAL stays as it is
+      }
+    },
     backupTo(path: string) {
       // made under another name and linked into place once whole: a backup that fails (a
       // full disk, a kill) leaves no file that is not a database, and never replaces one
