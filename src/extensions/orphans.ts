@@ -191,8 +191,8 @@ export async function stopOrphans(root: string, log: (message: string) => void, 
   for (const o of found) signal(o, "SIGTERM");
   const end = Date.now() + graceMs;
   while (found.some(running) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  const stubborn = found.filter(running);
-  for (const o of stubborn) signal(o, "SIGKILL");
-  if (stubborn.length) log(`killed (SIGKILL) ${stubborn.length} that ignored SIGTERM for ${graceMs} ms (pid ${stubborn.map((o) => o.pid).join(", ")})`);
+  const lingering = found.filter(running);
+  for (const o of lingering) signal(o, "SIGKILL");
+  if (lingering.length) log(`killed (SIGKILL) ${lingering.length} that ignored SIGTERM for ${graceMs} ms (pid ${lingering.map((o) => o.pid).join(", ")})`);
   unmark();
 }
