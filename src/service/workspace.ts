@@ -86,7 +86,11 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // changed definitions: loaded here only, off the one-shot path (cached definitions)
       const floor = await import("./schema-floor.ts");
       floor.assertSchemaFloor(store, defs);
-      if (floor.changesLoadedSet(store, defs)) await store.write((tx) => floor.recordLoadedSet(tx, defs));
+      if (floor.changesLoadedSet(store, defs)) {
+        // best effort, as the marker below: a read-only workspace still serves reads, and
+        // the next open that can write records the set
+        await store.write((tx) => floor.recordLoadedSet(tx, defs)).catch(() => {});
+      }
       await registerDeclaredUsers(svc);
       // another set was in use: this process now works with a new one (files edited since),
       // so it says so, and running servers reload too (followReloads) instead of validating

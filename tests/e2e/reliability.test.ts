@@ -278,6 +278,10 @@ describe("bad workspace states give a clear error naming the path", () => {
     expect(card.id).toBeString();
     expect(run(["cards", "list", "--q", "kept"], { cwd: dir }).json.items).toHaveLength(1); // builds the search index
     const later = run(["cards", "create", "--type", "task", "--title", "later"], { cwd: dir }).json; // not indexed yet
+    // definitions raised before the disk turned read-only: the open that meets them cannot
+    // record them, and still reads (the record is best effort)
+    const reviewFile = join(dir, "definitions/card-types/review.json");
+    writeFileSync(reviewFile, JSON.stringify({ ...JSON.parse(readFileSync(reviewFile, "utf8")), schema_version: 2 }, null, 2));
     expect(spawnSync("mount", ["-o", "remount,ro", dir]).status).toBe(0);
     try {
       const w = run(["cards", "create", "--type", "task", "--title", "refused"], { cwd: dir });
