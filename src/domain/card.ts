@@ -23,6 +23,24 @@ export function canonicalCard(c: Card): Card {
   return out;
 }
 
+/** What a brief list shows of a card: enough to pick one and write to it, without its fields. */
+export interface BriefCard { id: string; type_id: string; title: string; status: string; owner?: string; tags: string[]; version: number; updated_at: string }
+
+/**
+ * A card as a brief list shows it (`cards cards list --brief`, list_cards `brief`): a page
+ * of 50 cards with long fields was ~77 KB, more than an agent wants in its context.
+ */
+export function briefCard(c: Card): BriefCard {
+  const out: BriefCard = { id: c.id, type_id: c.type_id, title: c.title, status: c.status, tags: c.tags, version: c.version, updated_at: c.updated_at };
+  if (c.owner) out.owner = c.owner;
+  return out;
+}
+
+/** A list page with each card made brief (next_cursor and the rest kept). */
+export function briefPage<P extends { items: Card[] }>(page: P): Omit<P, "items"> & { items: BriefCard[] } {
+  return { ...page, items: page.items.map(briefCard) };
+}
+
 /** ISO-8601 UTC with milliseconds; the only timestamp format the service writes. */
 export const nowIso = (): string => new Date().toISOString();
 

@@ -5,6 +5,7 @@
  */
 import { Buffer } from "node:buffer";
 import { CardsError } from "../domain/errors.ts";
+import { briefPage } from "../domain/card.ts";
 import type { Definitions } from "../domain/types.ts";
 import { agentLoopColumns } from "../domain/transitions.ts";
 import {
@@ -72,7 +73,11 @@ export function fixedTools(defs: Definitions): Tool[] {
     tool("list_cards", "List cards, most recently updated first.", {
       board_id: str(), type_id: str("one or comma-separated"), status: str("one or comma-separated"),
       owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"), filter,
-    }, [], (a, c) => listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter })),
+      brief: bool("id, type, title, status, owner, tags, version, updated_at only (no fields)"),
+    }, [], async (a, c) => {
+      const page = await listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter });
+      return a.brief === true ? briefPage(page) : page;
+    }),
     tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: { ...str(), minLength: 1 }, limit: int() }, ["q"],
       (a, c) => {
         // an empty q lists every card: that is list_cards, not a search

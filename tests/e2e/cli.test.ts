@@ -377,6 +377,21 @@ describe("embedded and remote modes print the same bytes", () => {
     }
   });
 
+  test("list --brief: each card without its fields, the page's cursor kept, in both modes", () => {
+    const outs: string[] = [];
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const full = run(["cards", "list", "--limit", "2"], { cwd: dir, env });
+      const brief = run(["cards", "list", "--limit", "2", "--brief"], { cwd: dir, env });
+      expect(brief.code).toBe(0);
+      expect(brief.json.items.map((c: any) => c.id)).toEqual(full.json.items.map((c: any) => c.id));
+      for (const c of brief.json.items) expect(Object.keys(c).filter((k) => k !== "owner")).toEqual(["id", "type_id", "title", "status", "tags", "version", "updated_at"]);
+      expect(brief.json.next_cursor).toBe(full.json.next_cursor);
+      expect(brief.stdout.length).toBeLessThan(full.stdout.length);
+      outs.push(brief.stdout);
+    }
+    expect(outs[1]).toBe(outs[0]);
+  });
+
   test("artifacts put/get and upgrade-schema work the same in both modes", () => {
     const file = join(dir, "note.txt");
     writeFileSync(file, "artifact bytes");

@@ -47,7 +47,8 @@ describe("tools/list", () => {
     expect(props("upgrade_schema")).toEqual(["card_id", "confirm", "target_version"]);
     expect(props("attach_artifact")).toEqual(["card_id", "content_base64", "field"]);
     expect(props("events")).toEqual(["board_id", "limit", "since", "types"]);
-    expect(props("list_cards")).toEqual(["blocked", "board_id", "cursor", "filter", "limit", "owner", "q", "status", "type_id"]);
+    // SPEC's parameters, plus filter (issue 3) and brief (docs/mcp.md)
+    expect(props("list_cards")).toEqual(["blocked", "board_id", "brief", "cursor", "filter", "limit", "owner", "q", "status", "type_id"]);
     expect(tools.get("append_entry").inputSchema.properties.field.description).toContain("task.evidence (note*, at, by)");
   });
 
@@ -228,6 +229,16 @@ describe("error results", () => {
     expect(stale.data).toMatchObject({ error: "version_conflict", card: { id: card.id, version: card.version } });
     const wrongType = await s.call("update_bug", { card_id: card.id, version: card.version, title: "t" });
     expect(wrongType.data).toMatchObject({ error: "validation_failed", field: "card_id", hint: "use update_task" });
+  });
+
+  test("list_cards brief: each card without its fields (a page of long fields ran to ~77 KB)", async () => {
+    await s.call("create_task", { title: "brief me", fields: { description: "x".repeat(2000) } });
+    const full = await s.call("list_cards", { limit: 5 });
+    const brief = await s.call("list_cards", { limit: 5, brief: true });
+    expect(brief.data.items.map((c: any) => c.id)).toEqual(full.data.items.map((c: any) => c.id));
+    expect(brief.data.items[0].fields).toBeUndefined();
+    expect(brief.data.items[0]).toMatchObject({ id: full.data.items[0].id, title: full.data.items[0].title, version: full.data.items[0].version });
+    expect(brief.text.length * 4).toBeLessThan(full.text.length);
   });
 
   test("bad arguments are isError results: unknown key with valid_options, missing key, wrong type, unknown card", async () => {

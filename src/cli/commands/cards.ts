@@ -6,6 +6,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
 import { assertInput, intFlag, jsonArg, jsonFlag, listFlag, mergeFieldsFlag, readBytes, readData, readDataObject } from "../input.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
+import type { Card } from "../../domain/types.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 const enc = encodeURIComponent;
@@ -21,14 +22,20 @@ const list = () => defineCommand({
     include: { type: "string", description: "links,comments" },
     cursor: { type: "string", description: "next_cursor of the previous page" },
     limit: { type: "string", description: "page size (default 50, max 200)" },
+    brief: { type: "boolean", description: "each card as id, type_id, title, status, owner, tags, version, updated_at (no fields)" },
   },
-  run: ({ args, data }) => callApi(g(data), {
-    method: "GET", path: "/cards",
-    query: {
-      board_id: args.board, status: args.status, ...narrowingQuery(args), filter: args.filter, sort: args.sort,
-      include: args.include, cursor: args.cursor, limit: args.limit,
-    },
-  }),
+  run: async ({ args, data }) => {
+    const page = await callApi(g(data), {
+      method: "GET", path: "/cards",
+      query: {
+        board_id: args.board, status: args.status, ...narrowingQuery(args), filter: args.filter, sort: args.sort,
+        include: args.include, cursor: args.cursor, limit: args.limit,
+      },
+    });
+    if (!args.brief) return page;
+    const { briefPage } = await import("../../domain/card.ts");
+    return briefPage(page as { items: Card[] });
+  },
 });
 
 const get = () => defineCommand({
