@@ -106,6 +106,66 @@ describe("cards events --follow", () => {
     }
   });
 
+  test("remote: a proxy's 502 while the server is down counts as lost; the follower resumes once it is back", async () => {
+    const own = await serve(makeWorkspace());
+    let down = false;
+    const cuts = new Set<() => void>();
+    // a reverse proxy in front of the server, as a deployment would have: while the
+    // server is "down" it answers 502 itself, and the open stream is cut
+    const proxy = Bun.serve({
+      port: 0, hostname: "127.0.0.1", idleTimeout: 0,
+      async fetch(req) {
+        if (down) return new Response("<html>502 Bad Gateway</html>", { status: 502, headers: { "content-type": "text/html" } });
+        const u = new URL(req.url);
+        const res = await fetch(`${own.url}${u.pathname}${u.search}`, { headers: req.headers });
+        const reader = res.body!.getReader();
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            cuts.add(() => { void reader.cancel().catch(() => {}); try { controller.close(); } catch { /* closed */ } });
+          },
+          async pull(controller) {
+            const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+            if (done) { try { controller.close(); } catch { /* cut */ } } else controller.enqueue(value);
+          },
+        });
+        return new Response(body, { status: res.status, headers: res.headers });
+      },
+    });
+    const base = `http://127.0.0.1:${proxy.port}`;
+    const p = Bun.spawn([BIN, "events", "--follow", "--types", "card_created", "--reconnect-for", "20"], { env: cleanEnv({ CARDS_URL: base }), stdout: "pipe", stderr: "pipe" });
+    const out: string[] = [];
+    void (async () => { for await (const c of p.stdout) out.push(new TextDecoder().decode(c)); })();
+    const err: string[] = [];
+    void (async () => { for await (const c of p.stderr) err.push(new TextDecoder().decode(c)); })();
+    const create = (title: string) => fetch(`${own.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json", "x-service-actor": "tester" }, body: JSON.stringify({ type_id: "task", title }) });
+    const until = async (pred: () => boolean, what: string) => {
+      const end = Date.now() + 10_000;
+      while (!pred()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}; stderr: ${err.join("")}`);
+        await Bun.sleep(25);
+      }
+    };
+    try {
+      await Bun.sleep(500);
+      await create("first");
+      await until(() => out.join("").includes('"first"'), "the first card");
+      down = true;
+      for (const cut of cuts) cut();
+      await until(() => err.join("").includes("ended; reconnecting"), "the lost notice");
+      await Bun.sleep(1500); // several reconnects meet the proxy's 502
+      expect(p.exitCode).toBeNull(); // before: the first 502 ended the follower ("not an event stream")
+      down = false;
+      await until(() => err.join("").includes(`reconnected to ${base}`), "the reconnect");
+      await create("second");
+      await until(() => out.join("").includes('"second"'), "the second card");
+    } finally {
+      p.kill();
+      await p.exited;
+      proxy.stop(true);
+      await own.stop();
+    }
+  }, 30_000);
+
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });
