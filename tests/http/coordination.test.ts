@@ -1,5 +1,6 @@
 /** Ownership, links and blocking, comments, entries, history and search over HTTP (SPEC + DECISIONS). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { testApi, type TestApi } from "../helpers/http.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
@@ -490,6 +491,29 @@ describe("links and blocking", () => {
     await api.post(`/cards/${a.id}/links`, { type_id: "parent", target: b.id });
     expect((await api.get("/cards?has_link=parent&limit=200")).body.items.map((c: any) => c.id)).toContain(a.id);
     expect((await api.get(`/cards?link_target=${b.id}`)).body.items.map((c: any) => c.id)).toEqual([a.id]);
+  });
+
+  test("has_link still finds the links of a type the definitions no longer declare; an unknown type is 422", async () => {
+    const ws = await testApi({
+      edit: (f) => { (f["definitions/workspace.json"] as any).link_types.push({ id: "mentions", name: "Mentions", type: "directional" }); },
+    });
+    try {
+      const a = await ws.task();
+      const b = await ws.task();
+      expect((await ws.post(`/cards/${a.id}/links`, { type_id: "mentions", target: b.id })).status).toBe(201);
+      const file = `${ws.dir}/definitions/workspace.json`;
+      const def = JSON.parse(readFileSync(file, "utf8"));
+      def.link_types = def.link_types.filter((t: { id: string }) => t.id !== "mentions");
+      writeFileSync(file, JSON.stringify(def));
+      expect((await ws.post("/workspace/reload")).status).toBe(200);
+      // the link stays (history), and a filter on its type still finds it
+      const held = await ws.get("/cards?has_link=mentions");
+      expect([held.status, held.body.items.map((c: any) => c.id)]).toEqual([200, [a.id]]);
+      const typo = await ws.get("/cards?has_link=mentoins");
+      expect([typo.status, typo.body.error, typo.body.valid_options.includes("mentions")]).toEqual([422, "validation_failed", false]);
+    } finally {
+      ws.close();
+    }
   });
 });
 
