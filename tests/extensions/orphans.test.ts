@@ -4,7 +4,7 @@
  * starts services, so no service runs twice; a live server's processes are left alone.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawn } from "bun";
 import { join } from "node:path";
 import { assertBinary, serve, type Server } from "../helpers/binary.ts";
@@ -85,5 +85,56 @@ test.skipIf(process.platform !== "linux")("only marks of this boot and pid names
   } finally {
     orphan.kill();
     foreign.kill();
+  }
+});
+
+/** The start time (clock ticks since boot) /proc gives a pid: what a mark records. */
+const startOf = (pid: number): string => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
+};
+
+test.skipIf(process.platform !== "linux")("a server that is a zombie (exited, not yet reaped) is gone: its processes are orphans", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const space = /^\d+-\d+-([^:]+):/.exec(supervisorToken(ws)!)![1]!;
+  // `sleep 0.1` is left a zombie: its parent became `sleep 30`, which never reaps it
+  const parent = spawn(["sh", "-c", "sleep 0.1 & echo $!; exec sleep 30"], { stdout: "pipe" });
+  const reader = parent.stdout.getReader();
+  const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
+  const id = `${zombie}-${startOf(zombie)}-${space}`;
+  await waitFor(() => /\) Z /.test(readFileSync(`/proc/${zombie}/stat`, "utf8")), "the zombie", 3_000);
+  mkdirSync(join(ws, ".cards", "supervisors"), { recursive: true });
+  writeFileSync(join(ws, ".cards", "supervisors", id), "");
+  const orphan = spawn(["sleep", "30"], { env: { ...process.env, CARDS_SUPERVISOR: `${id}:${ws}` } });
+  try {
+    await Bun.sleep(100);
+    expect(findOrphans(ws)).toEqual([orphan.pid]); // before: a zombie's pid and start time matched, so it looked alive
+  } finally {
+    orphan.kill();
+    parent.kill();
+  }
+});
+
+test.skipIf(process.platform !== "linux")("a process that inherited a killed server's token never stops itself or its ancestors", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const space = /^\d+-\d+-([^:]+):/.exec(supervisorToken(ws)!)![1]!;
+  const dead = `999999997-1-${space}`;
+  mkdirSync(join(ws, ".cards", "supervisors"), { recursive: true });
+  writeFileSync(join(ws, ".cards", "supervisors", dead), "");
+  const env = { ...process.env, CARDS_SUPERVISOR: `${dead}:${ws}` };
+  // a sibling left by the killed server, and a launcher (sh) running a process that scans:
+  // both sh and the scanner carry the token, as a server started by a killed server's hook would
+  const sibling = spawn(["sleep", "30"], { env });
+  const script = join(ws, "scan.ts");
+  writeFileSync(script, `import { findOrphans } from ${JSON.stringify(join(import.meta.dir, "../../src/extensions/orphans.ts"))};\nconsole.log(JSON.stringify({ me: process.pid, parent: process.ppid, found: findOrphans(${JSON.stringify(ws)}) }));\n`);
+  try {
+    await Bun.sleep(100);
+    const p = spawn(["sh", "-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}; true`], { env, stdout: "pipe" });
+    const out = JSON.parse(await new Response(p.stdout).text()) as { me: number; parent: number; found: number[] };
+    expect(out.found).toContain(sibling.pid);
+    expect(out.found).not.toContain(out.me);
+    expect(out.found).not.toContain(out.parent); // the sh that launched it
+  } finally {
+    sibling.kill();
   }
 });
