@@ -2,7 +2,7 @@
  * Writes from the board: moves (optimistic, snapping back on refusal), patches and other
  * card writes. Every write sends the card's version; a refusal shows the error envelope.
  */
-import { api, cardPath, patchCard } from "./api.ts";
+import { api, cardPath, patchCard, patchKeys } from "./api.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { applyCard, pending, refreshCards, shiftCount, shortLanes } from "./data.ts";
 import { refillSoon } from "./follow.ts";
@@ -35,7 +35,7 @@ export async function moveCard(id: string, to: string): Promise<boolean> {
   const card = state.cards.get(id);
   if (!card || card.status === to) return false;
   pending.add(id);
-  const answer = patchCard(card, { status: to });
+  const answer = patchKeys(card, { status: to });
   state.cards.set(id, { ...card, status: to });
   shiftCount(card.status, to);
   renderLanes([card.status, to]);
@@ -62,10 +62,13 @@ export async function moveCard(id: string, to: string): Promise<boolean> {
   }
 }
 
-/** PATCH with the card's version; refusals are shown and rethrown for forms to mark fields. */
-export async function patch(card: Card, changes: Record<string, unknown>): Promise<Card> {
+/**
+ * PATCH with the card's version; refusals are shown and rethrown for forms to mark fields.
+ * `overNewer`: a picker's change, applied over writes that left its keys alone (patchKeys).
+ */
+export async function patch(card: Card, changes: Record<string, unknown>, o: { overNewer?: boolean } = {}): Promise<Card> {
   try {
-    return written(await patchCard(card, changes));
+    return written(await (o.overNewer ? patchKeys : patchCard)(card, changes));
   } catch (e) {
     const body = toast.toBody(e);
     if (body.card) written(body.card);

@@ -79,6 +79,23 @@ export function patchCard(card: Card, changes: Record<string, unknown>): Promise
   return api("PATCH", `/cards/${encodeURIComponent(card.id)}`, { version: card.version, ...changes });
 }
 
+/**
+ * A PATCH of top-level keys (a move's status, a picked owner) that survives writes to
+ * the rest of the card: when the version is stale but the newer card still holds every
+ * changed key as the person saw it (an agent appended an entry meanwhile), it is sent
+ * once more over that version. A change to those keys meanwhile is a conflict, as ever.
+ */
+export async function patchKeys(card: Card, changes: Record<string, unknown>): Promise<Card> {
+  try {
+    return await patchCard(card, changes);
+  } catch (e) {
+    const now = e instanceof ApiError && e.body.error === "version_conflict" ? e.body.card : undefined;
+    const same = (k: string) => JSON.stringify((now as unknown as Record<string, unknown>)[k] ?? null) === JSON.stringify((card as unknown as Record<string, unknown>)[k] ?? null);
+    if (!now || now.id !== card.id || !Object.keys(changes).every(same)) throw e;
+    return patchCard(now, changes);
+  }
+}
+
 export function cardPath(id: string, rest = ""): string {
   return `/cards/${encodeURIComponent(id)}${rest}`;
 }

@@ -7,7 +7,7 @@ import { renderLanes, setFocusCard, cardElement } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, shortId } from "./dom.ts";
 import { isDirty, markClean } from "./dirty.ts";
-import { fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { fieldRow, flagProblems, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -29,7 +29,8 @@ export function openCreate(initialStatus?: string): void {
     statusSel.replaceChildren(...cols.map((c) => h("option", { value: c }, columnName(c))));
     if (keep && cols.includes(keep)) statusSel.value = keep;
     inputs = t.fields.filter((f) => f.display !== "hidden" || f.required)
-      .map((f) => fieldRow(f, f.default)).filter((x): x is FieldInput => x !== null);
+      // a single choice with a default has no blank: the server would put the default back
+      .map((f) => fieldRow(f, f.default, { blank: f.default === undefined })).filter((x): x is FieldInput => x !== null);
     fieldsBox.replaceChildren(...inputs.map((i) => i.el));
   };
   typeSel.addEventListener("change", buildFields);
@@ -59,10 +60,14 @@ export function openCreate(initialStatus?: string): void {
   dlg.addEventListener("cancel", keep);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
+    if (flagProblems(form, inputs)) return;
     const fields: Record<string, unknown> = {};
     for (const i of inputs) {
       const v = i.read();
       if (v !== undefined) fields[i.def.id] = v;
+      // a list emptied on purpose stays empty ([] is no value; an absent one takes the default)
+      else if (Array.isArray(i.def.default) && i.changed()) fields[i.def.id] = [];
     }
     submit.disabled = true;
     try {

@@ -3,7 +3,7 @@
  * upload), links in both directions (with an add form) and comments (updated in place: a
  * new comment adds one item, the others and the comment form stay as they are).
  */
-import { api } from "./api.ts";
+import { api, ApiError } from "./api.ts";
 import { write, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
@@ -43,6 +43,9 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
   const items = Array.isArray(card.fields[def.id]) ? (card.fields[def.id] as unknown[]) : [];
   const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, f.default)).filter((x): x is FieldInput => x !== null);
   const form = miniForm("entry-form", "Add entry", inputs.map((i) => i.el), async () => {
+    const bad = inputs.find((i) => i.problem());
+    // shown next to its input, as the server's refusals are; nothing is sent half-read
+    if (bad) throw new ApiError(0, { error: "validation_failed", field: bad.def.id, message: `${label(bad.def)}: ${bad.problem()}` });
     const entry: Record<string, unknown> = {};
     for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
     await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: version(), entry });

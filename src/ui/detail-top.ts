@@ -40,13 +40,16 @@ export function meta(card: Card, latest: () => Card): HTMLElement {
       return h("option", { value: c, selected: c === card.status, disabled: !ok, title: ok ? undefined : `${columnName(card.status)} cannot move to ${columnName(c)} on this board` },
         ok ? columnName(c) : `${columnName(c)} (not allowed from here)`);
     }));
-  statusSel.addEventListener("change", () => patch(latest(), { status: statusSel.value }).catch((e) => {
+  onPicked(statusSel, () => latest().status, (value) => patch(latest(), { status: value }, { overNewer: true }).catch((e) => {
     statusSel.value = latest().status;
     toast.error(e, "Status not changed");
   }));
+  const users = state.info.workspace.users.map((u) => ({ value: u.id, text: u.display_name || u.id }));
+  // an owner registered after the page loaded is shown as it is, not as "Unowned"
+  if (card.owner && !users.some((u) => u.value === card.owner)) users.push({ value: card.owner, text: card.owner });
   const ownerSel = h("select", { id: "detail-owner", "aria-label": "Owner" }, h("option", { value: "" }, "Unowned"),
-    state.info.workspace.users.map((u) => h("option", { value: u.id, selected: u.id === card.owner }, u.display_name || u.id)));
-  ownerSel.addEventListener("change", () => patch(latest(), { owner: ownerSel.value }).catch((e) => {
+    users.map((u) => h("option", { value: u.value, selected: u.value === card.owner }, u.text)));
+  onPicked(ownerSel, () => latest().owner ?? "", (value) => patch(latest(), { owner: value }, { overNewer: true }).catch((e) => {
     ownerSel.value = latest().owner ?? "";
     toast.error(e, "Owner not changed");
   }));
@@ -67,4 +70,35 @@ export function fieldsSection(card: Card): HTMLElement {
       isEmpty(card.fields[d.id]) ? h("span", { class: "muted" }, "—") : renderValue(d, card.fields[d.id], "detail"),
       d.type === "artifact" && d.artifact_policy !== "uri" ? artifactUpload(card, d) : null),
   ])));
+}
+
+/**
+ * Calls `apply` with a picker's value once the person has chosen it: at once for a pick
+ * with the mouse or touch, but for the keyboard only on Enter or on leaving the picker.
+ * A closed select changes its value on every arrow key, and each change would be a write
+ * (a claim, then hand-overs, each an event agents act on). Escape puts the value back.
+ */
+function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: string) => void): void {
+  let keyed = false;
+  const commit = () => {
+    keyed = false;
+    if (sel.value !== current()) apply(sel.value);
+  };
+  sel.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      if (keyed || sel.value !== current()) ev.preventDefault();
+      commit();
+    } else if (ev.key === "Escape" && sel.value !== current()) {
+      ev.preventDefault();
+      ev.stopPropagation(); // the panel stays open: only the pick is undone
+      sel.value = current();
+      keyed = false;
+    } else if (ev.key === " " || ev.key === "F4" || (ev.altKey && /^Arrow(Up|Down)$/.test(ev.key))) {
+      keyed = false; // these open the list: a pick there is the confirmation
+    } else if (/^(Arrow|Page|Home|End)/.test(ev.key) || (ev.key.length === 1 && !ev.ctrlKey && !ev.metaKey)) {
+      keyed = true; // stepping through the values of the closed picker
+    }
+  });
+  sel.addEventListener("change", () => { if (!keyed) commit(); });
+  sel.addEventListener("blur", () => { if (keyed) commit(); });
 }

@@ -8,7 +8,7 @@ import { getCard, history, listAll } from "./api.ts";
 import { onCardWritten, patch } from "./actions.ts";
 import { cardElement } from "./board.ts";
 import { h, $, fmtTime, ago, throttle } from "./dom.ts";
-import { changedFields, fieldRow, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { changedFields, fieldRow, flagProblems, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
@@ -183,6 +183,7 @@ function startEdit(card: Card, body: HTMLElement): void {
   let attempt = 0;
   const title = h("input", { id: "edit-title", type: "text", value: card.title, required: true });
   const tags = tagControl("edit-tags", card.tags);
+  const tagsAtStart = JSON.stringify(tags.read() ?? []);
   const inputs = (cardType(card.type_id)?.fields ?? []).map((d) => fieldRow(d, card.fields[d.id])).filter((x): x is FieldInput => x !== null);
   const save = h("button", { type: "submit", class: "primary" }, "Save");
   const form = h("form", { class: "card-form edit-form" },
@@ -197,11 +198,12 @@ function startEdit(card: Card, body: HTMLElement): void {
     // a message from an earlier Save no longer applies to this one
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
     const mine = ++attempt;
+    if (flagProblems(form, inputs)) return;
     const changes: Record<string, unknown> = {};
     if (title.value !== card.title) changes.title = title.value;
     const newTags = tags.read() ?? [];
-    if (JSON.stringify(newTags) !== JSON.stringify(card.tags)) changes.tags = newTags;
-    const fields = changedFields(inputs, card.fields);
+    if (JSON.stringify(newTags) !== tagsAtStart) changes.tags = newTags;
+    const fields = changedFields(inputs);
     if (Object.keys(fields).length) changes.fields = fields;
     if (!Object.keys(changes).length) { editing = false; void openDetail(card.id, false); return; }
     save.disabled = true;

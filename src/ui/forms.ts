@@ -13,6 +13,10 @@ export interface FieldInput {
   el: HTMLElement;
   /** the value to send; undefined when left empty */
   read(): unknown;
+  /** true once the person changed the control (a value it could not show is kept until then) */
+  changed(): boolean;
+  /** what makes the input unusable as typed (a half-filled date), else undefined */
+  problem(): string | undefined;
 }
 
 let uid = 0;
@@ -25,6 +29,16 @@ function toLocalInput(iso: unknown): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
+/**
+ * Options plus any held value they lack (a user registered after the page loaded, an
+ * option the definitions dropped since): shown, so it is neither hidden nor lost.
+ */
+function withHeld(options: { value: string; text: string }[], held: unknown, note: string): { value: string; text: string }[] {
+  const values = Array.isArray(held) ? held.map(String) : held !== undefined && held !== null && held !== "" ? [String(held)] : [];
+  const extra = values.filter((v) => !options.some((o) => o.value === v));
+  return extra.length ? [...options, ...extra.map((v) => ({ value: v, text: note ? `${v} (${note})` : v }))] : options;
+}
+
 function checks(name: string, options: { value: string; text: string }[], selected: unknown): { el: HTMLElement; read(): string[] | undefined } {
   const sel = new Set(Array.isArray(selected) ? selected.map(String) : selected ? [String(selected)] : []);
   const boxes = options.map((o) => h("input", { type: "checkbox", name, value: o.value, checked: sel.has(o.value) }));
@@ -32,7 +46,7 @@ function checks(name: string, options: { value: string; text: string }[], select
   return { el, read: () => { const v = boxes.filter((b) => b.checked).map((b) => b.value); return v.length ? v : undefined; } };
 }
 
-function select(id: string, options: { value: string; text: string }[], value: unknown, blank: string | null): HTMLSelectElement {
+export function select(id: string, options: { value: string; text: string }[], value: unknown, blank: string | null): HTMLSelectElement {
   const el = h("select", { id },
     blank !== null ? h("option", { value: "" }, blank) : null,
     options.map((o) => h("option", { value: o.value, selected: o.value === value }, o.text)));
@@ -42,8 +56,12 @@ function select(id: string, options: { value: string; text: string }[], value: u
 
 const userOptions = () => state.info.workspace.users.map((u) => ({ value: u.id, text: u.display_name ? `${u.display_name} (${u.id})` : u.id }));
 
-/** The control for one field, pre-filled with `value`; null for fields edited elsewhere (repeating, local artifacts). */
-export function control(def: FieldDef, value: unknown, id: string): { el: HTMLElement; read(): unknown } | null {
+/**
+ * The control for one field, pre-filled with `value`; null for fields edited elsewhere
+ * (repeating, local artifacts). `blank`: whether a single choice may be left empty (a
+ * create form leaves no blank where the server would put the default back).
+ */
+export function control(def: FieldDef, value: unknown, id: string, blank = true): { el: HTMLElement; read(): unknown; problem?(): string | undefined } | null {
   const str = (v: string) => (v.trim() === "" ? undefined : v);
   switch (def.type) {
     case "text": {
@@ -58,17 +76,23 @@ export function control(def: FieldDef, value: unknown, id: string): { el: HTMLEl
     case "date": {
       const initial = toLocalInput(value);
       const el = h("input", { id, type: "datetime-local", value: initial });
-      return { el, read: () => (!el.value ? undefined : el.value === initial ? value : new Date(el.value).toISOString()) };
+      return {
+        el,
+        read: () => (!el.value ? undefined : el.value === initial ? value : new Date(el.value).toISOString()),
+        // a date typed without its time (or half a date) reads as empty: say so, never drop it
+        problem: () => (el.validity.badInput ? "enter the whole date and time, or clear it" : undefined),
+      };
     }
     case "enum": {
-      const opts = (def.options ?? []).map((o) => ({ value: o, text: o }));
+      const opts = withHeld((def.options ?? []).map((o) => ({ value: o, text: o })), value, "not an option now");
       if (def.multiple) return checks(id, opts, value);
-      const el = select(id, opts, value, "—");
+      const el = select(id, opts, value, blank ? "—" : null);
       return { el, read: () => str(el.value) };
     }
     case "user": {
-      if (def.multiple) return checks(id, userOptions(), value);
-      const el = select(id, userOptions(), value, "—");
+      const opts = withHeld(userOptions(), value, "");
+      if (def.multiple) return checks(id, opts, value);
+      const el = select(id, opts, value, blank ? "—" : null);
       return { el, read: () => str(el.value) };
     }
     case "tags":
@@ -108,36 +132,52 @@ export function tagControl(id: string, value: unknown): { el: HTMLElement; read(
 }
 
 /** A labelled row for one field: label, control, description, and a slot for its error. */
-export function fieldRow(def: FieldDef, value: unknown): FieldInput | null {
+export function fieldRow(def: FieldDef, value: unknown, o: { blank?: boolean } = {}): FieldInput | null {
   const id = `f${++uid}-${def.id}`;
-  const c = control(def, value, id);
+  const c = control(def, value, id, o.blank ?? true);
   if (!c) return null;
+  const initial = JSON.stringify(c.read() ?? null);
   const el = h("div", { class: `form-field t-${def.type}`, "data-field": def.id },
     h("label", { for: id }, label(def), def.required ? h("span", { class: "req", title: "required" }, " *") : null,
       def.deprecated ? h("span", { class: "muted" }, " (deprecated)") : null),
     c.el,
     def.description ? h("small", { class: "desc" }, def.description) : null,
     h("div", { class: "field-error", role: "alert" }));
-  return { def, el, read: c.read };
+  return { def, el, read: c.read, changed: () => JSON.stringify(c.read() ?? null) !== initial, problem: () => c.problem?.() };
+}
+
+/** Marks every input that cannot be read as typed; true when there was one (the first gets the focus). */
+export function flagProblems(form: HTMLElement, inputs: FieldInput[]): boolean {
+  let first: HTMLElement | undefined;
+  for (const i of inputs) {
+    const p = i.problem();
+    if (!p) continue;
+    i.el.querySelector(".field-error")?.replaceChildren(`${label(i.def)}: ${p}`);
+    first ??= i.el;
+  }
+  (first?.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
+  return first !== undefined;
 }
 
 /** Shows a server refusal next to the field it names, or in the form's general error slot. */
 export function showFormError(form: HTMLElement, e: unknown): void {
   for (const slot of form.querySelectorAll(".field-error")) slot.replaceChildren();
   const body = toBody(e);
-  const name = body.field?.split(/[.[]/)[0];
-  const row = name ? form.querySelector(`.form-field[data-field="${CSS.escape(name)}"] .field-error`) : null;
+  // `evidence.note` names the item field `note` in an entry form, the field `evidence` elsewhere
+  const path = body.field?.split(/[.[\]]+/).filter(Boolean) ?? [];
+  const row = [path[0], path.at(-1)].map((n) => (n ? form.querySelector(`.form-field[data-field="${CSS.escape(n)}"] .field-error`) : null)).find((x) => x) ?? null;
   const slot = row ?? form.querySelector(".form-error");
   slot?.replaceChildren(...errorParts(body));
   (row?.closest(".form-field")?.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
 }
 
-/** The fields whose values differ from `before` (null removes a key). */
-export function changedFields(inputs: FieldInput[], before: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The fields the person changed (null removes a key). A control they left alone is never
+ * sent, even when it could not show the stored value exactly: a save changes only what
+ * was edited.
+ */
+export function changedFields(inputs: FieldInput[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const i of inputs) {
-    const v = i.read();
-    if (JSON.stringify(v ?? null) !== JSON.stringify(before[i.def.id] ?? null)) out[i.def.id] = v ?? null;
-  }
+  for (const i of inputs) if (i.changed()) out[i.def.id] = i.read() ?? null;
   return out;
 }

@@ -122,12 +122,116 @@ describe.serial("forms", () => {
     const page = await ui.browser.page();
     await page.route("**/v1/events/stream**", (r) => r.abort()); // no live update: the page keeps the old version
     await openCard(page, c.id);
-    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, tags: ["docs"] }, "agent-1");
+    // the owner itself changed meanwhile (a write to other keys is applied over: below)
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, owner: "agent-1" }, "agent-1");
     await page.locator("#detail-owner").selectOption("ada");
     const toast = page.locator(".toast.error", { hasText: "Someone (agent-1) changed this card meanwhile: try again" });
     await toast.waitFor();
     expect(await toast.textContent()).not.toContain("re-read");
     expect(await toast.textContent()).not.toContain(c.id);
+    await page.close();
+  }, T);
+
+  test("Save sends only what the person changed: a user the page does not know is shown and kept", async () => {
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Kept values", fields: { severity: "minor", steps: "s", reported_by: "carol" } });
+    const review = await call(ui.srv.url, "POST", "/cards", { type_id: "review", title: "Two reviewers", fields: { reviewers: ["ada", "dana"] } });
+    const page = await ui.browser.page(1440, 1600);
+    for (const c of [bug, review]) {
+      await openCard(page, c.id);
+      const d = page.locator("#detail");
+      await d.locator("#detail-edit").click();
+      await d.locator("#edit-title").fill(`${c.title}, renamed`);
+      await d.locator(".edit-form button[type=submit]").click();
+      await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
+    }
+    // before: the pickers could not show carol or dana, read back as empty and sent that
+    const b = await call(ui.srv.url, "GET", `/cards/${bug.id}`);
+    expect([b.title, b.fields.reported_by, b.version]).toEqual(["Kept values, renamed", "carol", 2]);
+    const r = await call(ui.srv.url, "GET", `/cards/${review.id}`);
+    expect([r.title, r.fields.reviewers, r.version]).toEqual(["Two reviewers, renamed", ["ada", "dana"], 2]);
+    await openCard(page, bug.id);
+    await page.locator("#detail-edit").click();
+    expect(await page.locator('.edit-form .form-field[data-field="reported_by"] select').inputValue()).toBe("carol");
+    await page.close();
+  }, T);
+
+  test("the owner picker writes once, on Enter, not on every arrow key; Escape puts it back", async () => {
+    const c = await task("Arrowed owner");
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    const owner = page.locator("#detail-owner");
+    await owner.focus();
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press("ArrowDown");
+      await page.waitForTimeout(150);
+    }
+    expect(await owner.inputValue()).toBe("agent-2"); // "", ada, agent-1, agent-2
+    await page.waitForTimeout(300);
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).version).toBe(1); // before: three writes, three owners
+    await page.keyboard.press("Escape");
+    expect(await owner.inputValue()).toBe("");
+    expect(await page.locator("#detail").isVisible()).toBe(true); // Escape undid the pick, not the panel
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector(".detail-version")?.textContent?.includes("v2"));
+    const events = await call(ui.srv.url, "GET", `/cards/${c.id}/events`);
+    expect(events.items.filter((e: any) => e.type === "owner_changed").map((e: any) => e.diff.after)).toEqual(["ada"]);
+    await page.close();
+  }, T);
+
+  test("a move or a picked status lands over an agent's write to other parts of the card", async () => {
+    const c = await task("Busy card", "todo");
+    const page = await ui.browser.page();
+    await page.route("**/v1/events/stream**", (r) => r.abort()); // the page keeps the version it read
+    await openCard(page, c.id);
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: "progress" }, "agent-1");
+    await page.locator("#detail-status").selectOption("doing");
+    await page.locator(`.lane[data-lane="doing"] .card[data-id="${c.id}"]`).waitFor();
+    const now = await call(ui.srv.url, "GET", `/cards/${c.id}`);
+    expect([now.status, now.version, now.comments.length]).toEqual(["doing", 3, 1]); // before: 409 "Someone changed this card"
+    expect(await page.locator(".toast.error").count()).toBe(0);
+    await page.close();
+  }, T);
+
+  test("New card: a half-typed date is flagged at its field, not dropped; an emptied default list stays empty", async () => {
+    const page = await ui.browser.page(1440, 1600);
+    await page.goto(`${ui.srv.url}/ui/`);
+    await page.locator("body[data-ready]").waitFor();
+    const dlg = page.locator("dialog.create-dialog");
+    await page.locator("#new-card").click();
+    await dlg.locator("#new-title").fill("Half a date");
+    const due = dlg.locator('.form-field[data-field="due"] input');
+    await due.click();
+    await page.keyboard.type("12242026"); // the date without its time
+    expect(await due.evaluate((el) => (el as HTMLInputElement).validity.badInput)).toBe(true);
+    await dlg.locator("button[type=submit]").click();
+    await dlg.locator('.form-field[data-field="due"] .field-error', { hasText: "whole date and time" }).waitFor();
+    expect((await call(ui.srv.url, "GET", "/cards?q=%22Half%20a%20date%22")).items.length).toBe(0); // before: created without due
+    await dlg.locator("button", { hasText: "Cancel" }).click();
+
+    await page.locator("#new-card").click();
+    await dlg.locator("#new-type").selectOption("review");
+    await dlg.locator("#new-title").fill("Nobody yet");
+    const ada = dlg.locator('.form-field[data-field="reviewers"] input[value="ada"]');
+    expect(await ada.isChecked()).toBe(true); // the type's default
+    await ada.uncheck();
+    await dlg.locator("button[type=submit]").click();
+    await dlg.waitFor({ state: "detached" });
+    const made = (await call(ui.srv.url, "GET", "/cards?type_id=review&sort=-created_at&limit=1")).items[0];
+    expect([made.title, made.fields.reviewers]).toEqual(["Nobody yet", undefined]); // before: ["ada"] came back
+    await page.close();
+  }, T);
+
+  test("a refused entry names its item field, and the message stands under that field", async () => {
+    const c = await task("Empty evidence");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence summary").click();
+    await d.locator(".entry-form button[type=submit]").click();
+    // the server names `evidence.note`; before, the message went to the form's general slot
+    await d.locator('.entry-form .form-field[data-field="note"] .field-error', { hasText: "note" }).waitFor();
+    expect(await d.locator(".entry-form > .form-error").textContent()).toBe("");
     await page.close();
   }, T);
 
