@@ -5,6 +5,7 @@
 import { ApiError } from "./api.ts";
 import { conflictMessage, CONFLICT_TEXT } from "./conflict.ts";
 import { h, $ } from "./dom.ts";
+import { columnName } from "./state.ts";
 import type { ErrorBody } from "./types.ts";
 
 const LIFETIME_MS = 8000;
@@ -33,10 +34,21 @@ export function errorParts(body: ErrorBody): HTMLElement[] {
     return [p];
   }
   const opts = body.valid_options?.length ? body.valid_options.map((o) => (typeof o === "string" ? o : JSON.stringify(o))) : [];
+  if (body.error === "transition_illegal") {
+    // in the board's words: its columns by name, and no advice about a force the board has no control for
+    return [h("p", { class: "toast-message" }, "This board does not allow that move."),
+      h("p", { class: "valid-options" }, opts.length ? `From here a card can move to: ${opts.map(columnName).join(", ")}.` : "From here a card cannot move on.")];
+  }
   const parts: HTMLElement[] = [h("p", { class: "toast-message" }, body.message)];
-  if (opts.length) parts.push(h("p", { class: "valid-options" }, "Valid options: ", opts.map((o, i) => [i ? ", " : "", h("code", {}, o)])));
-  if (body.hint) parts.push(h("p", { class: "hint" }, body.hint));
+  const named = body.field === "status" ? columnName : (o: string) => o;
+  if (opts.length) parts.push(h("p", { class: "valid-options" }, "Valid options: ", opts.map((o, i) => [i ? ", " : "", h("code", {}, named(o))])));
+  if (body.hint && !apiAdvice(body.hint)) parts.push(h("p", { class: "hint" }, body.hint));
   return parts;
+}
+
+/** A hint written for API and CLI callers (a route, a command, a flag): nothing a person can do on the board. */
+function apiAdvice(hint: string): boolean {
+  return /\b(CLI|HTTP)\b|\bcards [a-z]|\b(GET|POST|PATCH|DELETE) \/|(^|\s)--[a-z]/.test(hint);
 }
 
 export function toBody(e: unknown): ErrorBody {
