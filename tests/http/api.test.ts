@@ -412,6 +412,12 @@ describe("GET /events", () => {
       expect((await fresh.get("/events?actor=agent-1")).body.items.map((e: any) => e.card_id)).toEqual([t.id]);
       expect((await fresh.get("/events?owner=agent-2")).body.items.every((e: any) => e.card_id === t.id)).toBe(true);
       expect((await fresh.get("/events?board_id=bugs")).body.items.map((e: any) => e.card_id)).toEqual([b.id]);
+      // a deleted card's events, its tombstone included, stay in its board's feed
+      const gone = (await fresh.post("/cards", { type_id: "bug", title: "gone", fields: { steps: "s" } })).body;
+      expect((await fresh.del(`/cards/${gone.id}`)).status).toBe(200);
+      const bugs = (await fresh.get("/events?board_id=bugs")).body.items;
+      expect(bugs.map((e: any) => [e.card_id, e.type])).toEqual([[b.id, "card_created"], [gone.id, "card_created"], [gone.id, "card_deleted"]]);
+      expect((await fresh.get("/events?board_id=main&types=card_deleted")).body.items.map((e: any) => e.card_id)).toEqual([gone.id]);
       const bad = await fresh.get("/events?types=nope");
       expect(bad.status).toBe(400);
       expect(bad.body.valid_options).toContain("card_created");

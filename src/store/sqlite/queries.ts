@@ -295,8 +295,11 @@ export class SqliteQueries implements StoreTx {
       params.push(q.owner);
     }
     if (q.cardTypeIds) {
-      const ofTypes = `e.card_id IN (SELECT id FROM cards WHERE type_id IN (${q.cardTypeIds.map(() => "?").join(",") || "NULL"}))`;
-      params.push(...q.cardTypeIds);
+      // a deleted card's events stay its type's: its type is in its card_deleted tombstone
+      const list = q.cardTypeIds.map(() => "?").join(",") || "NULL";
+      const ofTypes = `e.card_id IN (SELECT id FROM cards WHERE type_id IN (${list})
+        UNION ALL SELECT card_id FROM events WHERE type = 'card_deleted' AND json_extract(diff, '$.card.type_id') IN (${list}))`;
+      params.push(...q.cardTypeIds, ...q.cardTypeIds);
       if (q.boardId === undefined) where.push(ofTypes);
       else {
         where.push(`(${ofTypes} OR (e.scope = 'board' AND e.board_id = ?))`);
