@@ -82,3 +82,23 @@ export async function write(method: string, id: string, rest: string, body?: unk
   const card = "card" in res && res.card && typeof res.card === "object" && !("id" in res) ? res.card : (res as Card);
   return written(card);
 }
+
+/**
+ * Claims the card for the person (POST /claim, compare-and-set on the version). A stale
+ * version whose card is still unowned (an agent wrote to it meanwhile) is tried once
+ * more over the newer one; a card someone claimed meanwhile is refused, naming them.
+ */
+export async function claim(card: Card): Promise<Card> {
+  try {
+    return await write("POST", card.id, "/claim", { version: card.version });
+  } catch (e) {
+    const now = toast.toBody(e).card;
+    if (toast.toBody(e).error !== "version_conflict" || !now || now.owner) throw e;
+    return write("POST", card.id, "/claim", { version: now.version });
+  }
+}
+
+/** Gives the person's card back (POST /release, no version: only its owner may). */
+export function release(card: Card): Promise<Card> {
+  return write("POST", card.id, "/release", {});
+}

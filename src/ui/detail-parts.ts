@@ -8,7 +8,7 @@ import { write, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
-import { fieldRow, showFormError, type FieldInput } from "./forms.ts";
+import { changedFields, fieldRow, flagProblems, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
 import { linkTypeName, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -16,6 +16,48 @@ import type { Card, Comment, FieldDef } from "./types.ts";
 
 export function section(title: string, cls: string, ...body: (Node | null)[]): HTMLElement {
   return h("section", { class: `detail-section ${cls}` }, h("h3", {}, title), ...body);
+}
+
+/**
+ * A button for a write that cannot be undone: the first click asks ("Delete for good?")
+ * for a few seconds, the second does it. Refusals are shown as toasts.
+ */
+export function confirmButton(text: string, ask: string, attrs: Record<string, string>, act: () => Promise<unknown>, failed: string): HTMLButtonElement {
+  const b = h("button", { type: "button", ...attrs }, text);
+  let armed: ReturnType<typeof setTimeout> | undefined;
+  const disarm = () => { clearTimeout(armed); armed = undefined; b.textContent = text; b.classList.remove("danger"); };
+  b.addEventListener("click", () => {
+    if (!armed) {
+      b.textContent = ask;
+      b.classList.add("danger");
+      armed = setTimeout(disarm, 4000);
+      return;
+    }
+    disarm();
+    b.disabled = true;
+    act().catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
+  });
+  b.addEventListener("blur", () => { if (armed) disarm(); });
+  return b;
+}
+
+/** Save and Cancel for an inline edit; `save` resolves once written (the panel then redraws). */
+function inlineEdit(cls: string, rows: Node[], save: (form: HTMLFormElement) => Promise<unknown>, cancel: () => void): HTMLFormElement {
+  const submit = h("button", { type: "submit", class: "primary" }, "Save");
+  const form = h("form", { class: `mini-form inline-edit ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }),
+    h("div", { class: "inline-row" }, submit, h("button", { type: "button", onclick: cancel }, "Cancel")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    submit.disabled = true;
+    try {
+      await save(form);
+    } catch (e) {
+      showFormError(form, e);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
 }
 
 /** A small form: rows, a general error slot, one submit button; `send` returns when written. */
@@ -50,10 +92,37 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
     for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
     await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: version(), entry });
   });
+  const list = entries(def, items);
+  for (const li of list.querySelectorAll<HTMLElement>(":scope > li[data-entry]")) {
+    const entryId = li.dataset.entry!;
+    const entry = items.find((x) => (x as { entry_id?: string })?.entry_id === entryId) as Record<string, unknown> | undefined;
+    if (entry) li.append(entryActions(card, def, entry, li, version));
+  }
   return section(`${label(def)} (${items.length})`, `repeating field-${def.id}`,
     def.description ? h("p", { class: "desc" }, def.description) : null,
-    entries(def, items),
+    list,
     h("details", { class: "add" }, h("summary", {}, "Add entry"), form));
+}
+
+/** Edit (merge the changed item fields) and Remove for one repeating entry. */
+function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>, li: HTMLElement, version: () => number): HTMLElement {
+  const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(String(entry.entry_id))}`;
+  const edit = h("button", { type: "button", class: "link-button entry-edit" }, "Edit");
+  edit.addEventListener("click", () => {
+    const shown = [...li.childNodes];
+    const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, entry[f.id])).filter((x): x is FieldInput => x !== null);
+    const form = inlineEdit("entry-edit-form", inputs.map((i) => i.el), async (f) => {
+      if (flagProblems(f, inputs)) return;
+      const changes = changedFields(inputs);
+      if (!Object.keys(changes).length) return li.replaceChildren(...shown);
+      await write("PATCH", card.id, path, { version: version(), entry: changes });
+    }, () => li.replaceChildren(...shown));
+    li.replaceChildren(form);
+    (form.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
+  });
+  const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove" },
+    () => write("DELETE", card.id, `${path}?version=${version()}`), "Entry not removed");
+  return h("div", { class: "entry-actions" }, edit, remove);
 }
 
 /** Upload form for a `local` artifact field: the raw bytes go to POST /cards/{id}/artifacts/{field}. */
@@ -92,13 +161,26 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
     h("details", { class: "add" }, h("summary", {}, "Add link"), form));
 }
 
-function commentItem(c: Comment): HTMLElement {
+function commentItem(c: Comment, cardId: string): HTMLElement {
   const body = h("div", { class: "md" });
   body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
-  return h("li", { class: "comment", "data-comment": c.id, "data-sig": c.edited_at ?? "" },
+  const edit = h("button", { type: "button", class: "link-button comment-edit" }, "Edit");
+  const li = h("li", { class: "comment", "data-comment": c.id, "data-sig": c.edited_at ?? "" },
     h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
-      c.edited_at ? h("span", { class: "muted" }, " (edited)") : null),
+      c.edited_at ? h("span", { class: "muted" }, " (edited)") : null, edit),
     body);
+  edit.addEventListener("click", () => {
+    const text = h("textarea", { name: "body", rows: 4, "aria-label": "Edit comment" });
+    text.value = c.body;
+    const form = inlineEdit("comment-edit-form", [text], async () => {
+      if (!text.value.trim()) throw new Error("write something, or leave the comment as it was");
+      if (text.value === c.body) return form.replaceWith(body);
+      await write("PATCH", cardId, `/comments/${encodeURIComponent(c.id)}`, { body: text.value });
+    }, () => form.replaceWith(body));
+    body.replaceWith(form);
+    text.focus();
+  });
+  return li;
 }
 
 export function commentsSection(card: Card): HTMLElement {
@@ -118,7 +200,7 @@ export function updateComments(sec: HTMLElement, card: Card): void {
   const drawn = new Map([...list.querySelectorAll<HTMLElement>(":scope > li")].map((li) => [li.dataset.comment, li]));
   const want = (card.comments ?? []).map((c) => {
     const old = drawn.get(c.id);
-    return old && old.dataset.sig === (c.edited_at ?? "") ? old : commentItem(c);
+    return old && old.dataset.sig === (c.edited_at ?? "") ? old : commentItem(c, card.id);
   });
   syncChildren(list, want);
   list.hidden = want.length === 0;

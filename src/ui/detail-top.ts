@@ -1,5 +1,5 @@
 /** The top of the card detail: its header, the status and owner pickers, and its fields. */
-import { patch } from "./actions.ts";
+import { claim, patch, release } from "./actions.ts";
 import { breachBadges } from "./breaches.ts";
 import { artifactUpload, section } from "./detail-parts.ts";
 import { ago, fmtTime, h, shortId } from "./dom.ts";
@@ -56,10 +56,27 @@ export function meta(card: Card, latest: () => Card): HTMLElement {
   return h("dl", { class: "detail-meta" },
     h("dt", {}, h("label", { for: "detail-status" }, "Status")), h("dd", {}, statusSel,
       h("span", { class: "muted" }, ` since ${ago(card.status_since)}`)),
-    h("dt", {}, h("label", { for: "detail-owner" }, "Owner")), h("dd", {}, ownerSel),
+    h("dt", {}, h("label", { for: "detail-owner" }, "Owner")), h("dd", {}, ownerSel, ownerAction(card, latest)),
     h("dt", {}, "Tags"), h("dd", {}, card.tags.length ? h("span", { class: "tags" }, card.tags.map((t) => h("span", { class: "tag" }, t))) : h("span", { class: "muted" }, "none")),
     h("dt", {}, "Created"), h("dd", {}, `${fmtTime(card.created_at)} by ${card.created_by}`),
     h("dt", {}, "Updated"), h("dd", { class: "detail-updated", title: fmtTime(card.updated_at) }, ago(card.updated_at)));
+}
+
+/**
+ * Claim (an unowned card: claim's compare-and-set, unlike picking an owner, which hands a
+ * card over) or Release (the person's own card); nothing on another's card.
+ */
+function ownerAction(card: Card, latest: () => Card): HTMLElement | null {
+  const me = state.actor || state.info.workspace.settings.default_user || "";
+  if (!card.owner) {
+    return h("button", { type: "button", id: "detail-claim", class: "owner-action",
+      onclick: () => void claim(latest()).catch((e) => toast.error(e, "Not claimed")) }, "Claim");
+  }
+  if (card.owner === me) {
+    return h("button", { type: "button", id: "detail-release", class: "owner-action",
+      onclick: () => void release(latest()).catch((e) => toast.error(e, "Not released")) }, "Release");
+  }
+  return null;
 }
 
 export function fieldsSection(card: Card): HTMLElement {

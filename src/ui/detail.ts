@@ -4,16 +4,17 @@
  * A live change of the open card is read at most once a second and updates only the parts
  * that changed (a new comment adds one item), so typing in a form is never redrawn away.
  */
-import { getCard, history, listAll } from "./api.ts";
+import { api, cardPath, getCard, history, listAll } from "./api.ts";
 import { onCardWritten, patch } from "./actions.ts";
-import { cardElement } from "./board.ts";
-import { h, $, fmtTime, ago, throttle } from "./dom.ts";
+import { cardElement, renderLanes } from "./board.ts";
+import { refreshCards } from "./data.ts";
+import { h, $, fmtTime, ago, shortId, throttle } from "./dom.ts";
 import { changedFields, fieldRow, flagProblems, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
 import { anyDirty, markAllClean } from "./dirty.ts";
-import { commentsSection, linksSection, repeatingSection, updateComments } from "./detail-parts.ts";
+import { commentsSection, confirmButton, linksSection, repeatingSection, updateComments } from "./detail-parts.ts";
 import { badges, fieldsSection, head, meta } from "./detail-top.ts";
 import { drawHistory, historySection, refreshHistory, setHistory } from "./history.ts";
 import * as toast from "./toast.ts";
@@ -144,7 +145,8 @@ function render(card: Card, incoming: Card[]): void {
   const [metaPart, ...sections] = parts(card, incoming).map(drawPart);
   const body = h("div", { class: "detail-body" },
     metaPart,
-    h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit")),
+    h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit"),
+      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, () => deleteCard(latest(card)), "Card not deleted")),
     ...sections,
     commentsSection(card),
     historySection());
@@ -173,6 +175,14 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
   if (comments) updateComments(comments, card);
   const hist = p.querySelector<HTMLElement>(".detail-section.history");
   if (hist && historyChanged) drawHistory(hist);
+}
+
+/** DELETE with the version the panel shows (a card changed meanwhile is a conflict); closes the panel. */
+async function deleteCard(card: Card): Promise<void> {
+  await api("DELETE", `${cardPath(card.id)}?version=${card.version}`);
+  if (state.openCard === card.id) closeDetail();
+  toast.info(`Deleted ${shortId(card.id)} “${card.title}”`);
+  renderLanes(await refreshCards([card.id]));
 }
 
 /** Replaces the panel body with a form for title, tags and every field; saves a PATCH of the changes. */

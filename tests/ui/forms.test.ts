@@ -235,6 +235,57 @@ describe.serial("forms", () => {
     await page.close();
   }, T);
 
+  test("steering from the detail: claim and release, edit and remove an entry, edit a comment, delete the card", async () => {
+    const c = await task("Steered by hand", "todo");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { note: "first try" } }, "agent-1");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: "handoff: tests pass" }, "ada");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    const card = () => call(ui.srv.url, "GET", `/cards/${c.id}`);
+
+    // an agent writes meanwhile; the claim still lands (the card is still unowned)
+    await page.route("**/v1/events/stream**", (r) => r.abort());
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: "still here" }, "agent-1");
+    await d.locator("#detail-claim").click();
+    await d.locator("#detail-release").waitFor();
+    expect((await card()).owner).toBe("ada");
+    await d.locator("#detail-release").click();
+    await d.locator("#detail-claim").waitFor();
+    expect((await card()).owner).toBeUndefined();
+
+    const entry = d.locator(".field-evidence li[data-entry]").first();
+    await entry.locator(".entry-edit").click();
+    await d.locator('.entry-edit-form .form-field[data-field="note"] textarea, .entry-edit-form .form-field[data-field="note"] input').fill("second try");
+    await d.locator(".entry-edit-form button[type=submit]").click();
+    await d.locator(".field-evidence li[data-entry]", { hasText: "second try" }).waitFor();
+    let now = await card();
+    expect(now.fields.evidence.map((e: any) => e.note)).toEqual(["second try"]);
+
+    const comment = d.locator(".comment", { hasText: "handoff: tests pass" });
+    await comment.locator(".comment-edit").click();
+    await d.locator(".comment-edit-form textarea").fill("handoff: all tests pass");
+    await d.locator(".comment-edit-form button[type=submit]").click();
+    await d.locator(".comment", { hasText: "all tests pass" }).locator("text=(edited)").waitFor();
+
+    const remove = d.locator(".field-evidence li[data-entry] .entry-remove");
+    await remove.click();
+    expect(await remove.textContent()).toBe("Remove for good?"); // the first click only asks
+    expect((await card()).fields.evidence).toHaveLength(1);
+    await remove.click();
+    await d.locator(".field-evidence h3", { hasText: "(0)" }).waitFor();
+
+    await d.locator("#detail-delete").click();
+    await d.locator("#detail-delete").click();
+    await d.waitFor({ state: "hidden" });
+    await page.locator(`.card[data-id="${c.id}"]`).waitFor({ state: "detached" });
+    await expect(card()).rejects.toThrow("404");
+    const types = (await call(ui.srv.url, "GET", `/events?types=owner_changed,item_updated,comment_edited,item_removed,card_deleted`)).items
+      .filter((e: any) => e.card_id === c.id).map((e: any) => e.type);
+    expect(types).toEqual(["owner_changed", "owner_changed", "item_updated", "comment_edited", "item_removed", "card_deleted"]);
+    await page.close();
+  }, T);
+
   test("comments show pictures from https or this server; other schemes stay text", async () => {
     const c = await task("With a picture");
     // a 1x1 PNG stored as the card's artifact, so the picture loads from the server itself
