@@ -7,7 +7,7 @@ import { renderLanes, setFocusCard, cardElement } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, shortId } from "./dom.ts";
 import { isDirty, markClean } from "./dirty.ts";
-import { fieldRow, flagProblems, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { fieldRow, flagProblems, resolveCardLinks, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -62,6 +62,8 @@ export function openCreate(initialStatus?: string): void {
     ev.preventDefault();
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
     if (flagProblems(form, inputs)) return;
+    submit.disabled = true;
+    await resolveCardLinks(inputs);
     const fields: Record<string, unknown> = {};
     for (const i of inputs) {
       const v = i.read();

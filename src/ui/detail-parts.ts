@@ -8,7 +8,7 @@ import { write, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
-import { changedFields, fieldRow, flagProblems, showFormError, type FieldInput } from "./forms.ts";
+import { changedFields, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
 import { linkTypeName, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -88,6 +88,7 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
     const bad = inputs.find((i) => i.problem());
     // shown next to its input, as the server's refusals are; nothing is sent half-read
     if (bad) throw new ApiError(0, { error: "validation_failed", field: bad.def.id, message: `${label(bad.def)}: ${bad.problem()}` });
+    await resolveCardLinks(inputs);
     const entry: Record<string, unknown> = {};
     for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
     await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: version(), entry });
@@ -113,6 +114,7 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
     const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, entry[f.id])).filter((x): x is FieldInput => x !== null);
     const form = inlineEdit("entry-edit-form", inputs.map((i) => i.el), async (f) => {
       if (flagProblems(f, inputs)) return;
+      await resolveCardLinks(inputs);
       const changes = changedFields(inputs);
       if (!Object.keys(changes).length) return li.replaceChildren(...shown);
       await write("PATCH", card.id, path, { version: version(), entry: changes });
@@ -153,7 +155,8 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
     [...state.cards.values()].filter((c) => c.id !== card.id).slice(0, 300).map((c) => h("option", { value: c.id }, c.title)));
   const note = h("input", { type: "text", name: "note", placeholder: "note (optional)", "aria-label": "Note" });
   const form = miniForm("link-form", "Add link", [h("div", { class: "inline-row" }, typeSel, target, targets, note)], async () => {
-    await write("POST", card.id, "/links", { type_id: typeSel.value, target: target.value.trim(), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
+    // the board shows short ids: one that names a single card is taken as that card
+    await write("POST", card.id, "/links", { type_id: typeSel.value, target: await fullCardId(target.value), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
   });
   return section("Links", "links",
     h("h4", {}, "From this card"), out.length ? h("ul", { class: "link-list outgoing" }, out) : h("p", { class: "muted" }, "None."),

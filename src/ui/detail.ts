@@ -9,7 +9,7 @@ import { onCardWritten, patch } from "./actions.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, $, fmtTime, ago, shortId, throttle } from "./dom.ts";
-import { changedFields, fieldRow, flagProblems, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { changedFields, fieldRow, flagProblems, resolveCardLinks, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
@@ -209,6 +209,7 @@ function startEdit(card: Card, body: HTMLElement): void {
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
     const mine = ++attempt;
     if (flagProblems(form, inputs)) return;
+    await resolveCardLinks(inputs);
     const changes: Record<string, unknown> = {};
     if (title.value !== card.title) changes.title = title.value;
     const newTags = tags.read() ?? [];

@@ -2,6 +2,7 @@
  * Inputs generated from FieldDefs (create form, edit form, repeating entries) and reading
  * them back as field values. Errors from the server are placed next to the named field.
  */
+import { listCards } from "./api.ts";
 import { h, shortId } from "./dom.ts";
 import { label } from "./fields.ts";
 import { state } from "./state.ts";
@@ -180,4 +181,29 @@ export function changedFields(inputs: FieldInput[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const i of inputs) if (i.changed()) out[i.def.id] = i.read() ?? null;
   return out;
+}
+
+/**
+ * The full id for what a person typed where a card id goes: the board shows short ids
+ * (`975f8bd0`), so one that names exactly one card is taken as that card. Anything else
+ * is left as typed (the server then says what is wrong with it).
+ */
+export async function fullCardId(typed: string): Promise<string> {
+  const text = typed.trim();
+  const short = /^(?:card_)?([0-9a-f]{8})$/i.exec(text)?.[1]?.toLowerCase();
+  if (!short) return text;
+  try {
+    const hits = (await listCards({ q: short, limit: 3 })).items.filter((c) => shortId(c.id) === short);
+    return hits.length === 1 ? hits[0]!.id : text;
+  } catch {
+    return text;
+  }
+}
+
+/** Rewrites the card-link inputs that hold a short id to the card's full id (before a form is read). */
+export async function resolveCardLinks(inputs: FieldInput[]): Promise<void> {
+  await Promise.all(inputs.filter((i) => i.def.type === "card_link").map(async (i) => {
+    const el = i.el.querySelector<HTMLInputElement>("input");
+    if (el?.value.trim()) el.value = await fullCardId(el.value);
+  }));
 }
