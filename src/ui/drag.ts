@@ -44,9 +44,27 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     d.ghost.style.transform = `translate(${x - d.dx}px, ${y - d.dy}px) rotate(2deg)`;
     for (const l of root.querySelectorAll(".lane.drop-target")) l.classList.remove("drop-target");
     laneAt(x, y)?.classList.add("drop-target");
+    if (!edgeFrame) edgeFrame = requestAnimationFrame(edgeScroll);
+  };
+
+  /**
+   * While the pointer is held at the board's edge the board scrolls on, frame by frame,
+   * whether or not the pointer moves (a finger held still at the edge of a phone).
+   */
+  let edgeFrame = 0;
+  const edgeScroll = () => {
+    edgeFrame = 0;
+    const d = drag;
+    if (!d?.ghost) return;
     const r = root.getBoundingClientRect();
-    if (x < r.left + EDGE_PX) root.scrollLeft -= 12;
-    else if (x > r.right - EDGE_PX) root.scrollLeft += 12;
+    const dir = d.x < r.left + EDGE_PX ? -1 : d.x > r.right - EDGE_PX ? 1 : 0;
+    if (dir === 0) return;
+    const before = root.scrollLeft;
+    root.scrollLeft += dir * 12;
+    if (root.scrollLeft === before) return; // at the end of the board
+    for (const l of root.querySelectorAll(".lane.drop-target")) l.classList.remove("drop-target");
+    laneAt(d.x, d.y)?.classList.add("drop-target");
+    edgeFrame = requestAnimationFrame(edgeScroll);
   };
 
   /** drops where the pointer last moved (a touch's pointerup may carry no position) */
@@ -55,6 +73,8 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     drag = null;
     if (!d) return;
     if (d.timer) clearTimeout(d.timer);
+    cancelAnimationFrame(edgeFrame);
+    edgeFrame = 0;
     if (!d.ghost) return;
     d.ghost.remove();
     d.el.classList.remove("dragging");

@@ -307,6 +307,20 @@ describe.serial("forms", () => {
     await page.close();
   }, T);
 
+  test("on a phone the card detail never scrolls sideways: a long status option stays inside the panel", async () => {
+    const c = await task("Narrow");
+    const page = await ui.browser.page(390, 844);
+    await openCard(page, c.id);
+    expect(await page.locator('#detail-status option[value="done"]').textContent()).toContain("not allowed from here");
+    const sizes = await page.evaluate(() => {
+      const d = document.querySelector<HTMLElement>("#detail")!;
+      return { scroll: d.scrollWidth, client: d.clientWidth, select: document.querySelector("#detail-status")!.getBoundingClientRect().right };
+    });
+    expect(sizes.scroll).toBeLessThanOrEqual(sizes.client); // before: 404 against 390
+    expect(sizes.select).toBeLessThanOrEqual(390);
+    await page.close();
+  }, T);
+
   test("comments show pictures from https or this server; other schemes stay text", async () => {
     const c = await task("With a picture");
     // a 1x1 PNG stored as the card's artifact, so the picture loads from the server itself
