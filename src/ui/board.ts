@@ -50,7 +50,9 @@ export function renderBoard(): void {
         h("h2", {}, columnName(col)),
         h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
         h("span", { class: "lane-count", "aria-live": "polite" })),
-      h("div", { class: "lane-cards", role: "list" }),
+      // a scrolling list is a tab stop of its own in Chrome; the cards are reached with the
+      // arrow keys from the board's one roving card instead
+      h("div", { class: "lane-cards", role: "list", "aria-label": `Cards in ${columnName(col)}`, tabindex: "-1" }),
       h("footer", { class: "lane-foot", hidden: true },
         h("span", { class: "lane-shown" }),
         h("button", { type: "button", class: "link-button lane-more", "data-more": col }, "Show more")))));

@@ -78,7 +78,11 @@ export function installKeyboard(actions: KeyActions): void {
     if (ev.key === "Escape") {
       // an edit in progress is left with Cancel, Save or ×: Esc never throws typed changes away
       if (actions.editing()) {
-        (document.activeElement as HTMLElement | null)?.blur();
+        // focus stays in the panel (on its title), so Tab goes on from there, not from the page's top
+        const active = document.activeElement as HTMLElement | null;
+        const title = document.querySelector<HTMLElement>("#detail-title");
+        if (active && title && active.closest("#detail")) title.focus();
+        else active?.blur();
         ev.preventDefault();
         return;
       }

@@ -39,6 +39,8 @@ describe.serial("forms", () => {
     await escTwice(page);
     expect(await d.isVisible()).toBe(true);
     expect(await d.locator('.link-form input[name="target"]').inputValue()).toBe("card_0123");
+    // focus stays in the panel, so Tab goes on from there (before: the page's top)
+    expect(await page.evaluate(() => document.activeElement?.closest("#detail") !== null)).toBe(true);
     await d.locator('.link-form input[name="target"]').fill("");
 
     await d.locator(".field-evidence summary").click();
@@ -304,6 +306,19 @@ describe.serial("forms", () => {
     await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
     const now = await call(ui.srv.url, "GET", `/cards/${a.id}`);
     expect([now.links.map((l: any) => l.target), now.fields.parent]).toEqual([[b.id], b.id]); // before: "card_<short> does not exist"
+    await page.close();
+  }, T);
+
+  test("Tab from a card leaves the board: the lanes' scrolling lists are no tab stops", async () => {
+    await task("Tab order");
+    const page = await ui.browser.page();
+    await page.goto(`${ui.srv.url}/ui/`);
+    await page.locator("body[data-ready]").waitFor();
+    await page.locator('.card[tabindex="0"]').first().focus();
+    await page.keyboard.press("Tab");
+    const next = await page.evaluate(() => document.activeElement?.className ?? "");
+    expect(next).not.toContain("lane-cards"); // before: each lane's list was a stop of its own
+    expect(await page.locator(".lane-cards").first().getAttribute("aria-label")).toBe("Cards in Backlog");
     await page.close();
   }, T);
 
