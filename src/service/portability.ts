@@ -111,6 +111,9 @@ async function restoreInTransaction(
     let lastEvent = 0;
     const seenCards = new Set<string>();
     const seenComments = new Set<string>();
+    /** each card's last change, and the newest event time the dump holds for it */
+    const changedAt = new Map<string, string>();
+    const eventsUpTo = new Map<string, string>();
     for await (const raw of lines) {
       lineNo++;
       if (raw.trim() === "") continue;
@@ -154,6 +157,7 @@ async function restoreInTransaction(
           const c = checkCard(rec.card, svc, bad);
           if (seenCards.has(c.id)) throw bad(`duplicate card id ${c.id}`);
           seenCards.add(c.id);
+          changedAt.set(c.id, c.updated_at);
           const { links, comments, ...card } = c;
           if (links !== undefined && !Array.isArray(links)) throw bad(`card ${c.id}: links must be an array`);
           if (comments !== undefined && !Array.isArray(comments)) throw bad(`card ${c.id}: comments must be an array`);
@@ -182,6 +186,7 @@ async function restoreInTransaction(
           }
           if (id <= lastEvent) throw bad(`event ids must ascend (${e.id} after ${String(lastEvent)})`);
           lastEvent = id;
+          if (typeof e.card_id === "string") eventsUpTo.set(e.card_id, e.at);
           store(`event ${e.id}`, () => tx.insertEventWithId(e));
           if (++n.events % 20000 === 0) progress?.(n);
           break;
@@ -193,6 +198,7 @@ async function restoreInTransaction(
       }
     }
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
+    assertWhole(changedAt, eventsUpTo);
 
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
@@ -202,6 +208,22 @@ async function restoreInTransaction(
     // what lanes signalled before (a reload in the empty workspace) says nothing of these cards
     clearLaneStates(tx);
   });
+}
+
+/**
+ * A dump cut short (a killed `cards dump`, a full disk) ends at a line like any other:
+ * the events come last, so it lacks the newest ones, or all of them. Every change of a
+ * card is logged in its transaction at the card's `updated_at`, and the log is never
+ * trimmed, so a whole dump holds an event at or after each card's last change.
+ */
+function assertWhole(changedAt: Map<string, string>, eventsUpTo: Map<string, string>): void {
+  for (const [id, at] of changedAt) {
+    const upTo = eventsUpTo.get(id);
+    if (upTo !== undefined && Date.parse(upTo) >= Date.parse(at)) continue;
+    throw new CardsError("validation_failed", `the dump ends early: card ${id} was last changed at ${at}, but ${upTo ? `its events in the dump stop at ${upTo}` : "the dump holds none of its events"}; a dump cut short would restore as a smaller workspace, so nothing was restored`, {
+      hint: "make the dump again and restore the whole file (`cards dump --out F` puts F in place only once it is whole)",
+    });
+  }
 }
 
 const CARD_KEYS = ["id", "type_id", "schema_version", "title", "status", "fields", "tags", "version", "created_at", "updated_at", "status_since", "created_by"];

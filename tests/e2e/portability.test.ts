@@ -140,6 +140,9 @@ describe("cards restore", () => {
       return editFirst(l, "card", (r) => r.card.id !== withComment.card.id, (r) => { r.card.comments = [withComment.card.comments[0]]; });
     }, "duplicate comment id"],
     ["an event with diff null", (l) => editFirst(l, "event", (r) => { r.event.diff = null; }), "a diff object"],
+    // a dump killed mid-way ends at a line boundary like a whole one (before: restored, exit 0)
+    ["a dump cut short before its events", (l) => l.filter((x) => !x.includes('"record":"event"')), "the dump ends early"],
+    ["a dump cut short among its events", (l) => l.slice(0, l.findIndex((x) => x.includes('"record":"event"')) + 2), "the dump ends early"],
   ];
 
   /** Parses the first line of `record` kind (matching `when`), applies `edit`, puts it back. */

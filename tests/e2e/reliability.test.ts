@@ -187,11 +187,26 @@ describe("cards backup", () => {
     const blocked = join(dirname(out), "sub");
     mkdirSync(blocked);
     const failed = run(["backup", "--out", join(blocked, "nope", "b.db")], { cwd: dir });
-    expect(failed.code).toBe(7);
+    // the caller's mistake, as for dump --out (before: 7, as if the disk had failed)
+    expect([failed.code, failed.error.field]).toEqual([2, "--out"]);
     expect(readdirSync(blocked)).toEqual([]);
     const ck = spawnSync("sqlite3", [out, "PRAGMA integrity_check"], { encoding: "utf8" });
     if (ck.status === 0) expect(ck.stdout.trim()).toBe("ok");
   });
+});
+
+test("what a killed backup or dump left beside its file is removed by the next one; a running one's is kept", () => {
+  const dir = makeWorkspace();
+  run(["cards", "create", "--type", "task", "--title", "kept"], { cwd: dir });
+  const into = mkdtempSync(join(tmpdir(), "cards-left-"));
+  // a pid that is gone (the kernel's pid_max is below it) and one that runs (this process)
+  const gone = 4_194_400;
+  const left = [`b.db.${gone}.partial`, `b.db.${gone}.partial-journal`, `d.jsonl.${gone}.partial`, `b.db.${process.pid}.partial`, "b.db.notes"];
+  for (const n of left) writeFileSync(join(into, n), "x");
+  expect(run(["backup", "--out", join(into, "b.db")], { cwd: dir }).code).toBe(0);
+  expect(run(["dump", "--out", join(into, "d.jsonl")], { cwd: dir }).code).toBe(0);
+  // before: every killed run left a full-size file that nothing removed
+  expect(readdirSync(into).sort()).toEqual(["b.db", `b.db.${process.pid}.partial`, "b.db.notes", "d.jsonl"]);
 });
 
 /** A small tmpfs to fill, when this process may mount one (root on Linux); else undefined. */

@@ -4,7 +4,8 @@
  * reads one snapshot), so they refuse CARDS_URL / --url. A progress line goes to stderr
  * when stderr is a terminal.
  */
-import { closeSync, createReadStream, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
@@ -27,6 +28,7 @@ export const dump = defineCommand({
     // a full disk) never leaves a file that restores as a smaller workspace, nor costs the
     // previous dump of that name
     const partial = args.out ? `${args.out}.${process.pid}.partial` : undefined;
+    if (args.out) removeLeftovers(args.out);
     if (partial) {
       try {
         fd = openSync(partial, "w");
@@ -101,6 +103,11 @@ export const backup = defineCommand({
   args: { out: { type: "string", description: "the new backup file", required: true } },
   run: async ({ args, data }) => {
     const g = local(data as CliGlobals, "backup");
+    const into = dirname(args.out);
+    if (!statSync(into, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new CardsError("usage", `cannot write ${args.out}: ${into} is no directory`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
+    }
+    removeLeftovers(args.out);
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
     try {
       return backupWorkspace(svc, args.out);
@@ -109,6 +116,37 @@ export const backup = defineCommand({
     }
   },
 });
+
+/**
+ * Removes what a killed dump or backup to `out` left beside it (`out.<pid>.partial`, with
+ * SQLite's `-journal`, `-wal` and `-shm` of a backup): the writer is gone, so the file
+ * is no dump and no database, and each failed run would add another. A writer still
+ * running keeps its file.
+ */
+function removeLeftovers(out: string): void {
+  const dir = dirname(out);
+  const prefix = `${basename(out)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(\d+)\.partial(?:-journal|-wal|-shm)?$/.exec(name.slice(prefix.length)) : null;
+    if (!m || Number(m[1]) === process.pid || running(Number(m[1]))) continue;
+    try { rmSync(`${dir}/${name}`, { force: true }); } catch { /* another user's file: left as it is */ }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 function local(g: CliGlobals, what: string): CliGlobals {
   if (serverUrl(g)) {
