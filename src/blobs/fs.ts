@@ -25,6 +25,7 @@ export function createFsBlobStore(dir: string): BlobStore {
       // refused or failed upload closes and removes it with nothing left in flight
       let fd: number;
       try {
+        if (!swept) sweepTemp(join(dir, "tmp"));
         f.mkdirSync(join(dir, "tmp"), { recursive: true });
         fd = f.openSync(tmp, "wx");
       } catch (e) {
@@ -83,6 +84,37 @@ export function createFsBlobStore(dir: string): BlobStore {
       return DIGEST.test(digest) && fs().existsSync(pathOf(digest));
     },
   };
+}
+
+let swept = false;
+
+/**
+ * Removes the temp files of uploads whose process is gone (a server or CLI killed mid-
+ * upload: up to the artifact limit each, and `rsync` of the store would copy them). Runs
+ * at a process's first upload; a temp file is named `<pid>-<time>-<random>`.
+ */
+function sweepTemp(tmpDir: string): void {
+  swept = true;
+  let names: string[];
+  try {
+    names = fs().readdirSync(tmpDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || running(pid)) continue;
+    try { fs().unlinkSync(join(tmpDir, name)); } catch { /* removed meanwhile, or not ours to remove */ }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** A failure of the disk as `unavailable` (the caller's retry may work); anything else as is. */

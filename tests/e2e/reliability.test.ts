@@ -75,6 +75,20 @@ describe("artifact uploads", () => {
   });
 });
 
+test("the temp files of uploads a killed process left are removed at the next upload; a running one's are kept", () => {
+  const dir = makeWorkspace();
+  const card = run(["cards", "create", "--type", "task", "--title", "with output"], { cwd: dir }).json;
+  const tmp = join(dir, ".cards", "artifacts", "tmp");
+  mkdirSync(tmp, { recursive: true });
+  const left = `4194400-${Date.now()}-abc`; // a pid above any pid_max: that process is gone
+  const live = `${process.pid}-${Date.now()}-def`;
+  for (const n of [left, live]) writeFileSync(join(tmp, n), "half an upload");
+  const file = join(mkdtempSync(join(tmpdir(), "cards-up-")), "out.txt");
+  writeFileSync(file, "the output");
+  expect(run(["cards", "artifacts", "put", card.id, "output", file], { cwd: dir }).code).toBe(0);
+  expect(readdirSync(tmp)).toEqual([live]); // before: kept for good
+});
+
 describe("the database file replaced or deleted under a running server", () => {
   test("writes are refused as unavailable instead of going to the file no one will read again", async () => {
     for (const how of ["replace", "delete"] as const) {
