@@ -40,6 +40,20 @@ export interface WriteScope {
 
 export type EventInput = Omit<CardEvent, "actor" | "at" | "scope"> & { scope?: CardEvent["scope"] };
 
+/**
+ * An event in wire order (type, actor, at, card_id, scope, board_id, diff: as the store
+ * reads events and signals back), so a signal a server publishes live has the same bytes
+ * as the one another process reads from the workspace feed.
+ */
+function wireEvent(e: EventInput, actor: string, at: string): CardEvent {
+  const out: Record<string, unknown> = { type: e.type, actor, at };
+  if (e.card_id !== undefined) out.card_id = e.card_id;
+  out.scope = e.scope ?? "card";
+  if (e.board_id !== undefined) out.board_id = e.board_id;
+  out.diff = e.diff;
+  return out as unknown as CardEvent;
+}
+
 /** Thrown inside a transaction to roll it back while still answering (dry runs). */
 class DryRunRollback<T> {
   constructor(readonly value: T) {}
@@ -154,7 +168,7 @@ export class Service {
         }
         const now = nowIso();
         const persisted = this.defs.workspace.settings.persist_conditions ?? [];
-        const build = (e: EventInput): CardEvent => ({ ...e, scope: e.scope ?? "card", actor: ctx.actor, at: now } as CardEvent);
+        const build = (e: EventInput): CardEvent => wireEvent(e, ctx.actor, now);
         const scope: WriteScope = {
           tx, now, actor: ctx.actor,
           emit: (e) => {
@@ -193,7 +207,7 @@ export class Service {
 
   /** Records a condition signal outside any card write (e.g. transition_rejected after a refused move). */
   async signal(ctx: OpContext, e: EventInput): Promise<void> {
-    const event = { ...e, scope: e.scope ?? "card", actor: ctx.actor, at: nowIso() } as CardEvent;
+    const event = wireEvent(e, ctx.actor, nowIso());
     const persisted = (this.defs.workspace.settings.persist_conditions ?? []).includes(e.type);
     await this.store.write((tx) => (persisted ? tx.appendEvent(event) : tx.appendSignal(event)));
     this.feed?.poll();

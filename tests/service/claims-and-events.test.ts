@@ -5,7 +5,7 @@
  * claims that share one group commit must each get their own card with its real status.
  */
 import { describe, expect, test } from "bun:test";
-import { createCard, listEvents, takeNext, type Service } from "../../src/service/index.ts";
+import { addLink, createCard, listEvents, takeNext, type Service } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
@@ -57,4 +57,30 @@ describe("claims and events written without RETURNING", () => {
     expect(live.map((e) => e.type)).toEqual(["card_created", "owner_changed", "status_changed"]);
     expect(JSON.stringify(live)).toBe(JSON.stringify(feed));
   }));
+
+  test("a condition signal a write publishes live has the bytes another process reads from the workspace feed", async () => {
+    const dir = makeWorkspace();
+    const server = await openTestService(dir, "serve");
+    const other = await openTestService(dir, "serve");
+    const live: CardEvent[] = [];
+    const read: CardEvent[] = [];
+    const offs = [
+      server.subscribe((e) => { if (e.type === "card_blocked") live.push(e); }),
+      other.subscribe((e) => { if (e.type === "card_blocked") read.push(e); }),
+    ];
+    try {
+      const a = await createCard(server, { type_id: "task", title: "waits" }, as("ada"));
+      const b = await createCard(server, { type_id: "task", title: "blocker" }, as("ada"));
+      await addLink(server, a.id, { type_id: "depends-on", target: b.id }, as("ada"));
+      for (let i = 0; i < 100 && read.length === 0; i++) await Bun.sleep(20);
+      expect(live).toHaveLength(1);
+      // wire order, as events: before, the live one put card_id and diff before actor and at
+      expect(Object.keys(live[0]!)).toEqual(["type", "actor", "at", "card_id", "scope", "diff"]);
+      expect(JSON.stringify(live)).toBe(JSON.stringify(read));
+    } finally {
+      for (const off of offs) off();
+      other.close();
+      server.close();
+    }
+  });
 });
