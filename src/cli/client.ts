@@ -45,7 +45,30 @@ export async function callApi(g: CliGlobals, call: ApiCall): Promise<unknown> {
   return body;
 }
 
+/**
+ * Refuses a path that would reach another route over HTTP than embedded: a URL resolves
+ * `.` and `..` segments (and `%2E`) before it is sent, so `links remove CARD . ..` became
+ * DELETE /cards/CARD and deleted the card; and a `%` that starts no escape is refused by
+ * a server, but was read as a literal embedded. Both modes now answer the same refusal.
+ */
+export function checkPath(path: string): void {
+  for (const raw of path.split("?")[0]!.split("/")) {
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      throw new CardsError("bad_request", `malformed percent-encoding in the path ${JSON.stringify(path)}`, { field: "path", value: path, hint: "write a literal % as %25" });
+    }
+    if (seg === "." || seg === "..") {
+      throw new CardsError("bad_request", `"${seg}" cannot be an id or a path segment: a URL resolves it to another route`, {
+        field: "path", value: path, hint: "check the ids given: no card, link type, entry or comment id is . or ..",
+      });
+    }
+  }
+}
+
 export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse> {
+  checkPath(call.path);
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) query[k] = v;
   const headers: Record<string, string> = {};

@@ -333,6 +333,10 @@ describe("embedded and remote modes print the same bytes", () => {
     ["breaches", "--type", "nope"],
     ["cards", "create", "--type", "task", "--title", "x", "--fields", '{"priority":"bogus"}'],
     ["api", "GET", "/cards/ID"], ["api", "DELETE", "/cards/ID?version=77"],
+    // a URL resolves dot segments before it is sent: remote, these deleted the card
+    ["cards", "links", "remove", "ID", ".", ".."], ["cards", "entries", "remove", "ID", ".", "..", "--version", "1"],
+    ["cards", "get", "."], ["cards", "comments", "edit", "ID", "..", "x"], ["api", "DELETE", "/cards/ID/links/x/.."],
+    ["api", "GET", "/cards/%"], ["api", "GET", "/cards/%ZZ"],
   ];
   test.each(commands.map((c) => [c.join(" "), c]))("%s", (_label, cmd) => {
     const args = (cmd as string[]).map((a) => (a === "ID" ? id : a));
@@ -341,6 +345,7 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(remote.code).toBe(local.code);
     expect(remote.stdout).toBe(local.stdout);
     expect(remote.stderr).toBe(local.stderr);
+    expect(run(["cards", "get", id], { cwd: dir }).code).toBe(0); // still there
   });
 
   test("the body the CLI builds is what the caller gave, in both modes (review 2026-11-25)", () => {

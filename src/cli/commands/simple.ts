@@ -1,6 +1,6 @@
 /** Small commands that mirror one route each: workspace, boards, users, events, breaches, health, api. */
 import { defineCommand } from "../define.ts";
-import { callApi, callRaw, envelopeError, type ApiCall, type CliGlobals } from "../client.ts";
+import { callApi, callRaw, checkPath, envelopeError, type ApiCall, type CliGlobals } from "../client.ts";
 import { intFlag, readBytes, readData } from "../input.ts";
 import { outcome } from "../runner.ts";
 import { CardsError } from "../../domain/errors.ts";
@@ -126,6 +126,7 @@ export const api = defineCommand({
     if (!["GET", "POST", "PATCH", "DELETE"].includes(method)) {
       throw new CardsError("usage", `unknown method ${args.method}`, { value: args.method, valid_options: ["GET", "POST", "PATCH", "DELETE"] });
     }
+    checkPath(args.path); // before the URL below resolves `..` into another route
     const url = new URL(args.path.replace(/^\/?(v1\/)?/, "/"), "http://x");
     const query: Record<string, string> = {};
     for (const [k, v] of url.searchParams) query[k] = v;
