@@ -79,6 +79,8 @@ const notice = (text: string): void => { process.stderr.write(`cards: ${text}\n`
 
 async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reconnectForS: number): Promise<never> {
   const { createParser } = await import("eventsource-parser");
+  // interrupted, it ends as the embedded follower does: exit 0, whatever it was doing
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(0));
   // as remote.ts: a base URL given with the API prefix means the same server
   const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   let lastId = q.since;

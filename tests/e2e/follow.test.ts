@@ -29,6 +29,9 @@ function follow(dir: string, args: string[], env: Record<string, string | undefi
       }
     },
     stop: async () => { p.kill(); await p.exited; },
+    kill: (sig: NodeJS.Signals) => p.kill(sig),
+    exited: () => p.exited,
+    signal: () => p.signalCode,
   };
 }
 
@@ -165,6 +168,17 @@ describe("cards events --follow", () => {
       await own.stop();
     }
   }, 30_000);
+
+  test("SIGINT and SIGTERM end a follower with exit 0 in both modes", async () => {
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      for (const sig of ["SIGINT", "SIGTERM"] as const) {
+        const f = follow(dir, ["--since", "0"], env);
+        await f.waitFor((l) => l.length >= 1);
+        f.kill(sig);
+        expect([await f.exited(), f.signal()]).toEqual([0, null]); // before, remote: killed by the signal
+      }
+    }
+  });
 
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
