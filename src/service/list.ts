@@ -292,7 +292,8 @@ export function fieldIdsOf(svc: Service, typeIds?: readonly string[]): Set<strin
 
 export function parseLimit(raw: string | undefined, def: number, max: number): number {
   if (raw === undefined || raw === "") return def;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw badRequest(`limit must be an integer from 1 to ${max}`, { field: "limit", value: raw });
+  // a larger limit is taken as the most a page holds (SPEC: max), not refused
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw badRequest(`limit must be a positive integer (a page holds at most ${max})`, { field: "limit", value: raw });
   return Math.min(Number(raw), max);
 }
 
