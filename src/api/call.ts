@@ -67,7 +67,8 @@ export class RouteCall {
   intQuery(name: string): number | undefined {
     const raw = this.req.query[name];
     if (raw === undefined) return undefined;
-    if (!/^\d+$/.test(raw)) throw badRequest(`${name} must be a positive integer`, { field: name, value: raw });
+    // 0 too: no card has version 0 (a body's version 0 is refused the same way)
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name} must be a positive integer`, { field: name, value: raw });
     return Number(raw);
   }
 

@@ -339,6 +339,10 @@ describe("DELETE /cards/{id}", () => {
   test("a malformed version is 400", async () => {
     const c = await api.task();
     expect((await api.del(`/cards/${c.id}?version=abc`)).status).toBe(400);
+    // no card has version 0: a malformed guard, not a stale one (before: 409)
+    const zero = await api.del(`/cards/${c.id}?version=0`);
+    expect([zero.status, zero.body.error, zero.body.field]).toEqual([400, "bad_request", "version"]);
+    expect((await api.get(`/cards/${c.id}`)).status).toBe(200);
   });
 });
 
