@@ -13,6 +13,7 @@ import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platf
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
 import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
+import type { ServiceRequest } from "./control.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
 
@@ -45,6 +46,13 @@ export interface Services {
   reconcile(): void;
   /** every declared service and its state */
   list(): ServiceStatus[];
+  /**
+   * Starts, stops or restarts one service by hand (`cards ext start|stop|restart`).
+   * Stopped by hand, it stays stopped (no restart_policy, no reload that leaves its
+   * declaration as it is) until started again or the server restarts; started by hand,
+   * it starts whatever `autostart` says. Resolves once done.
+   */
+  control(req: ServiceRequest): Promise<void>;
 }
 
 interface Managed {
@@ -179,22 +187,49 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     return m.retired;
   };
 
-  /** A new entry for `def`; it starts once every earlier process of that id has exited. */
-  const declare = (def: ExtensionDef): void => {
+  /**
+   * A new entry for `def`; it starts once every earlier process of that id has exited
+   * (unless autostart is false and no one asked: `byHand`). Resolves once started.
+   */
+  const declare = (def: ExtensionDef, byHand = false): Promise<void> => {
     const m: Managed = { def, key: JSON.stringify(def), state: "stopped", restarts: 0, failures: 0 };
     managed.set(def.id, m);
     const after = gone.get(def.id);
-    if (def.autostart === false) {
+    if (def.autostart === false && !byHand) {
       opts.log(`service ${def.id}: not started (autostart false)`);
       mirror();
-      return;
+      return Promise.resolve();
     }
-    if (!after) return start(m);
+    if (!after) {
+      start(m);
+      return Promise.resolve();
+    }
     setState(m, "starting");
-    void after.then(() => {
+    return after.then(() => {
       if (gone.get(def.id) === after) gone.delete(def.id);
       if (managed.get(def.id) === m) start(m);
     });
+  };
+
+  const control = async (req: ServiceRequest): Promise<void> => {
+    const m = managed.get(req.id);
+    if (stopped || !m) return; // a reload removed it meanwhile
+    if (req.action !== "start") {
+      await stopEntry(m, "stopped by hand");
+      if (req.action === "stop") return;
+    }
+    const cur = managed.get(req.id);
+    if (stopped || !cur) return;
+    if (!cur.retired) {
+      if (cur.state === "running" || cur.state === "starting" || cur.state === "stopping") return;
+      // waiting out a backoff, exited under its restart_policy, or never started (autostart false)
+      if (cur.timer) clearTimeout(cur.timer);
+      cur.failures = 0;
+      opts.log(`service ${cur.def.id}: started by hand`);
+      return start(cur);
+    }
+    opts.log(`service ${cur.def.id}: started by hand`);
+    await declare(cur.def, true);
   };
 
   const reconcile = (): void => {
@@ -208,10 +243,10 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
       } else if (JSON.stringify(def) !== m.key) {
         opts.log(`service ${id}: declaration changed; restarting`);
         void stopEntry(m, "declaration changed");
-        declare(def);
+        void declare(def);
       }
     }
-    for (const [id, def] of declared) if (!managed.has(id)) declare(def);
+    for (const [id, def] of declared) if (!managed.has(id)) void declare(def);
     mirror();
   };
 
@@ -222,6 +257,7 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   return {
     reconcile,
     list,
+    control,
     async stop() {
       if (stopped) return;
       stopped = true;

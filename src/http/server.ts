@@ -11,6 +11,7 @@ import { TemporalMonitor, followReloads, onReload, watchDefinitions } from "../s
 import { startHooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
+import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
 import { createHttpApp } from "./app.ts";
 import { closeAllStreams } from "./sse.ts";
 
@@ -88,6 +89,11 @@ export async function startService(o: ServeOptions): Promise<void> {
   await stopOrphans(svc.root, (m) => log.warn(m)).catch((e) => log.warn(`stopping a killed server's extension processes: ${String(e)}`));
   if (stopping) return;
   services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
+  // `cards ext start|stop|restart` (control.ts)
+  const started = services;
+  try { pruneRequestDirs(svc.root); } catch { /* only housekeeping */ }
+  const unwatchRequests = watchServiceRequests(svc.root, (req) => started.control(req), (m) => log.warn(m));
+  stoppers.unshift(async () => unwatchRequests());
 }
 
 /** CARDS_IDLE_TIMEOUT_S (1-255 seconds) overrides the idle timeout (docs/limits.md). */

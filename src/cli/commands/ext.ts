@@ -10,6 +10,8 @@ import { loadDefinitions } from "../../definitions/load.ts";
 import type { ExtensionDef } from "../../domain/types.ts";
 import { runExtension } from "../../extensions/run.ts";
 import { liveServiceStates } from "../../extensions/state.ts";
+import { requestService, type ServiceAction } from "../../extensions/control.ts";
+import { CardsError } from "../../domain/errors.ts";
 import { findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 import { outcome } from "../runner.ts";
@@ -57,7 +59,52 @@ const list = defineCommand({
   },
 });
 
+/**
+ * `ext start|stop|restart ID`: asks every `cards serve` supervising the workspace
+ * (control.ts) and prints the service as `ext list` shows it once they are done.
+ */
+function serviceCommand(action: ServiceAction, description: string) {
+  return defineCommand({
+    meta: { name: action, description },
+    args: { id: { type: "positional", description: "service id", required: true } },
+    run: async ({ args, data }) => {
+      const { root, defs } = await workspace(data as CliGlobals);
+      const services = defs.extensions.filter((e) => e.kind === "service");
+      const def = defs.extensions.find((e) => e.id === args.id);
+      if (!def || def.kind !== "service") {
+        throw new CardsError(def ? "bad_request" : "not_found", def ? `extension ${JSON.stringify(args.id)} is a ${def.kind}, not a service` : `no service ${JSON.stringify(args.id)} is declared`, {
+          field: "id", value: args.id, valid_options: services.map((e) => e.id),
+          hint: def?.kind === "run" ? `run it with \`cards ext run ${args.id}\`` : "services are declared in definitions/extensions.yaml (kind: service)",
+        });
+      }
+      const { asked, late } = await requestService(root, { action, id: def.id }, CONTROL_TIMEOUT_MS);
+      if (asked.length === 0) {
+        throw new CardsError("unavailable", `no \`cards serve\` runs on this workspace: services run under it`, {
+          hint: "start `cards serve` (services whose autostart is not false start with it), then ask again",
+        });
+      }
+      if (late.length) {
+        throw new CardsError("unavailable", `the server${late.length > 1 ? "s" : ""} (pid ${late.join(", ")}) did not take the request within ${CONTROL_TIMEOUT_MS / 1000} s`, { hint: "see the server's log; `cards ext list` shows the state" });
+      }
+      const { env: _env, ...decl } = def; // env may hold secrets
+      const s = liveServiceStates(root).get(def.id);
+      if (!s) return { ...decl, state: "not running" };
+      const { id: _id, kind: _kind, ...live } = s;
+      return { ...decl, ...live };
+    },
+  });
+}
+
+/** How long `ext stop` waits for servers to stop a service (their grace is 5 s before SIGKILL). */
+const CONTROL_TIMEOUT_MS = 15_000;
+
 export default defineCommand({
-  meta: { name: "ext", description: "Extensions: list them, run a run extension" },
-  subCommands: { run, list },
+  meta: { name: "ext", description: "Extensions: list them, run a run extension, start or stop a service" },
+  subCommands: {
+    run,
+    list,
+    start: serviceCommand("start", "Start a service under the running `cards serve` (an autostart: false one, or one that exited or was stopped)"),
+    stop: serviceCommand("stop", "Stop a service; it stays stopped until started again or the server restarts"),
+    restart: serviceCommand("restart", "Stop a service and start it again"),
+  },
 });

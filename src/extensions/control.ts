@@ -1,0 +1,110 @@
+/**
+ * Starting and stopping a supervised service by hand (`cards ext start|stop|restart ID`).
+ * Services run under `cards serve`, a process of its own, so a request is a file in the
+ * supervisor's request folder (`.cards/services/<pid>.requests/`): the server looks there
+ * every CONTROL_POLL_MS, carries the request out, and removes the file once done; its
+ * state file (state.ts) then says what runs. Every live supervisor gets the request (two
+ * servers on one workspace each run their own copy of each service).
+ */
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isAlive, liveSnapshots } from "./state.ts";
+
+export type ServiceAction = "start" | "stop" | "restart";
+export const SERVICE_ACTIONS: readonly ServiceAction[] = ["start", "stop", "restart"];
+
+export interface ServiceRequest { action: ServiceAction; id: string }
+
+/** How often a supervisor looks for requests. */
+export const CONTROL_POLL_MS = 200;
+
+const requestDir = (root: string, pid: number): string => join(root, ".cards", "services", `${pid}.requests`);
+
+/**
+ * Hands `req` to every live supervisor of `root` and waits until each has carried it out
+ * (removed its file), at most `timeoutMs`. Returns the supervisors' pids, and those that
+ * did not answer in time; none when no server supervises the workspace.
+ */
+export async function requestService(root: string, req: ServiceRequest, timeoutMs: number): Promise<{ asked: number[]; late: number[] }> {
+  const pending = new Map<number, string>();
+  for (const snap of liveSnapshots(root)) {
+    const dir = requestDir(root, snap.pid);
+    mkdirSync(dir, { recursive: true });
+    const name = `${Date.now()}-${process.pid}-${Math.random().toString(36).slice(2)}.json`;
+    // written under another name and renamed: the supervisor never reads half a request
+    writeFileSync(join(dir, `${name}.tmp`), JSON.stringify(req));
+    renameSync(join(dir, `${name}.tmp`), join(dir, name));
+    pending.set(snap.pid, join(dir, name));
+  }
+  const asked = [...pending.keys()];
+  const end = Date.now() + timeoutMs;
+  while (pending.size > 0 && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    for (const [pid, file] of pending) {
+      let there = true;
+      try { readFileSync(file); } catch { there = false; }
+      // taken, or its server is gone (its state file says nothing any more)
+      if (!there || !isAlive(pid)) pending.delete(pid);
+    }
+  }
+  const late = [...pending.keys()];
+  for (const file of pending.values()) rmSync(file, { force: true }); // not carried out later, unasked
+  return { asked, late };
+}
+
+/**
+ * The supervisor's side: carries out each request in its folder with `handle`, one at a
+ * time in the order they came, and removes the file once done. Returns the stop function
+ * (which removes the folder).
+ */
+export function watchServiceRequests(root: string, handle: (req: ServiceRequest) => Promise<void>, log: (m: string) => void): () => void {
+  const dir = requestDir(root, process.pid);
+  let busy = false;
+  let stopped = false;
+  const poll = async (): Promise<void> => {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      let names: string[];
+      try {
+        names = readdirSync(dir).filter((n) => n.endsWith(".json")).sort();
+      } catch {
+        return; // no request yet
+      }
+      for (const name of names) {
+        const file = join(dir, name);
+        try {
+          const req = JSON.parse(readFileSync(file, "utf8")) as ServiceRequest;
+          if (SERVICE_ACTIONS.includes(req.action) && typeof req.id === "string") await handle(req);
+        } catch (e) {
+          log(`services: request ${name}: ${String(e)}`);
+        } finally {
+          rmSync(file, { force: true });
+        }
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void poll(), CONTROL_POLL_MS);
+  (timer as { unref?: () => void }).unref?.();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+/** Removes the request folders of supervisors that are gone (a killed server leaves its folder). */
+export function pruneRequestDirs(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(join(root, ".cards", "services"));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(/^(\d+)\.requests$/.exec(n)?.[1]);
+    if (pid && pid !== process.pid && !isAlive(pid)) rmSync(join(root, ".cards", "services", n), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * `cards ext start|stop|restart ID` through the compiled binary: a service declared with
+ * autostart: false can be started by hand under the running server, a service stopped by
+ * hand stays stopped (its restart_policy does not bring it back), and a restart gives it
+ * a new process.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
+import { alive, sh, waitFor, workspaceWith } from "./util.ts";
+
+let ws: string;
+let srv: Server | undefined;
+beforeAll(() => {
+  assertBinary();
+  ws = workspaceWith([
+    { id: "manual", kind: "service", autostart: false, run: sh("sleep.sh", "60") },
+    { id: "web", kind: "service", restart_policy: "always", run: sh("sleep.sh", "60") },
+    { id: "echo", kind: "run", run: sh("exit-with.sh", "0") },
+  ]);
+});
+afterAll(async () => { await srv?.stop(); }, 20_000);
+
+const list = () => Object.fromEntries(run(["ext", "list"], { cwd: ws }).json.extensions.map((e: any) => [e.id, e]));
+
+test("ext start, stop and restart a service under the running server", async () => {
+  // no server: nothing supervises services, and the CLI says so instead of doing nothing
+  const none = run(["ext", "start", "manual"], { cwd: ws });
+  expect([none.code, none.error.error, none.error.message]).toEqual([7, "unavailable", "no `cards serve` runs on this workspace: services run under it"]);
+  const unknown = run(["ext", "start", "nope"], { cwd: ws });
+  expect([unknown.code, unknown.error.error, unknown.error.valid_options]).toEqual([3, "not_found", ["manual", "web"]]);
+  const notService = run(["ext", "stop", "echo"], { cwd: ws });
+  expect([notService.code, notService.error.error, notService.error.hint]).toEqual([2, "bad_request", "run it with `cards ext run echo`"]);
+
+  srv = await serve(ws);
+  await waitFor(() => list().web?.state === "running", "web to run", 10_000);
+  expect(list().manual.state).toBe("stopped"); // autostart: false
+
+  // before: nothing could start it
+  const started = run(["ext", "start", "manual"], { cwd: ws });
+  expect([started.code, started.json.id, started.json.state]).toEqual([0, "manual", "running"]);
+  const first = started.json.pid as number;
+  expect(alive(first)).toBe(true);
+
+  const web = list().web.pid as number;
+  const stopped = run(["ext", "stop", "web"], { cwd: ws });
+  expect([stopped.code, stopped.json.state]).toEqual([0, "stopped"]);
+  expect(alive(web)).toBe(false);
+  await Bun.sleep(1500); // restart_policy always would have brought it back by now
+  expect(list().web.state).toBe("stopped");
+
+  const restarted = run(["ext", "restart", "manual"], { cwd: ws });
+  expect([restarted.code, restarted.json.state]).toEqual([0, "running"]);
+  expect(restarted.json.pid).not.toBe(first);
+  expect(alive(first)).toBe(false);
+
+  const again = run(["ext", "start", "web"], { cwd: ws });
+  expect([again.code, again.json.state]).toEqual([0, "running"]);
+  // starting what runs changes nothing
+  expect(run(["ext", "start", "web"], { cwd: ws }).json.pid).toBe(again.json.pid);
+}, 60_000);
