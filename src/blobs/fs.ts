@@ -53,6 +53,8 @@ export function createFsBlobStore(dir: string): BlobStore {
         let mime: string;
         if (f.existsSync(final)) {
           f.unlinkSync(tmp);
+          // stored again: a collection of unreferenced blobs (artifacts gc) leaves it alone
+          try { const now = new Date(); f.utimesSync(final, now, now); } catch { /* a read-only store: nothing to collect there either */ }
           mime = readMime(final) ?? mimeOf(head);
         } else {
           mime = mimeOf(head);
@@ -82,6 +84,39 @@ export function createFsBlobStore(dir: string): BlobStore {
     },
     async has(digest) {
       return DIGEST.test(digest) && fs().existsSync(pathOf(digest));
+    },
+    async *list() {
+      const f = fs();
+      let folders: string[];
+      try {
+        folders = f.readdirSync(join(dir, "sha256"));
+      } catch {
+        return; // nothing stored yet
+      }
+      for (const folder of folders) {
+        if (!/^[0-9a-f]{2}$/.test(folder)) continue;
+        let names: string[];
+        try { names = f.readdirSync(join(dir, "sha256", folder)); } catch { continue; }
+        for (const name of names) {
+          if (!DIGEST.test(name) || !name.startsWith(folder)) continue;
+          const st = f.statSync(join(dir, "sha256", folder, name), { throwIfNoEntry: false });
+          if (st?.isFile()) yield { sha256: name, size: st.size, storedAt: st.mtimeMs };
+        }
+      }
+    },
+    async remove(digest, storedBefore) {
+      if (!DIGEST.test(digest)) return false;
+      const f = fs();
+      const p = pathOf(digest);
+      const st = f.statSync(p, { throwIfNoEntry: false });
+      if (!st || st.mtimeMs >= storedBefore) return false;
+      try {
+        f.unlinkSync(p);
+      } catch (e) {
+        throw storeError(e, dir);
+      }
+      f.rmSync(`${p}.type`, { force: true });
+      return true;
     },
   };
 }

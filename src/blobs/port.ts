@@ -19,4 +19,11 @@ export interface BlobStore {
   /** The bytes of a digest as a stream with its remembered type, or null when absent. */
   get(sha256: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; mime: string } | null>;
   has(sha256: string): Promise<boolean>;
+  /** Every stored blob: its digest, size and when it was last stored (ms since the epoch). */
+  list(): AsyncIterable<{ sha256: string; size: number; storedAt: number }>;
+  /**
+   * Removes a blob unless it was stored (again) after `storedBefore`: an upload of the
+   * same bytes meanwhile keeps it. Returns whether it was removed.
+   */
+  remove(sha256: string, storedBefore: number): Promise<boolean>;
 }

@@ -86,3 +86,40 @@ export async function readArtifact(svc: Service, uri: string): Promise<{ bytes: 
   const bytes = new Uint8Array(await new Response(a.body).arrayBuffer());
   return { bytes, mime: a.mime, size: a.size };
 }
+
+/** Unreferenced blobs younger than this are kept: an upload stores its bytes before its card write commits. */
+export const ARTIFACT_GC_GRACE_MS = 60 * 60 * 1000;
+
+export interface ArtifactCollection { removed: number; removed_bytes: number; kept: number; dry_run: boolean }
+
+/**
+ * Removes the stored blobs no card and no event refers to (`cards artifacts gc`): the
+ * bytes of uploads whose card write was refused (a stale version, a card deleted
+ * meanwhile, an Idempotency-Key reused with other bytes, a full disk). The history keeps
+ * what it names: an artifact a card no longer holds, or a deleted card held, stays
+ * downloadable through its events' uris. Blobs stored within `graceMs` are kept, since an
+ * upload stores its bytes before its card write commits.
+ */
+export async function collectArtifacts(svc: Service, o: { dryRun?: boolean; graceMs?: number } = {}): Promise<ArtifactCollection> {
+  const referenced = new Set<string>();
+  const scan = (text: string): void => {
+    for (const m of text.matchAll(/sha256\/[0-9a-f]{2}\/([0-9a-f]{64})/g)) referenced.add(m[1]!);
+  };
+  for (const c of svc.store.iterateCards()) scan(JSON.stringify(c.fields));
+  for (const e of svc.store.iterateEvents()) scan(JSON.stringify(e.diff));
+  const storedBefore = Date.now() - (o.graceMs ?? ARTIFACT_GC_GRACE_MS);
+  const out: ArtifactCollection = { removed: 0, removed_bytes: 0, kept: 0, dry_run: o.dryRun === true };
+  for await (const b of svc.blobs.list()) {
+    if (referenced.has(b.sha256) || b.storedAt >= storedBefore) {
+      out.kept++;
+      continue;
+    }
+    if (o.dryRun || (await svc.blobs.remove(b.sha256, storedBefore))) {
+      out.removed++;
+      out.removed_bytes += b.size;
+    } else {
+      out.kept++;
+    }
+  }
+  return out;
+}

@@ -89,6 +89,27 @@ test("the temp files of uploads a killed process left are removed at the next up
   expect(readdirSync(tmp)).toEqual([live]); // before: kept for good
 });
 
+test("artifacts gc removes the bytes of refused uploads; what cards and history refer to stays", () => {
+  const dir = makeWorkspace();
+  const card = run(["cards", "create", "--type", "task", "--title", "with output"], { cwd: dir }).json;
+  const files = mkdtempSync(join(tmpdir(), "cards-gc-"));
+  const file = (name: string, text: string) => { writeFileSync(join(files, name), text); return join(files, name); };
+  const put = (f: string, key?: string) => run([...(key ? ["--idempotency-key", key] : []), "cards", "artifacts", "put", card.id, "output", f], { cwd: dir });
+  expect(put(file("old.txt", "the first output")).code).toBe(0);
+  expect(put(file("new.txt", "the second output")).code).toBe(0); // replaces it: the old stays in the history
+  expect(put(file("a1.txt", "a1"), "up1").code).toBe(0);
+  expect(put(file("a2.txt", "a2, refused"), "up1").error.error).toBe("idempotency_key_reused"); // its bytes were stored first
+  const blobs = () => readdirSync(join(dir, ".cards", "artifacts", "sha256"), { recursive: true }).filter((n) => /[0-9a-f]{64}$/.test(String(n))).length;
+  expect(blobs()).toBe(4);
+  expect(run(["artifacts", "gc"], { cwd: dir }).json).toEqual({ removed: 0, removed_bytes: 0, kept: 4, dry_run: false }); // all within the hour's grace
+  expect(run(["artifacts", "gc", "--grace", "0", "--dry-run"], { cwd: dir }).json).toEqual({ removed: 1, removed_bytes: 11, kept: 3, dry_run: true });
+  expect(blobs()).toBe(4);
+  expect(run(["artifacts", "gc", "--grace", "0"], { cwd: dir }).json).toEqual({ removed: 1, removed_bytes: 11, kept: 3, dry_run: false });
+  expect(blobs()).toBe(3);
+  const now = run(["cards", "get", card.id], { cwd: dir }).json;
+  expect(run(["artifacts", "get", now.fields.output.uri], { cwd: dir }).stdout).toBe("a1");
+});
+
 describe("the database file replaced or deleted under a running server", () => {
   test("writes are refused as unavailable instead of going to the file no one will read again", async () => {
     for (const how of ["replace", "delete"] as const) {

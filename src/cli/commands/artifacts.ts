@@ -1,7 +1,11 @@
-/** `cards artifacts get <uri> [--out F]`: downloads an artifact's bytes (GET /artifacts/{path}). */
+/**
+ * `cards artifacts get <uri> [--out F]`: downloads an artifact's bytes (GET /artifacts/{path}).
+ * `cards artifacts gc [--dry-run]`: removes stored bytes nothing refers to (local).
+ */
 import { writeFileSync } from "node:fs";
 import { defineCommand } from "../define.ts";
-import { callRaw, envelopeError, type CliGlobals } from "../client.ts";
+import { callRaw, envelopeError, serverUrl, type CliGlobals } from "../client.ts";
+import { intFlag } from "../input.ts";
 import { CardsError, notFound } from "../../domain/errors.ts";
 
 export default defineCommand({
@@ -32,6 +36,29 @@ export default defineCommand({
         // NOTE: binary output needs process.stdout (its cost is paid only by this command)
         await new Promise<void>((resolve, reject) => process.stdout.write(res.bytes!, (e) => (e ? reject(e) : resolve())));
         return undefined;
+      },
+    }),
+    gc: defineCommand({
+      meta: { name: "gc", description: "Remove stored artifact bytes that no card and no event refers to (uploads whose card write was refused); local, safe while a server runs" },
+      args: {
+        "dry-run": { type: "boolean", description: "count what would be removed; remove nothing" },
+        "grace": { type: "string", description: "keep blobs stored within this many seconds (default 3600: an upload stores its bytes before its card write)" },
+      },
+      run: async ({ args, data }) => {
+        const g = data as CliGlobals;
+        if (serverUrl(g)) {
+          throw new CardsError("usage", "artifacts gc works on the workspace files, not through a server", { hint: "run it with --dir on the machine that holds the workspace (a running server may stay up), without CARDS_URL / --url" });
+        }
+        const { openService } = await import("../../platform/open.ts");
+        const { collectArtifacts } = await import("../../service/index.ts");
+        const graceS = intFlag("grace", args.grace);
+        if (graceS !== undefined && graceS < 0) throw new CardsError("usage", "--grace must be 0 or more seconds", { field: "--grace", value: args.grace });
+        const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
+        try {
+          return await collectArtifacts(svc, { dryRun: args["dry-run"] === true, ...(graceS !== undefined ? { graceMs: graceS * 1000 } : {}) });
+        } finally {
+          svc.close();
+        }
       },
     }),
   },
