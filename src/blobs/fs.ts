@@ -7,6 +7,7 @@
 import { joinPath as join } from "../domain/paths.ts";
 import { CardsError } from "../domain/errors.ts";
 import { sha256 } from "../platform/hash.ts";
+import { isAlive } from "../platform/process.ts";
 import type { BlobStore, StoredBlob } from "./port.ts";
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -138,19 +139,11 @@ function sweepTemp(tmpDir: string): void {
   }
   for (const name of names) {
     const pid = Number(/^(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || running(pid)) continue;
+    if (!pid || pid === process.pid || isAlive(pid)) continue;
     try { fs().unlinkSync(join(tmpDir, name)); } catch { /* removed meanwhile, or not ours to remove */ }
   }
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** A failure of the disk as `unavailable` (the caller's retry may work); anything else as is. */
 function storeError(e: unknown, dir: string): unknown {

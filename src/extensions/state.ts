@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { isAlive } from "../platform/process.ts";
 
 export type ServiceState = "starting" | "running" | "backoff" | "stopping" | "stopped" | "failed";
 
@@ -104,12 +105,4 @@ export function pruneSnapshots(root: string): void {
   }
 }
 
-/** True when a process with this id exists (signal 0 probes without signalling). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+export { isAlive } from "../platform/process.ts";

@@ -10,6 +10,7 @@ import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
+import { isAlive } from "../../extensions/state.ts";
 import { serverUrl, type CliGlobals } from "../client.ts";
 
 const FLUSH_BYTES = 256 * 1024;
@@ -134,19 +135,11 @@ function removeLeftovers(out: string): void {
   }
   for (const name of names) {
     const m = name.startsWith(prefix) ? /^(\d+)\.partial(?:-journal|-wal|-shm)?$/.exec(name.slice(prefix.length)) : null;
-    if (!m || Number(m[1]) === process.pid || running(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || isAlive(Number(m[1]))) continue;
     try { rmSync(`${dir}/${name}`, { force: true }); } catch { /* another user's file: left as it is */ }
   }
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function local(g: CliGlobals, what: string): CliGlobals {
   if (serverUrl(g)) {
