@@ -8,7 +8,7 @@ import { joinPath as join } from "../domain/paths.ts";
 import { CardsError } from "../domain/errors.ts";
 import { sha256 } from "../platform/hash.ts";
 import { isAlive } from "../platform/process.ts";
-import type { BlobStore, StoredBlob } from "./port.ts";
+import type { BlobHold, BlobStore, StoredBlob } from "./port.ts";
 
 const DIGEST = /^[0-9a-f]{64}$/;
 const HEAD_BYTES = 64;
@@ -19,7 +19,7 @@ const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") a
 export function createFsBlobStore(dir: string): BlobStore {
   const pathOf = (digest: string) => join(dir, "sha256", digest.slice(0, 2), digest);
   return {
-    async put(body, maxBytes, mimeOf): Promise<StoredBlob & { mime: string }> {
+    async put(body, maxBytes, mimeOf): Promise<StoredBlob & { mime: string; hold: BlobHold }> {
       const f = fs();
       const tmp = join(dir, "tmp", `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
       // plain descriptor writes: the temp file exists before the first chunk, and a
@@ -52,18 +52,37 @@ export function createFsBlobStore(dir: string): BlobStore {
         const digest = hash.hex();
         const final = pathOf(digest);
         let mime: string;
+        let spare: string | undefined;
         if (f.existsSync(final)) {
-          f.unlinkSync(tmp);
-          // stored again: a collection of unreferenced blobs (artifacts gc) leaves it alone
+          // stored again: a collection of unreferenced blobs (artifacts gc) leaves it alone,
+          // and the temp file stays as a spare until the card write is done (hold)
           try { const now = new Date(); f.utimesSync(final, now, now); } catch { /* a read-only store: nothing to collect there either */ }
           mime = readMime(final) ?? mimeOf(head);
+          spare = tmp;
         } else {
           mime = mimeOf(head);
           f.mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
           f.writeFileSync(`${final}.type`, mime);
           f.renameSync(tmp, final);
         }
-        return { sha256: digest, size, head, mime };
+        const hold: BlobHold = {
+          ensure() {
+            if (!spare || f.existsSync(final)) return;
+            try {
+              f.mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
+              if (!f.existsSync(`${final}.type`)) f.writeFileSync(`${final}.type`, mime);
+              f.renameSync(spare, final);
+              spare = undefined;
+            } catch (e) {
+              throw storeError(e, dir);
+            }
+          },
+          release() {
+            if (spare) try { f.unlinkSync(spare); } catch { /* already gone */ }
+            spare = undefined;
+          },
+        };
+        return { sha256: digest, size, head, mime, hold };
       } catch (e) {
         if (!closed) try { f.closeSync(fd); } catch { /* already closed */ }
         try { f.unlinkSync(tmp); } catch { /* already gone */ }
@@ -100,24 +119,27 @@ export function createFsBlobStore(dir: string): BlobStore {
         try { names = f.readdirSync(join(dir, "sha256", folder)); } catch { continue; }
         for (const name of names) {
           if (!DIGEST.test(name) || !name.startsWith(folder)) continue;
-          const st = f.statSync(join(dir, "sha256", folder, name), { throwIfNoEntry: false });
+          let st: import("node:fs").Stats | undefined;
+          try { st = f.statSync(join(dir, "sha256", folder, name), { throwIfNoEntry: false }); } catch (e) { throw storeError(e, dir); }
           if (st?.isFile()) yield { sha256: name, size: st.size, storedAt: st.mtimeMs };
         }
       }
     },
-    async remove(digest, storedBefore) {
+    remove(digest, storedBefore) {
       if (!DIGEST.test(digest)) return false;
       const f = fs();
       const p = pathOf(digest);
-      const st = f.statSync(p, { throwIfNoEntry: false });
-      if (!st || st.mtimeMs >= storedBefore) return false;
       try {
+        const st = f.statSync(p, { throwIfNoEntry: false });
+        if (!st || st.mtimeMs >= storedBefore) return false;
+        // the type first: an upload that finds the bytes gone writes both anew
+        f.rmSync(`${p}.type`, { force: true });
         f.unlinkSync(p);
+        return true;
       } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
         throw storeError(e, dir);
       }
-      f.rmSync(`${p}.type`, { force: true });
-      return true;
     },
   };
 }

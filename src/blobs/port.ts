@@ -15,15 +15,28 @@ export interface BlobStore {
    * Streams `body` into the store (at most `maxBytes`, else throws payload_too_large).
    * `mime` is remembered the first time a digest is stored.
    */
-  put(body: AsyncIterable<Uint8Array> | Uint8Array, maxBytes: number, mime: (head: Uint8Array) => string): Promise<StoredBlob & { mime: string }>;
+  put(body: AsyncIterable<Uint8Array> | Uint8Array, maxBytes: number, mime: (head: Uint8Array) => string): Promise<StoredBlob & { mime: string; hold: BlobHold }>;
   /** The bytes of a digest as a stream with its remembered type, or null when absent. */
   get(sha256: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; mime: string } | null>;
   has(sha256: string): Promise<boolean>;
   /** Every stored blob: its digest, size and when it was last stored (ms since the epoch). */
   list(): AsyncIterable<{ sha256: string; size: number; storedAt: number }>;
   /**
-   * Removes a blob unless it was stored (again) after `storedBefore`: an upload of the
-   * same bytes meanwhile keeps it. Returns whether it was removed.
+   * Removes a blob unless it was stored (again) after `storedBefore`. Called inside a
+   * write transaction (artifacts gc), so it never runs between an upload's `ensure()` and
+   * its commit. Returns whether it was removed.
    */
-  remove(sha256: string, storedBefore: number): Promise<boolean>;
+  remove(sha256: string, storedBefore: number): boolean;
+}
+
+/**
+ * What an upload keeps until its card write is done: bytes that were already stored keep
+ * a spare copy, so a collection (artifacts gc) between the upload and its write cannot
+ * leave the card naming bytes that are gone.
+ */
+export interface BlobHold {
+  /** Puts the bytes back in place if they were removed meanwhile (call inside the card write's transaction). */
+  ensure(): void;
+  /** Drops the spare copy (after the card write, committed or not). */
+  release(): void;
 }

@@ -45,13 +45,19 @@ export async function attachArtifact(
   // the bytes streamed past the request's hash (it covers the JSON bodies): a repeat of the
   // key with other bytes or another type is another request (422), not a replay
   if (ctx.idempotency) ctx.idempotency.hash = hash128(`${ctx.idempotency.hash}\nsha256:${blob.sha256}\ntype:${declared ?? ""}`);
-  return svc.mutate(ctx, (w) => {
-    const cur = loadForWrite(w.tx, id, undefined);
-    // the same bytes with the same type again change nothing: no version, no event
-    if (JSON.stringify(cur.fields[field]) === JSON.stringify(meta)) return withParts(w.tx, cur);
-    const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: meta } }, [{ type: "artifact_added", diff: { field, ...meta } }], svc);
-    return withParts(w.tx, card);
-  });
+  try {
+    return await svc.mutate(ctx, (w) => {
+      // bytes an artifacts gc removed since the upload are put back under the write lock
+      blob.hold.ensure();
+      const cur = loadForWrite(w.tx, id, undefined);
+      // the same bytes with the same type again change nothing: no version, no event
+      if (JSON.stringify(cur.fields[field]) === JSON.stringify(meta)) return withParts(w.tx, cur);
+      const card = commitUpdate(w, cur, { ...cur, fields: { ...cur.fields, [field]: meta } }, [{ type: "artifact_added", diff: { field, ...meta } }], svc);
+      return withParts(w.tx, card);
+    });
+  } finally {
+    blob.hold.release();
+  }
 }
 
 /**
@@ -105,21 +111,38 @@ export async function collectArtifacts(svc: Service, o: { dryRun?: boolean; grac
   const scan = (text: string): void => {
     for (const m of text.matchAll(/sha256\/[0-9a-f]{2}\/([0-9a-f]{64})/g)) referenced.add(m[1]!);
   };
+  const scanned = svc.store.lastEventId() ?? undefined;
   for (const c of svc.store.iterateCards()) scan(JSON.stringify(c.fields));
   for (const e of svc.store.iterateEvents()) scan(JSON.stringify(e.diff));
   const storedBefore = Date.now() - (o.graceMs ?? ARTIFACT_GC_GRACE_MS);
   const out: ArtifactCollection = { removed: 0, removed_bytes: 0, kept: 0, dry_run: o.dryRun === true };
+  const candidates: Array<{ sha256: string; size: number }> = [];
   for await (const b of svc.blobs.list()) {
-    if (referenced.has(b.sha256) || b.storedAt >= storedBefore) {
-      out.kept++;
-      continue;
-    }
-    if (o.dryRun || (await svc.blobs.remove(b.sha256, storedBefore))) {
-      out.removed++;
-      out.removed_bytes += b.size;
-    } else {
-      out.kept++;
-    }
+    if (referenced.has(b.sha256) || b.storedAt >= storedBefore) out.kept++;
+    else candidates.push(b);
   }
+  if (o.dryRun || candidates.length === 0) {
+    out.removed = candidates.length;
+    for (const b of candidates) out.removed_bytes += b.size;
+    return out;
+  }
+  // Under the write lock: a card write that named one of them since the scan has its
+  // event (an upload's bytes are put back in its own transaction: BlobHold.ensure)
+  await svc.store.write((tx) => {
+    for (let after = scanned; ;) {
+      const page = tx.listEvents({ afterId: after, limit: 500 });
+      for (const e of page) scan(JSON.stringify(e.diff));
+      if (page.length < 500) break;
+      after = page.at(-1)!.id;
+    }
+    for (const b of candidates) {
+      if (!referenced.has(b.sha256) && svc.blobs.remove(b.sha256, storedBefore)) {
+        out.removed++;
+        out.removed_bytes += b.size;
+      } else {
+        out.kept++;
+      }
+    }
+  });
   return out;
 }
