@@ -1,13 +1,15 @@
 /**
  * Starting and stopping a supervised service by hand (`cards ext start|stop|restart ID`).
  * Services run under `cards serve`, a process of its own, so a request is a file in the
- * supervisor's request folder (`.cards/services/<pid>.requests/`): the server looks there
- * every CONTROL_POLL_MS, carries the request out, and removes the file once done; its
- * state file (state.ts) then says what runs. Every live supervisor gets the request (two
- * servers on one workspace each run their own copy of each service).
+ * supervisor's request folder (`.cards/services/<pid>.requests/`, made by the server
+ * itself, so it can always remove what is put there): the server looks there every
+ * CONTROL_POLL_MS, carries the request out, and removes the file once done; its state
+ * file (state.ts) then says what runs. Every live supervisor that takes requests gets it
+ * (two servers on one workspace each run their own copy of each service).
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CardsError } from "../domain/errors.ts";
 import { isAlive, liveSnapshots } from "./state.ts";
 
 export type ServiceAction = "start" | "stop" | "restart";
@@ -25,15 +27,27 @@ const requestDir = (root: string, pid: number): string => join(root, ".cards", "
  * (removed its file), at most `timeoutMs`. Returns the supervisors' pids, and those that
  * did not answer in time; none when no server supervises the workspace.
  */
-export async function requestService(root: string, req: ServiceRequest, timeoutMs: number): Promise<{ asked: number[]; late: number[] }> {
+export async function requestService(root: string, req: ServiceRequest, timeoutMs: number): Promise<{ asked: number[]; late: number[]; old: number[] }> {
   const pending = new Map<number, string>();
+  const old: number[] = [];
   for (const snap of liveSnapshots(root)) {
     const dir = requestDir(root, snap.pid);
-    mkdirSync(dir, { recursive: true });
+    // a server that takes requests made its folder; an older one has none (it never looks)
+    if (!existsSync(dir)) {
+      old.push(snap.pid);
+      continue;
+    }
     const name = `${Date.now()}-${process.pid}-${Math.random().toString(36).slice(2)}.json`;
     // written under another name and renamed: the supervisor never reads half a request
-    writeFileSync(join(dir, `${name}.tmp`), JSON.stringify(req));
-    renameSync(join(dir, `${name}.tmp`), join(dir, name));
+    try {
+      writeFileSync(join(dir, `${name}.tmp`), JSON.stringify(req));
+      renameSync(join(dir, `${name}.tmp`), join(dir, name));
+    } catch (e) {
+      rmSync(join(dir, `${name}.tmp`), { force: true });
+      throw new CardsError("unavailable", `cannot hand the request to the server (pid ${snap.pid}): ${(e as Error).message}`, {
+        hint: "run the command as the user the server runs as",
+      });
+    }
     pending.set(snap.pid, join(dir, name));
   }
   const asked = [...pending.keys()];
@@ -49,7 +63,7 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
   }
   const late = [...pending.keys()];
   for (const file of pending.values()) rmSync(file, { force: true }); // not carried out later, unasked
-  return { asked, late };
+  return { asked, late, old };
 }
 
 /**
@@ -59,17 +73,25 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
  */
 export function watchServiceRequests(root: string, handle: (req: ServiceRequest) => Promise<void>, log: (m: string) => void): () => void {
   const dir = requestDir(root, process.pid);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    log(`services: cannot make ${dir}: ${String(e)}; \`cards ext start|stop|restart\` will not reach this server`);
+    return () => {};
+  }
   let busy = false;
   let stopped = false;
+  /** requests carried out whose file could not be removed: never carried out twice */
+  const done = new Set<string>();
   const poll = async (): Promise<void> => {
     if (busy || stopped) return;
     busy = true;
     try {
       let names: string[];
       try {
-        names = readdirSync(dir).filter((n) => n.endsWith(".json")).sort();
+        names = readdirSync(dir).filter((n) => n.endsWith(".json") && !done.has(n)).sort();
       } catch {
-        return; // no request yet
+        return; // removed meanwhile
       }
       for (const name of names) {
         const file = join(dir, name);
@@ -78,10 +100,16 @@ export function watchServiceRequests(root: string, handle: (req: ServiceRequest)
           if (SERVICE_ACTIONS.includes(req.action) && typeof req.id === "string") await handle(req);
         } catch (e) {
           log(`services: request ${name}: ${String(e)}`);
-        } finally {
+        }
+        try {
           rmSync(file, { force: true });
+        } catch (e) {
+          done.add(name);
+          log(`services: cannot remove the request ${file} (${String(e)}); it is not carried out again`);
         }
       }
+    } catch (e) {
+      log(`services: requests: ${String(e)}`); // never an unhandled rejection in the server
     } finally {
       busy = false;
     }
@@ -91,7 +119,7 @@ export function watchServiceRequests(root: string, handle: (req: ServiceRequest)
   return () => {
     stopped = true;
     clearInterval(timer);
-    rmSync(dir, { recursive: true, force: true });
+    try { rmSync(dir, { recursive: true, force: true }); } catch { /* only housekeeping */ }
   };
 }
 
@@ -105,6 +133,7 @@ export function pruneRequestDirs(root: string): void {
   }
   for (const n of names) {
     const pid = Number(/^(\d+)\.requests$/.exec(n)?.[1]);
-    if (pid && pid !== process.pid && !isAlive(pid)) rmSync(join(root, ".cards", "services", n), { recursive: true, force: true });
+    if (!pid || pid === process.pid || isAlive(pid)) continue;
+    try { rmSync(join(root, ".cards", "services", n), { recursive: true, force: true }); } catch { /* another user's: left */ }
   }
 }

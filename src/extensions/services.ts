@@ -218,6 +218,8 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
       await stopEntry(m, "stopped by hand");
       if (req.action === "stop") return;
     }
+    // never beside an earlier process of it that is still within its grace (a reload's restart)
+    await gone.get(req.id);
     const cur = managed.get(req.id);
     if (stopped || !cur) return;
     if (!cur.retired) {

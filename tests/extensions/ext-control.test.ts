@@ -5,7 +5,9 @@
  * a new process.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
+import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
 import { alive, sh, waitFor, workspaceWith } from "./util.ts";
 
 let ws: string;
@@ -30,6 +32,15 @@ test("ext start, stop and restart a service under the running server", async () 
   expect([unknown.code, unknown.error.error, unknown.error.valid_options]).toEqual([3, "not_found", ["manual", "web"]]);
   const notService = run(["ext", "stop", "echo"], { cwd: ws });
   expect([notService.code, notService.error.error, notService.error.hint]).toEqual([2, "bad_request", "run it with `cards ext run echo`"]);
+
+  // a live supervisor without a request folder is an older server: it is named, not waited for 15 s
+  const legacy = stateFile(ws, process.pid);
+  writeSnapshot(legacy, { pid: process.pid, updated_at: new Date().toISOString(), services: [] });
+  const older = run(["ext", "start", "manual"], { cwd: ws });
+  expect([older.code, older.error.message]).toEqual([7, `the \`cards serve\` on this workspace (pid ${process.pid}) is an older version that takes no requests`]);
+  rmSync(legacy);
+  // it changes what runs here: never through a URL that names another workspace
+  expect(run(["ext", "stop", "web"], { cwd: ws, env: { CARDS_URL: "http://127.0.0.1:9" } }).error.error).toBe("usage");
 
   srv = await serve(ws);
   await waitFor(() => list().web?.state === "running", "web to run", 10_000);

@@ -13,7 +13,7 @@ import { liveServiceStates } from "../../extensions/state.ts";
 import { requestService, type ServiceAction } from "../../extensions/control.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { findRoot } from "../../service/index.ts";
-import type { CliGlobals } from "../client.ts";
+import { serverUrl, type CliGlobals } from "../client.ts";
 import { outcome } from "../runner.ts";
 
 const workspace = async (g: CliGlobals): Promise<{ root: string; defs: { extensions: ExtensionDef[] } }> => {
@@ -68,7 +68,14 @@ function serviceCommand(action: ServiceAction, description: string) {
     meta: { name: action, description },
     args: { id: { type: "positional", description: "service id", required: true } },
     run: async ({ args, data }) => {
-      const { root, defs } = await workspace(data as CliGlobals);
+      const g = data as CliGlobals;
+      if (serverUrl(g)) {
+        // it changes what runs on this machine: never the workspace a URL did not name
+        throw new CardsError("usage", `ext ${action} works with the server on this machine, not through CARDS_URL / --url`, {
+          hint: "run it with --dir on the machine that holds the workspace, without CARDS_URL / --url",
+        });
+      }
+      const { root, defs } = await workspace(g);
       const services = defs.extensions.filter((e) => e.kind === "service");
       const def = defs.extensions.find((e) => e.id === args.id);
       if (!def || def.kind !== "service") {
@@ -77,10 +84,10 @@ function serviceCommand(action: ServiceAction, description: string) {
           hint: def?.kind === "run" ? `run it with \`cards ext run ${args.id}\`` : "services are declared in definitions/extensions.yaml (kind: service)",
         });
       }
-      const { asked, late } = await requestService(root, { action, id: def.id }, CONTROL_TIMEOUT_MS);
+      const { asked, late, old } = await requestService(root, { action, id: def.id }, CONTROL_TIMEOUT_MS);
       if (asked.length === 0) {
-        throw new CardsError("unavailable", `no \`cards serve\` runs on this workspace: services run under it`, {
-          hint: "start `cards serve` (services whose autostart is not false start with it), then ask again",
+        throw new CardsError("unavailable", old.length ? `the \`cards serve\` on this workspace (pid ${old.join(", ")}) is an older version that takes no requests` : `no \`cards serve\` runs on this workspace: services run under it`, {
+          hint: old.length ? "restart the server with this version of cards" : "start `cards serve` (services whose autostart is not false start with it), then ask again",
         });
       }
       if (late.length) {
