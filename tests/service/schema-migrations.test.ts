@@ -66,6 +66,7 @@ describe("schema migrations", () => {
       ALTER TABLE signals DROP COLUMN after_seq;
       DROP INDEX once_keys_by_at;
       DROP INDEX cards_by_status_type;
+      DROP INDEX events_deleted;
       PRAGMA user_version = 4;`);
     expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at desc", "id desc"]);
     db.close();

@@ -149,4 +149,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX cards_by_status_type ON cards(status, type_id);
   `,
+  // 11: a board's event feed keeps its deleted cards' events, whose type only their
+  // card_deleted tombstone still holds: this index lists the tombstones alone (without
+  // it, every GET /events?board_id= page read the whole log: ~100 ms at 500,000 events).
+  // Only card_deleted rows enter it, so other writes do not touch it.
+  `
+  CREATE INDEX events_deleted ON events(card_id) WHERE type = 'card_deleted';
+  `,
 ];
