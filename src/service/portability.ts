@@ -186,7 +186,11 @@ async function restoreInTransaction(
           }
           if (id <= lastEvent) throw bad(`event ids must ascend (${e.id} after ${String(lastEvent)})`);
           lastEvent = id;
-          if (typeof e.card_id === "string") eventsUpTo.set(e.card_id, e.at);
+          // the newest time, not the last id's: a clock stepped back gives a later event an earlier time
+          if (typeof e.card_id === "string") {
+            const seen = eventsUpTo.get(e.card_id);
+            if (seen === undefined || Date.parse(e.at) > Date.parse(seen)) eventsUpTo.set(e.card_id, e.at);
+          }
           store(`event ${e.id}`, () => tx.insertEventWithId(e));
           if (++n.events % 20000 === 0) progress?.(n);
           break;

@@ -105,8 +105,10 @@ export const backup = defineCommand({
   run: async ({ args, data }) => {
     const g = local(data as CliGlobals, "backup");
     const into = dirname(args.out);
-    if (!statSync(into, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new CardsError("usage", `cannot write ${args.out}: ${into} is no directory`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
+    let isDir = false;
+    try { isDir = statSync(into, { throwIfNoEntry: false })?.isDirectory() === true; } catch { /* not searchable (EACCES), or a file on the way (ENOTDIR) */ }
+    if (!isDir) {
+      throw new CardsError("usage", `cannot write ${args.out}: ${into} is no directory this user can reach`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
     }
     removeLeftovers(args.out);
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
