@@ -2,7 +2,7 @@
  * Writes from the board: moves (optimistic, snapping back on refusal), patches and other
  * card writes. Every write sends the card's version; a refusal shows the error envelope.
  */
-import { api, cardPath, patchCard, patchKeys } from "./api.ts";
+import { api, ApiError, cardPath, patchCard, patchKeys, sendVersioned } from "./api.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { applyCard, pending, refreshCards, shiftCount, shortLanes } from "./data.ts";
 import { refillSoon } from "./follow.ts";
@@ -88,14 +88,24 @@ export async function write(method: string, id: string, rest: string, body?: unk
  * version whose card is still unowned (an agent wrote to it meanwhile) is tried once
  * more over the newer one; a card someone claimed meanwhile is refused, naming them.
  */
-export async function claim(card: Card): Promise<Card> {
+export async function claim(card: Card, me: string): Promise<Card> {
   try {
-    return await write("POST", card.id, "/claim", { version: card.version });
+    return await sendVersioned(card.version, (version) => write("POST", card.id, "/claim", { version }), (now) => !now.owner);
   } catch (e) {
     const now = toast.toBody(e).card;
-    if (toast.toBody(e).error !== "version_conflict" || !now || now.owner) throw e;
-    return write("POST", card.id, "/claim", { version: now.version });
+    if (toast.toBody(e).error !== "version_conflict" || !now?.owner) throw e;
+    // claimed meanwhile: by the person (another tab) is what they asked for; by someone else, say who
+    if (now.owner === me) return written(now);
+    written(now);
+    throw new ApiError(409, { error: "owned", message: `${now.owner} has claimed this card`, hint: "pick yourself as its owner to take it over" });
   }
+}
+
+/** A write of one repeating entry (append, update, remove) over a newer version when the entry is still as the person saw it. */
+export function writeEntry(card: Card, method: string, path: string, body: (version: number) => unknown, stillApplies: (now: Card) => boolean): Promise<Card> {
+  return sendVersioned(card.version, (version) => method === "DELETE"
+    ? write("DELETE", card.id, `${path}?version=${version}`)
+    : write(method, card.id, path, body(version)), stillApplies);
 }
 
 /** Gives the person's card back (POST /release, no version: only its owner may). */

@@ -90,9 +90,33 @@ export async function patchKeys(card: Card, changes: Record<string, unknown>): P
     return await patchCard(card, changes);
   } catch (e) {
     const now = e instanceof ApiError && e.body.error === "version_conflict" ? e.body.card : undefined;
-    const same = (k: string) => JSON.stringify((now as unknown as Record<string, unknown>)[k] ?? null) === JSON.stringify((card as unknown as Record<string, unknown>)[k] ?? null);
-    if (!now || now.id !== card.id || !Object.keys(changes).every(same)) throw e;
+    if (!now || now.id !== card.id || !untouched(card, now, changes)) throw e;
     return patchCard(now, changes);
+  }
+}
+
+/** Whether `now` still holds every key `changes` sets (fields one by one) as `seen` held it. */
+export function untouched(seen: Card, now: Card, changes: Record<string, unknown>): boolean {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  const was = seen as unknown as Record<string, unknown>;
+  const is = now as unknown as Record<string, unknown>;
+  return Object.entries(changes).every(([k, v]) => k === "fields" && v && typeof v === "object"
+    ? Object.keys(v).every((f) => same(now.fields[f], seen.fields[f]))
+    : same(is[k], was[k]));
+}
+
+/**
+ * A card write that sends the card's version (an entry, a claim): when the version is
+ * stale but `stillApplies` says the newer card leaves this write's meaning as it was (an
+ * agent appended elsewhere meanwhile), it is sent once more with the newer version.
+ */
+export async function sendVersioned<T>(version: number, send: (version: number) => Promise<T>, stillApplies: (now: Card) => boolean): Promise<T> {
+  try {
+    return await send(version);
+  } catch (e) {
+    const now = e instanceof ApiError && e.body.error === "version_conflict" ? e.body.card : undefined;
+    if (!now || now.version === version || !stillApplies(now)) throw e;
+    return send(now.version);
   }
 }
 

@@ -61,9 +61,15 @@ export function openCreate(initialStatus?: string): void {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
-    if (flagProblems(form, inputs)) return;
+    if (submit.disabled || flagProblems(form, inputs)) return;
     submit.disabled = true;
-    await resolveCardLinks(inputs);
+    try {
+      await resolveCardLinks(inputs);
+    } catch (e) {
+      submit.disabled = false;
+      showFormError(form, e);
+      return;
+    }
     const fields: Record<string, unknown> = {};
     for (const i of inputs) {
       const v = i.read();

@@ -4,7 +4,7 @@
  * new comment adds one item, the others and the comment form stay as they are).
  */
 import { api, ApiError } from "./api.ts";
-import { write, written } from "./actions.ts";
+import { write, writeEntry, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
@@ -22,20 +22,31 @@ export function section(title: string, cls: string, ...body: (Node | null)[]): H
  * A button for a write that cannot be undone: the first click asks ("Delete for good?")
  * for a few seconds, the second does it. Refusals are shown as toasts.
  */
-export function confirmButton(text: string, ask: string, attrs: Record<string, string>, act: () => Promise<unknown>, failed: string): HTMLButtonElement {
+export function confirmButton(
+  text: string, ask: string, attrs: Record<string, string>,
+  act: (again?: number) => Promise<unknown | { ask: string; version: number }>, failed: string,
+): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, text);
   let armed: ReturnType<typeof setTimeout> | undefined;
-  const disarm = () => { clearTimeout(armed); armed = undefined; b.textContent = text; b.classList.remove("danger"); };
+  /** set when `act` asked again (the card changed since the person confirmed) */
+  let again: number | undefined;
+  const disarm = () => { clearTimeout(armed); armed = undefined; again = undefined; b.textContent = text; b.classList.remove("danger"); };
+  const arm = (question: string) => {
+    b.textContent = question;
+    b.classList.add("danger");
+    clearTimeout(armed);
+    armed = setTimeout(disarm, again === undefined ? 4000 : 8000);
+  };
   b.addEventListener("click", () => {
-    if (!armed) {
-      b.textContent = ask;
-      b.classList.add("danger");
-      armed = setTimeout(disarm, 4000);
-      return;
-    }
+    if (b.disabled) return;
+    if (!armed) return arm(ask);
+    const version = again;
     disarm();
     b.disabled = true;
-    act().catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
+    act(version).then((r) => {
+      const re = r as { ask?: string; version?: number } | undefined;
+      if (re?.ask && re.version !== undefined) { again = re.version; arm(re.ask); }
+    }).catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
   });
   b.addEventListener("blur", () => { if (armed) disarm(); });
   return b;
@@ -91,7 +102,8 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
     await resolveCardLinks(inputs);
     const entry: Record<string, unknown> = {};
     for (const i of inputs) { const v = i.read(); if (v !== undefined) entry[i.def.id] = v; }
-    await write("POST", card.id, `/fields/${encodeURIComponent(def.id)}/append`, { version: version(), entry });
+    // an append means the same over any newer version: an agent's writes meanwhile do not refuse it
+    await writeEntry({ ...card, version: version() }, "POST", `/fields/${encodeURIComponent(def.id)}/append`, (v) => ({ version: v, entry }), () => true);
   });
   const list = entries(def, items);
   for (const li of list.querySelectorAll<HTMLElement>(":scope > li[data-entry]")) {
@@ -107,8 +119,15 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
 
 /** Edit (merge the changed item fields) and Remove for one repeating entry. */
 function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>, li: HTMLElement, version: () => number): HTMLElement {
-  const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(String(entry.entry_id))}`;
+  const entryId = String(entry.entry_id);
+  const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(entryId)}`;
+  /** the entry as the newer card holds it (undefined once removed) */
+  const entryIn = (now: Card) => (Array.isArray(now.fields[def.id]) ? (now.fields[def.id] as Array<{ entry_id?: string }>) : []).find((e) => e.entry_id === entryId);
   const edit = h("button", { type: "button", class: "link-button entry-edit" }, "Edit");
+  const back = (shown: Node[]) => {
+    li.replaceChildren(...shown);
+    li.querySelector<HTMLElement>(".entry-edit")?.focus();
+  };
   edit.addEventListener("click", () => {
     const shown = [...li.childNodes];
     const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, entry[f.id])).filter((x): x is FieldInput => x !== null);
@@ -116,14 +135,25 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
       if (flagProblems(f, inputs)) return;
       await resolveCardLinks(inputs);
       const changes = changedFields(inputs);
-      if (!Object.keys(changes).length) return li.replaceChildren(...shown);
-      await write("PATCH", card.id, path, { version: version(), entry: changes });
-    }, () => li.replaceChildren(...shown));
+      if (!Object.keys(changes).length) {
+        back(shown);
+        li.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
+        return;
+      }
+      // over a newer version only while the entry is as the person saw it
+      await writeEntry({ ...card, version: version() }, "PATCH", path, (v) => ({ version: v, entry: changes }),
+        (now) => JSON.stringify(entryIn(now)) === JSON.stringify(entry));
+      back(shown); // until the redraw, which keeps the focus on this entry's Edit
+    }, () => {
+      back(shown);
+      li.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
+    });
+    markClean(form); // Esc keeps what is typed here (dirty.ts)
     li.replaceChildren(form);
     (form.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
   });
   const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove" },
-    () => write("DELETE", card.id, `${path}?version=${version()}`), "Entry not removed");
+    () => writeEntry({ ...card, version: version() }, "DELETE", path, () => undefined, (now) => entryIn(now) !== undefined), "Entry not removed");
   return h("div", { class: "entry-actions" }, edit, remove);
 }
 
@@ -156,7 +186,7 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
   const note = h("input", { type: "text", name: "note", placeholder: "note (optional)", "aria-label": "Note" });
   const form = miniForm("link-form", "Add link", [h("div", { class: "inline-row" }, typeSel, target, targets, note)], async () => {
     // the board shows short ids: one that names a single card is taken as that card
-    await write("POST", card.id, "/links", { type_id: typeSel.value, target: await fullCardId(target.value), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
+    await write("POST", card.id, "/links", { type_id: typeSel.value, target: await fullCardId(target.value, "target"), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
   });
   return section("Links", "links",
     h("h4", {}, "From this card"), out.length ? h("ul", { class: "link-list outgoing" }, out) : h("p", { class: "muted" }, "None."),
@@ -172,14 +202,20 @@ function commentItem(c: Comment, cardId: string): HTMLElement {
     h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
       c.edited_at ? h("span", { class: "muted" }, " (edited)") : null, edit),
     body);
+  const back = (form: HTMLElement) => {
+    form.replaceWith(body);
+    edit.focus();
+  };
   edit.addEventListener("click", () => {
     const text = h("textarea", { name: "body", rows: 4, "aria-label": "Edit comment" });
     text.value = c.body;
     const form = inlineEdit("comment-edit-form", [text], async () => {
       if (!text.value.trim()) throw new Error("write something, or leave the comment as it was");
-      if (text.value === c.body) return form.replaceWith(body);
+      if (text.value === c.body) return back(form);
       await write("PATCH", cardId, `/comments/${encodeURIComponent(c.id)}`, { body: text.value });
-    }, () => form.replaceWith(body));
+      back(form);
+    }, () => back(form));
+    markClean(form); // Esc keeps what is typed here (dirty.ts)
     body.replaceWith(form);
     text.focus();
   });
@@ -205,7 +241,10 @@ export function updateComments(sec: HTMLElement, card: Card): void {
     const old = drawn.get(c.id);
     return old && old.dataset.sig === (c.edited_at ?? "") ? old : commentItem(c, card.id);
   });
+  // a comment drawn anew (edited) keeps the focus on its Edit button
+  const focused = document.activeElement?.closest<HTMLElement>(".comments-list > li")?.dataset.comment;
   syncChildren(list, want);
+  if (focused && !document.activeElement?.closest(".comments-list")) list.querySelector<HTMLElement>(`li[data-comment="${CSS.escape(focused)}"] .comment-edit`)?.focus();
   list.hidden = want.length === 0;
   const title = `Comments (${want.length})`;
   const head = sec.querySelector("h3")!;

@@ -68,13 +68,20 @@ export function meta(card: Card, latest: () => Card): HTMLElement {
  */
 function ownerAction(card: Card, latest: () => Card): HTMLElement | null {
   const me = state.actor || state.info.workspace.settings.default_user || "";
+  // one write at a time: the button waits for the answer (a double click sent it twice)
+  const act = (b: HTMLButtonElement, send: () => Promise<unknown>, failed: string) => {
+    b.disabled = true;
+    void send().catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
+  };
   if (!card.owner) {
-    return h("button", { type: "button", id: "detail-claim", class: "owner-action",
-      onclick: () => void claim(latest()).catch((e) => toast.error(e, "Not claimed")) }, "Claim");
+    const b = h("button", { type: "button", id: "detail-claim", class: "owner-action" }, "Claim");
+    b.addEventListener("click", () => act(b, () => claim(latest(), me), "Not claimed"));
+    return b;
   }
   if (card.owner === me) {
-    return h("button", { type: "button", id: "detail-release", class: "owner-action",
-      onclick: () => void release(latest()).catch((e) => toast.error(e, "Not released")) }, "Release");
+    const b = h("button", { type: "button", id: "detail-release", class: "owner-action" }, "Release");
+    b.addEventListener("click", () => act(b, () => release(latest()), "Not released"));
+    return b;
   }
   return null;
 }
@@ -95,11 +102,18 @@ export function fieldsSection(card: Card): HTMLElement {
  * A closed select changes its value on every arrow key, and each change would be a write
  * (a claim, then hand-overs, each an event agents act on). Escape puts the value back.
  */
-function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: string) => void): void {
+function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: string) => Promise<unknown>): void {
   let keyed = false;
+  /** the value a write is on its way for: a second Enter does not send it again */
+  let sending: string | undefined;
+  const pending = (on: boolean) => { if (on) sel.dataset.pending = "1"; else delete sel.dataset.pending; };
   const commit = () => {
     keyed = false;
-    if (sel.value !== current()) apply(sel.value);
+    pending(false);
+    const value = sel.value;
+    if (value === current() || value === sending) return;
+    sending = value;
+    void apply(value).finally(() => { if (sending === value) sending = undefined; });
   };
   sel.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter") {
@@ -110,12 +124,17 @@ function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: 
       ev.stopPropagation(); // the panel stays open: only the pick is undone
       sel.value = current();
       keyed = false;
+      pending(false);
     } else if (ev.key === " " || ev.key === "F4" || (ev.altKey && /^Arrow(Up|Down)$/.test(ev.key))) {
       keyed = false; // these open the list: a pick there is the confirmation
     } else if (/^(Arrow|Page|Home|End)/.test(ev.key) || (ev.key.length === 1 && !ev.ctrlKey && !ev.metaKey)) {
       keyed = true; // stepping through the values of the closed picker
     }
   });
+  // a stepped value not yet confirmed: the panel does not redraw this part meanwhile (detail.ts)
+  sel.addEventListener("keyup", () => pending(keyed && sel.value !== current()));
+  sel.addEventListener("pointerdown", () => { keyed = false; }); // a pick with the mouse writes at once
   sel.addEventListener("change", () => { if (!keyed) commit(); });
-  sel.addEventListener("blur", () => { if (keyed) commit(); });
+  // leaving the picker confirms; a picker taken out of the page by a redraw confirms nothing
+  sel.addEventListener("blur", () => { if (keyed && sel.isConnected) commit(); });
 }

@@ -94,7 +94,8 @@ export function closeDetail(): void {
   rendered = "";
   editing = false;
   onClose?.();
-  cardElement(id)?.focus();
+  // back to the card, or (deleted) to the board's roving card
+  (cardElement(id) ?? document.querySelector<HTMLElement>('#board .card[tabindex="0"]') ?? document.querySelector<HTMLElement>("#board .card"))?.focus();
 }
 
 /** a busy card is re-read at most this often */
@@ -107,8 +108,12 @@ export function refreshDetail(): void {
 }
 
 onCardWritten((card) => {
+  // what the person just wrote is what the pickers compare with from now on, before the re-read
+  if (current?.id === card.id && card.version >= current.version) current = card;
   if (card.id === state.openCard && !editing) void openDetail(card.id, false);
 });
+// an inline edit ended without a write (Cancel): the parts it held back are read again
+document.addEventListener("detail-stale", () => refreshDetail());
 
 function closeButton(): HTMLElement {
   return h("button", { type: "button", class: "icon-button detail-close", "aria-label": "Close card (Esc)", onclick: closeDetail }, "×");
@@ -127,7 +132,8 @@ function parts(card: Card, incoming: Card[]): Part[] {
   const repeating = fields.filter((d) => d.type === "repeating" && d.display !== "hidden");
   const json = JSON.stringify;
   return [
-    { key: "meta", sig: json([card.status, card.status_since, card.owner, card.tags]), draw: () => meta(card, () => latest(card)) },
+    // the actor too: Claim and Release depend on who the person acts as
+    { key: "meta", sig: json([card.status, card.status_since, card.owner, card.tags, state.actor]), draw: () => meta(card, () => latest(card)) },
     { key: "fields", sig: json(fields.filter((d) => d.type !== "repeating").map((d) => card.fields[d.id])), draw: () => fieldsSection(card) },
     ...repeating.map((d) => ({ key: `field-${d.id}`, sig: json(card.fields[d.id]), draw: () => repeatingSection(card, d, () => latest(card).version) })),
     { key: "links", sig: json([card.links, incoming.map((c) => [c.id, c.links])]), draw: () => linksSection(card, incoming) },
@@ -146,7 +152,7 @@ function render(card: Card, incoming: Card[]): void {
   const body = h("div", { class: "detail-body" },
     metaPart,
     h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit"),
-      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, () => deleteCard(latest(card)), "Card not deleted")),
+      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, (again) => deleteCard(latest(card), again), "Card not deleted")),
     ...sections,
     commentsSection(card),
     historySection());
@@ -165,6 +171,9 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
   for (const part of parts(card, incoming)) {
     const old = p.querySelector<HTMLElement>(`.detail-body > [data-part="${part.key}"]`);
     if (!old || old.dataset.sig === part.sig) continue;
+    // an entry being edited, or a picker stepped to a value not yet confirmed, is not
+    // drawn away: the part follows once the edit is saved or cancelled (detail-stale)
+    if (old.querySelector(".inline-edit, select[data-pending]")) continue;
     const drafts = saveDrafts(old);
     const fresh = drawPart(part);
     old.replaceWith(fresh);
@@ -177,12 +186,24 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
   if (hist && historyChanged) drawHistory(hist);
 }
 
-/** DELETE with the version the panel shows (a card changed meanwhile is a conflict); closes the panel. */
-async function deleteCard(card: Card): Promise<void> {
-  await api("DELETE", `${cardPath(card.id)}?version=${card.version}`);
-  if (state.openCard === card.id) closeDetail();
+/**
+ * DELETE with the version the panel shows. A card changed meanwhile is not deleted at
+ * once: the button asks again, naming the change, and deletes the version it now knows
+ * (`again`). Closes the panel once deleted.
+ */
+async function deleteCard(card: Card, again?: number): Promise<void | { ask: string; version: number }> {
+  try {
+    await api("DELETE", `${cardPath(card.id)}?version=${again ?? card.version}`);
+  } catch (e) {
+    const body = toast.toBody(e);
+    if (body.error !== "version_conflict" || !body.card) throw e;
+    const { who } = await conflictMessage(body.card);
+    return { ask: `${who || "Someone"} changed it meanwhile: delete anyway?`, version: body.card.version };
+  }
   toast.info(`Deleted ${shortId(card.id)} “${card.title}”`);
+  // off the board first, so closing hands the focus to a card that stays
   renderLanes(await refreshCards([card.id]));
+  if (state.openCard === card.id) closeDetail();
 }
 
 /** Replaces the panel body with a form for title, tags and every field; saves a PATCH of the changes. */
@@ -202,28 +223,37 @@ function startEdit(card: Card, body: HTMLElement): void {
     ...inputs.map((i) => i.el),
     h("div", { class: "form-error", role: "alert", tabindex: "-1" }),
     h("footer", { class: "dialog-actions" },
-      h("button", { type: "button", onclick: () => { editing = false; void openDetail(card.id, false); } }, "Cancel"), save));
+      h("button", { type: "button", onclick: () => { editing = false; void openDetail(card.id, false).then(focusEdit); } }, "Cancel"), save));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     // a message from an earlier Save no longer applies to this one
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
     const mine = ++attempt;
-    if (flagProblems(form, inputs)) return;
-    await resolveCardLinks(inputs);
+    if (save.disabled || flagProblems(form, inputs)) return;
+    save.disabled = true; // before the short-id lookups: a second Enter sends nothing twice
+    try {
+      await resolveCardLinks(inputs);
+    } catch (e) {
+      save.disabled = false;
+      showFormError(form, e);
+      return;
+    }
+    save.disabled = false;
     const changes: Record<string, unknown> = {};
     if (title.value !== card.title) changes.title = title.value;
     const newTags = tags.read() ?? [];
     if (JSON.stringify(newTags) !== tagsAtStart) changes.tags = newTags;
     const fields = changedFields(inputs);
     if (Object.keys(fields).length) changes.fields = fields;
-    if (!Object.keys(changes).length) { editing = false; void openDetail(card.id, false); return; }
+    if (!Object.keys(changes).length) { editing = false; void openDetail(card.id, false).then(focusEdit); return; }
     save.disabled = true;
     try {
-      // the version the edit started from (or the one a conflict showed): a concurrent change is a conflict
-      await patch({ ...card, version: baseVersion }, changes);
+      // the version the edit started from (or the one a conflict showed): a change meanwhile
+      // to the keys this Save sets is a conflict; one to other keys is saved over (patchKeys)
+      await patch({ ...card, version: baseVersion }, changes, { overNewer: true });
       editing = false;
       toast.info("Saved");
-      void openDetail(card.id, false);
+      void openDetail(card.id, false).then(focusEdit);
     } catch (e) {
       const body = toast.toBody(e);
       if (body.error === "version_conflict" && body.card) {
@@ -249,4 +279,9 @@ function startEdit(card: Card, body: HTMLElement): void {
   });
   body.replaceChildren(form);
   title.focus();
+}
+
+/** After the edit form: the focus goes back to its Edit button. */
+function focusEdit(): void {
+  $("#detail-edit")?.focus();
 }

@@ -17,9 +17,13 @@ function keyOf(el: Element): string {
   const form = el.closest("form");
   const host = el.closest("[data-field], .detail-section");
   const hostKey = host ? (host.getAttribute("data-field") ?? host.className) : "";
-  const scope: ParentNode = form ?? host ?? document;
+  // an entry or a comment by its id: a new one drawn above it does not shift the focus
+  // onto another entry's button
+  const item = el.closest("[data-entry], [data-comment]");
+  const itemKey = item ? (item.getAttribute("data-entry") ?? item.getAttribute("data-comment") ?? "") : "";
+  const scope: ParentNode = form ?? item ?? host ?? document;
   const index = [...scope.querySelectorAll(el.tagName)].indexOf(el);
-  return `${hostKey}|${form?.className ?? ""}|${el.tagName}|${index}`;
+  return `${hostKey}|${itemKey}|${form?.className ?? ""}|${el.tagName}|${index}`;
 }
 
 function changed(el: Element): string | boolean | undefined {

@@ -2,7 +2,7 @@
  * Inputs generated from FieldDefs (create form, edit form, repeating entries) and reading
  * them back as field values. Errors from the server are placed next to the named field.
  */
-import { listCards } from "./api.ts";
+import { ApiError, listCards } from "./api.ts";
 import { h, shortId } from "./dom.ts";
 import { label } from "./fields.ts";
 import { state } from "./state.ts";
@@ -188,22 +188,30 @@ export function changedFields(inputs: FieldInput[]): Record<string, unknown> {
  * (`975f8bd0`), so one that names exactly one card is taken as that card. Anything else
  * is left as typed (the server then says what is wrong with it).
  */
-export async function fullCardId(typed: string): Promise<string> {
+export async function fullCardId(typed: string, field: string): Promise<string> {
   const text = typed.trim();
   const short = /^(?:card_)?([0-9a-f]{8})$/i.exec(text)?.[1]?.toLowerCase();
   if (!short) return text;
-  try {
-    const hits = (await listCards({ q: short, limit: 3 })).items.filter((c) => shortId(c.id) === short);
-    return hits.length === 1 ? hits[0]!.id : text;
-  } catch {
-    return text;
+  // the search matches the id in other cards' values too (a card that links to it): the
+  // card itself may be on a later page of the hits, so they are read on, a few pages
+  const found = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const res = await listCards({ q: short, limit: 200, cursor });
+    for (const c of res.items) if (shortId(c.id) === short) found.add(c.id);
+    if (!res.next_cursor) break;
+    cursor = res.next_cursor;
   }
+  if (found.size === 1) return [...found][0]!;
+  throw new ApiError(0, found.size === 0
+    ? { error: "not_found", field, value: text, message: `no card has the id ${short}`, hint: "check the id on the card (the short id is the 8 characters after card_), or paste the full id" }
+    : { error: "validation_failed", field, value: text, message: `${short} is the start of ${found.size} cards' ids`, valid_options: [...found], hint: "paste the full id of the one you mean" });
 }
 
-/** Rewrites the card-link inputs that hold a short id to the card's full id (before a form is read). */
+/** Rewrites the card-link inputs that hold a short id to the card's full id (before a form is read); refuses one that names no card or several. */
 export async function resolveCardLinks(inputs: FieldInput[]): Promise<void> {
   await Promise.all(inputs.filter((i) => i.def.type === "card_link").map(async (i) => {
     const el = i.el.querySelector<HTMLInputElement>("input");
-    if (el?.value.trim()) el.value = await fullCardId(el.value);
+    if (el?.value.trim()) el.value = await fullCardId(el.value, i.def.id);
   }));
 }

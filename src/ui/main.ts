@@ -131,6 +131,7 @@ const chromeActions: ChromeActions = {
     localStorage.setItem(ACTOR_KEY, id);
     toast.info(`Acting as ${id}`);
     if (state.filter) void reload(); // saved filters may say "me"
+    refreshDetail(); // Claim and Release follow who the person acts as
   },
   create: () => openCreate(),
 };

@@ -244,8 +244,8 @@ describe.serial("board UI", () => {
     // Esc while typing leaves the form open with the typed text
     await page.keyboard.press("Escape");
     expect(await d.locator("#edit-title").inputValue()).toBe("my title");
-    // meanwhile an agent changes another field
-    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
+    // meanwhile an agent changes the title too: the same key, so a conflict
+    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, title: "agent's title" }, "agent-1");
     await d.locator(".edit-form button[type=submit]").click();
     const note = d.locator(".edit-form .form-error", { hasText: "Someone (agent-1) changed this card while you edited it" });
     await note.waitFor();
@@ -254,8 +254,15 @@ describe.serial("board UI", () => {
     expect(await d.locator("#edit-title").inputValue()).toBe("my title");
     await d.locator(".edit-form button[type=submit]").click();
     await d.locator(".detail-kicker", { hasText: "v3" }).waitFor();
-    // the typed title is saved, and the agent's change to a field left alone survives
-    expect(await call(srv.url, "GET", `/cards/${c.id}`)).toMatchObject({ title: "my title", version: 3, fields: { priority: "high" } });
+    expect(await call(srv.url, "GET", `/cards/${c.id}`)).toMatchObject({ title: "my title", version: 3 });
+
+    // an agent's change to another field meanwhile is no conflict: the Save lands over it, and it survives
+    await d.locator("#detail-edit").click();
+    await d.locator("#edit-title").fill("my second title");
+    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 3, fields: { priority: "high" } }, "agent-1");
+    await d.locator(".edit-form button[type=submit]").click();
+    await d.locator(".detail-kicker", { hasText: "v5" }).waitFor();
+    expect(await call(srv.url, "GET", `/cards/${c.id}`)).toMatchObject({ title: "my second title", version: 5, fields: { priority: "high" } });
     await page.close();
   }, T);
 

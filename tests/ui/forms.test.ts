@@ -86,7 +86,7 @@ describe.serial("forms", () => {
     await d.locator(".edit-form button[type=submit]").click();
     await parent.locator(".field-error", { hasText: "card id" }).waitFor();
 
-    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, fields: { priority: "high" } }, "agent-1");
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, title: "Stale errors, by an agent" }, "agent-1");
     await parent.locator("input").fill("");
     await d.locator("#edit-title").fill("Stale errors, fixed");
     await d.locator(".edit-form button[type=submit]").click();

@@ -1,0 +1,192 @@
+/**
+ * Steering a card while an agent writes to it: entry and comment edits survive redraws
+ * and Esc, versioned writes that leave the agent's keys alone land over its writes, a
+ * delete of a card changed meanwhile asks again, focus stays on the entry it was on,
+ * one Enter or click is one write, and short ids resolve even when other cards cite them.
+ */
+import { describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { servedBoard } from "./suite.ts";
+import { call } from "./seed.ts";
+
+const T = 30_000;
+const ui = servedBoard();
+
+const task = (title: string, status = "todo") =>
+  call(ui.srv.url, "POST", "/cards", { type_id: "task", title, status, fields: { priority: "normal" } });
+const evidence = (id: string, version: number, note: string) =>
+  call(ui.srv.url, "POST", `/cards/${id}/fields/evidence/append`, { version, entry: { note } }, "agent-1");
+
+async function openCard(page: Page, id: string, stale = false): Promise<void> {
+  // stale: no live updates, so the page keeps the version it read (as while an agent writes faster than it reads)
+  if (stale) await page.route("**/v1/events/stream**", (r) => r.abort());
+  await page.goto(`${ui.srv.url}/ui/?card=${id}`);
+  await page.locator("body[data-ready]").waitFor();
+  await page.locator("#detail .history").waitFor();
+}
+
+/** Counts the page's requests matching `method` and `path` from now on. */
+function countRequests(page: Page, method: string, path: RegExp): () => number {
+  let n = 0;
+  page.on("request", (r) => { if (r.method() === method && path.test(new URL(r.url()).pathname)) n++; });
+  return () => n;
+}
+
+describe.serial("steering while an agent writes", () => {
+  test("Esc in an entry or comment edit keeps the text and the panel; an agent's append does not draw the edit away", async () => {
+    const c = await task("Edited entry");
+    await evidence(c.id, 1, "first note");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: "a comment" }, "ada");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence .entry-edit").first().click();
+    const note = d.locator('.entry-edit-form [data-field="note"] textarea, .entry-edit-form [data-field="note"] input');
+    await note.fill("first note, corrected");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    expect(await d.isVisible()).toBe(true); // before: the panel closed and the text was gone
+    await evidence(c.id, 3, "appended by an agent");
+    await page.waitForTimeout(1500); // the live re-read (at most once a second) has come
+    expect(await note.inputValue()).toBe("first note, corrected");
+    await d.locator(".entry-edit-form button[type=submit]").click();
+    await d.locator(".field-evidence li", { hasText: "appended by an agent" }).waitFor();
+    const now = await call(ui.srv.url, "GET", `/cards/${c.id}`);
+    expect(now.fields.evidence.map((e: any) => e.note)).toEqual(["first note, corrected", "appended by an agent"]);
+
+    await d.locator(".comment .comment-edit").click();
+    await d.locator(".comment-edit-form textarea").fill("a comment, edited");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    expect(await d.isVisible()).toBe(true);
+    expect(await d.locator(".comment-edit-form textarea").inputValue()).toBe("a comment, edited");
+    await page.close();
+  }, T);
+
+  test("adding, editing and removing entries land over an agent's writes; a delete of a changed card asks again", async () => {
+    const c = await task("Busy entries");
+    await evidence(c.id, 1, "mine");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id, true);
+    const d = page.locator("#detail");
+    const version = async () => (await call(ui.srv.url, "GET", `/cards/${c.id}`)).version as number;
+    // each step meets a card an agent changed since the page read it (before: 409 every time)
+    await evidence(c.id, await version(), "agent 1");
+    await d.locator(".field-evidence summary").click();
+    await d.locator('.entry-form [data-field="note"] textarea, .entry-form [data-field="note"] input').fill("added by hand");
+    await d.locator(".entry-form button[type=submit]").click();
+    await d.locator(".field-evidence li", { hasText: "added by hand" }).waitFor();
+
+    await evidence(c.id, await version(), "agent 2");
+    const mine = d.locator(".field-evidence li", { hasText: "mine" });
+    await mine.locator(".entry-edit").click();
+    await d.locator('.entry-edit-form [data-field="note"] textarea, .entry-edit-form [data-field="note"] input').fill("mine, edited");
+    await d.locator(".entry-edit-form button[type=submit]").click();
+    await d.locator(".field-evidence li", { hasText: "mine, edited" }).waitFor();
+
+    await evidence(c.id, await version(), "agent 3");
+    const remove = d.locator(".field-evidence li", { hasText: "mine, edited" }).locator(".entry-remove");
+    await remove.click();
+    await remove.click();
+    await d.locator(".field-evidence li", { hasText: "mine, edited" }).waitFor({ state: "detached" });
+    const notes = (await call(ui.srv.url, "GET", `/cards/${c.id}`)).fields.evidence.map((e: any) => e.note);
+    expect(notes).toEqual(["agent 1", "added by hand", "agent 2", "agent 3"]);
+    expect(await page.locator(".toast.error").count()).toBe(0);
+
+    // a delete is not applied over a change: it asks again, naming who changed the card
+    await evidence(c.id, await version(), "agent 4");
+    const del = d.locator("#detail-delete");
+    await del.click();
+    await del.click();
+    await page.locator("#detail-delete", { hasText: "agent-1 changed it meanwhile: delete anyway?" }).waitFor();
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).id).toBe(c.id);
+    await del.click();
+    await d.waitFor({ state: "hidden" });
+    await expect(call(ui.srv.url, "GET", `/cards/${c.id}`)).rejects.toThrow("404");
+    // the focus went back to the board, not to the page's top
+    expect(await page.evaluate(() => document.activeElement?.closest("#board") !== null)).toBe(true);
+    await page.close();
+  }, T);
+
+  test("an entry appended above keeps the focus on the entry's own button", async () => {
+    const c = await task("Focus on entries");
+    await evidence(c.id, 1, "older");
+    await evidence(c.id, 2, "newer");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence li", { hasText: "older" }).locator(".entry-remove").focus();
+    await evidence(c.id, 3, "newest"); // evidence is a feed: newest first, so the list shifts
+    await d.locator(".field-evidence li", { hasText: "newest" }).waitFor();
+    const focused = await page.evaluate(() => document.activeElement?.closest("li")?.textContent ?? "");
+    expect(focused).toContain("older"); // before: another entry's Remove, which the next Enter would arm
+    await page.close();
+  }, T);
+
+  test("a stepped picker value is not written by an agent's write; one Enter, one click is one write", async () => {
+    const c = await task("Stepped");
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    const patches = countRequests(page, "PATCH", new RegExp(`/cards/${c.id}$`));
+    const claims = countRequests(page, "POST", new RegExp(`/cards/${c.id}/claim$`));
+    await page.locator("#detail-status").focus();
+    await page.keyboard.press("ArrowDown");
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, tags: ["docs"] }, "agent-1");
+    await page.waitForTimeout(1500); // the live re-read of the card
+    expect(patches()).toBe(0); // before: the redraw took the picker away and its blur wrote the value
+    await page.keyboard.press("Escape");
+    expect(await page.locator("#detail").isVisible()).toBe(true);
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).status).toBe("todo");
+
+    await page.locator("#detail-status").focus();
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector(".detail-version")?.textContent?.includes("v3"));
+    await page.waitForTimeout(300);
+    expect(patches()).toBe(1);
+
+    await page.locator("#detail-claim").dblclick();
+    await page.locator("#detail-release").waitFor();
+    await page.waitForTimeout(300);
+    expect(claims()).toBe(1); // before: one per click, the second refused as "someone changed this card"
+    expect(await page.locator(".toast.error").count()).toBe(0);
+    await page.close();
+  }, T);
+
+  test("Claim and Release follow the actor the person picks", async () => {
+    const c = await task("Whose");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1 }, "ada");
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    await page.locator("#detail-release").waitFor();
+    await page.locator("#actor").selectOption("agent-2");
+    await page.locator("#detail-release").waitFor({ state: "detached" }); // ada's card: nothing to release as agent-2
+    expect(await page.locator("#detail-claim").count()).toBe(0);
+    await page.close();
+  }, T);
+
+  test("a short id cited by other cards still names its card; one that names no card says so", async () => {
+    const target = await task("Often cited");
+    const short = target.id.slice(5, 13);
+    for (let i = 0; i < 4; i++) {
+      const other = await task(`cites ${short} (${i})`);
+      await call(ui.srv.url, "PATCH", `/cards/${other.id}`, { version: 1, fields: { parent: target.id } }, "agent-1");
+    }
+    const a = await task("Links to it");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, a.id);
+    const d = page.locator("#detail");
+    await d.locator(".links summary").click();
+    await d.locator('.link-form select[name="type_id"]').selectOption("related");
+    await d.locator('.link-form input[name="target"]').fill(short);
+    await d.locator(".link-form button[type=submit]").click();
+    await d.locator(".link-list.outgoing li").first().waitFor();
+    expect((await call(ui.srv.url, "GET", `/cards/${a.id}`)).links.map((l: any) => l.target)).toEqual([target.id]);
+
+    await d.locator('.link-form input[name="target"]').fill("deadbeef");
+    await d.locator(".link-form button[type=submit]").click();
+    await d.locator(".link-form .form-error", { hasText: "no card has the id deadbeef" }).waitFor();
+    await page.close();
+  }, T);
+});
