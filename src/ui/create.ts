@@ -7,7 +7,7 @@ import { renderLanes, setFocusCard, cardElement } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, shortId } from "./dom.ts";
 import { isDirty, markClean } from "./dirty.ts";
-import { fieldRow, flagProblems, resolveCardLinks, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -61,15 +61,7 @@ export function openCreate(initialStatus?: string): void {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
-    if (submit.disabled || flagProblems(form, inputs)) return;
-    submit.disabled = true;
-    try {
-      await resolveCardLinks(inputs);
-    } catch (e) {
-      submit.disabled = false;
-      showFormError(form, e);
-      return;
-    }
+    if (!(await readyToSend(form, inputs, submit))) return;
     const fields: Record<string, unknown> = {};
     for (const i of inputs) {
       const v = i.read();

@@ -9,7 +9,7 @@ import { onCardWritten, patch } from "./actions.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, $, fmtTime, ago, shortId, throttle } from "./dom.ts";
-import { changedFields, fieldRow, flagProblems, resolveCardLinks, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { changedFields, fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
@@ -229,15 +229,7 @@ function startEdit(card: Card, body: HTMLElement): void {
     // a message from an earlier Save no longer applies to this one
     for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
     const mine = ++attempt;
-    if (save.disabled || flagProblems(form, inputs)) return;
-    save.disabled = true; // before the short-id lookups: a second Enter sends nothing twice
-    try {
-      await resolveCardLinks(inputs);
-    } catch (e) {
-      save.disabled = false;
-      showFormError(form, e);
-      return;
-    }
+    if (!(await readyToSend(form, inputs, save))) return;
     save.disabled = false;
     const changes: Record<string, unknown> = {};
     if (title.value !== card.title) changes.title = title.value;

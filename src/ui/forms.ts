@@ -215,3 +215,21 @@ export async function resolveCardLinks(inputs: FieldInput[]): Promise<void> {
     if (el?.value.trim()) el.value = await fullCardId(el.value, i.def.id);
   }));
 }
+
+/**
+ * The checks before a form is sent: half-typed inputs are flagged, short ids resolved.
+ * `button` is disabled from the first check on (a second Enter meanwhile sends nothing)
+ * and stays so when the form may be sent; false (button enabled again) when it may not.
+ */
+export async function readyToSend(form: HTMLElement, inputs: FieldInput[], button: HTMLButtonElement): Promise<boolean> {
+  if (button.disabled || flagProblems(form, inputs)) return false;
+  button.disabled = true;
+  try {
+    await resolveCardLinks(inputs);
+    return true;
+  } catch (e) {
+    button.disabled = false;
+    showFormError(form, e);
+    return false;
+  }
+}

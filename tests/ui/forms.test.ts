@@ -288,27 +288,6 @@ describe.serial("forms", () => {
     await page.close();
   }, T);
 
-  test("a short id, as the board shows it, is taken as the card it names in a link and a card-link field", async () => {
-    const a = await task("Links by short id");
-    const b = await task("The target");
-    const short = b.id.slice(5, 13);
-    const page = await ui.browser.page(1440, 1600);
-    await openCard(page, a.id);
-    const d = page.locator("#detail");
-    await d.locator(".links summary").click();
-    await d.locator('.link-form select[name="type_id"]').selectOption("related");
-    await d.locator('.link-form input[name="target"]').fill(short);
-    await d.locator(".link-form button[type=submit]").click();
-    await d.locator(".link-list.outgoing li").first().waitFor();
-    await d.locator("#detail-edit").click();
-    await d.locator('.edit-form .form-field[data-field="parent"] input').fill(short);
-    await d.locator(".edit-form button[type=submit]").click();
-    await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
-    const now = await call(ui.srv.url, "GET", `/cards/${a.id}`);
-    expect([now.links.map((l: any) => l.target), now.fields.parent]).toEqual([[b.id], b.id]); // before: "card_<short> does not exist"
-    await page.close();
-  }, T);
-
   test("Tab from a card leaves the board: the lanes' scrolling lists are no tab stops", async () => {
     await task("Tab order");
     const page = await ui.browser.page();
