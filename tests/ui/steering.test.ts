@@ -183,16 +183,16 @@ describe.serial("steering while an agent writes", () => {
     await d.locator(".link-form button[type=submit]").click();
     await d.locator(".link-list.outgoing li").first().waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${a.id}`)).links.map((l: any) => l.target)).toEqual([target.id]);
+    await d.locator('.link-form input[name="target"]').fill("deadbeef");
+    await d.locator(".link-form button[type=submit]").click();
+    await d.locator(".link-form .form-error", { hasText: "no card has the id deadbeef" }).waitFor();
+
     // a card-link field takes it the same way (before: "card_<short> does not exist")
     await d.locator("#detail-edit").click();
     await d.locator('.edit-form .form-field[data-field="parent"] input').fill(short);
     await d.locator(".edit-form button[type=submit]").click();
     await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${a.id}`)).fields.parent).toBe(target.id);
-
-    await d.locator('.link-form input[name="target"]').fill("deadbeef");
-    await d.locator(".link-form button[type=submit]").click();
-    await d.locator(".link-form .form-error", { hasText: "no card has the id deadbeef" }).waitFor();
     await page.close();
   }, T);
 });
