@@ -111,9 +111,14 @@ async function restoreInTransaction(
     let lastEvent = 0;
     const seenCards = new Set<string>();
     const seenComments = new Set<string>();
-    /** each card's last change, and the newest event time the dump holds for it */
-    const changedAt = new Map<string, string>();
-    const eventsUpTo = new Map<string, string>();
+    /**
+     * The cards whose last change (ms) no event in the dump has reached yet: an event at or
+     * after it takes the card off (cards come before events in a dump, so this shrinks as
+     * the events are read). `eventsFirst` holds the newest event time of cards not read
+     * yet, for a dump in another order.
+     */
+    const unmatched = new Map<string, number>();
+    const eventsFirst = new Map<string, number>();
     for await (const raw of lines) {
       lineNo++;
       if (raw.trim() === "") continue;
@@ -157,7 +162,7 @@ async function restoreInTransaction(
           const c = checkCard(rec.card, svc, bad);
           if (seenCards.has(c.id)) throw bad(`duplicate card id ${c.id}`);
           seenCards.add(c.id);
-          changedAt.set(c.id, c.updated_at);
+          if (!((eventsFirst.get(c.id) ?? -Infinity) >= Date.parse(c.updated_at))) unmatched.set(c.id, Date.parse(c.updated_at));
           const { links, comments, ...card } = c;
           if (links !== undefined && !Array.isArray(links)) throw bad(`card ${c.id}: links must be an array`);
           if (comments !== undefined && !Array.isArray(comments)) throw bad(`card ${c.id}: comments must be an array`);
@@ -186,10 +191,12 @@ async function restoreInTransaction(
           }
           if (id <= lastEvent) throw bad(`event ids must ascend (${e.id} after ${String(lastEvent)})`);
           lastEvent = id;
-          // the newest time, not the last id's: a clock stepped back gives a later event an earlier time
+          // by time, not by id: a clock stepped back gives a later event an earlier time
           if (typeof e.card_id === "string") {
-            const seen = eventsUpTo.get(e.card_id);
-            if (seen === undefined || Date.parse(e.at) > Date.parse(seen)) eventsUpTo.set(e.card_id, e.at);
+            const at = Date.parse(e.at);
+            const due = unmatched.get(e.card_id);
+            if (due !== undefined) { if (at >= due) unmatched.delete(e.card_id); }
+            else if (!seenCards.has(e.card_id) && !((eventsFirst.get(e.card_id) ?? -Infinity) >= at)) eventsFirst.set(e.card_id, at);
           }
           store(`event ${e.id}`, () => tx.insertEventWithId(e));
           if (++n.events % 20000 === 0) progress?.(n);
@@ -202,7 +209,7 @@ async function restoreInTransaction(
       }
     }
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
-    assertWhole(changedAt, eventsUpTo);
+    assertWhole(unmatched);
 
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
@@ -220,11 +227,9 @@ async function restoreInTransaction(
  * card is logged in its transaction at the card's `updated_at`, and the log is never
  * trimmed, so a whole dump holds an event at or after each card's last change.
  */
-function assertWhole(changedAt: Map<string, string>, eventsUpTo: Map<string, string>): void {
-  for (const [id, at] of changedAt) {
-    const upTo = eventsUpTo.get(id);
-    if (upTo !== undefined && Date.parse(upTo) >= Date.parse(at)) continue;
-    throw new CardsError("validation_failed", `the dump ends early: card ${id} was last changed at ${at}, but ${upTo ? `its events in the dump stop at ${upTo}` : "the dump holds none of its events"}; a dump cut short would restore as a smaller workspace, so nothing was restored`, {
+function assertWhole(unmatched: Map<string, number>): void {
+  for (const [id, at] of unmatched) {
+    throw new CardsError("validation_failed", `the dump ends early: card ${id} was last changed at ${new Date(at).toISOString()}, but the dump holds no event of it from then on; a dump cut short would restore as a smaller workspace, so nothing was restored`, {
       hint: "make the dump again and restore the whole file (`cards dump --out F` puts F in place only once it is whole)",
     });
   }
