@@ -95,6 +95,14 @@ function serviceCommand(action: ServiceAction, description: string) {
       }
       const { env: _env, ...decl } = def; // env may hold secrets
       const s = liveServiceStates(root).get(def.id);
+      // asked to run, it does not: the server has not loaded this declaration yet (it follows
+      // edited definitions within a second), or the service exited at once
+      if (action !== "stop" && !(s && ["running", "starting", "backoff"].includes(s.state))) {
+        const exit = s?.last_exit ? ` (last exit: ${s.last_exit.error ?? (s.last_exit.signal ? `signal ${s.last_exit.signal}` : `code ${s.last_exit.code}`)})` : "";
+        throw new CardsError("unavailable", `service ${def.id} is ${s?.state ?? "not known to the server"}${exit} after ${action}`, {
+          hint: s ? "see the server's log for its output" : "a server takes edited definitions within a second: ask again, or `cards workspace reload`",
+        });
+      }
       if (!s) return { ...decl, state: "not running" };
       const { id: _id, kind: _kind, ...live } = s;
       return { ...decl, ...live };
