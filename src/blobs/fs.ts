@@ -53,17 +53,21 @@ export function createFsBlobStore(dir: string): BlobStore {
         const final = pathOf(digest);
         let mime: string;
         let spare: string | undefined;
+        // the temp file stays as a spare until the card write is done (hold), so a
+        // collection of unreferenced blobs (artifacts gc) meanwhile cannot lose the bytes
+        spare = tmp;
         if (f.existsSync(final)) {
-          // stored again: a collection of unreferenced blobs (artifacts gc) leaves it alone,
-          // and the temp file stays as a spare until the card write is done (hold)
+          // stored again: a collection leaves it alone from now on
           try { const now = new Date(); f.utimesSync(final, now, now); } catch { /* a read-only store: nothing to collect there either */ }
           mime = readMime(final) ?? mimeOf(head);
-          spare = tmp;
+          if (readMime(final) === undefined) f.writeFileSync(`${final}.type`, mime); // lost by a gc cut short
         } else {
           mime = mimeOf(head);
           f.mkdirSync(join(dir, "sha256", digest.slice(0, 2)), { recursive: true });
           f.writeFileSync(`${final}.type`, mime);
           f.renameSync(tmp, final);
+          // a second name for the same bytes costs no space; without hard links, no spare
+          try { f.linkSync(final, tmp); } catch { spare = undefined; }
         }
         const hold: BlobHold = {
           ensure() {

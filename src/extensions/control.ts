@@ -44,6 +44,8 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
       renameSync(join(dir, `${name}.tmp`), join(dir, name));
     } catch (e) {
       rmSync(join(dir, `${name}.tmp`), { force: true });
+      // all or none: the servers already asked are not left to carry it out unreported
+      for (const file of pending.values()) rmSync(file, { force: true });
       throw new CardsError("unavailable", `cannot hand the request to the server (pid ${snap.pid}): ${(e as Error).message}`, {
         hint: "run the command as the user the server runs as",
       });
@@ -91,7 +93,8 @@ export function watchServiceRequests(root: string, handle: (req: ServiceRequest)
       try {
         names = readdirSync(dir).filter((n) => n.endsWith(".json") && !done.has(n)).sort();
       } catch {
-        return; // removed meanwhile
+        try { mkdirSync(dir, { recursive: true }); } catch { /* tried again at the next look */ }
+        return; // removed meanwhile (by hand, or by a server that took this one for gone): made again
       }
       for (const name of names) {
         const file = join(dir, name);

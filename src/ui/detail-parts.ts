@@ -109,7 +109,7 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
   for (const li of list.querySelectorAll<HTMLElement>(":scope > li[data-entry]")) {
     const entryId = li.dataset.entry!;
     const entry = items.find((x) => (x as { entry_id?: string })?.entry_id === entryId) as Record<string, unknown> | undefined;
-    if (entry) li.append(entryActions(card, def, entry, li, version));
+    if (entry) li.append(entryActions(card, def, entry, li));
   }
   return section(`${label(def)} (${items.length})`, `repeating field-${def.id}`,
     def.description ? h("p", { class: "desc" }, def.description) : null,
@@ -118,7 +118,7 @@ export function repeatingSection(card: Card, def: FieldDef, version: () => numbe
 }
 
 /** Edit (merge the changed item fields) and Remove for one repeating entry. */
-function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>, li: HTMLElement, version: () => number): HTMLElement {
+function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>, li: HTMLElement): HTMLElement {
   const entryId = String(entry.entry_id);
   const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(entryId)}`;
   /** the entry as the newer card holds it (undefined once removed) */
@@ -140,8 +140,9 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
         li.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
         return;
       }
-      // over a newer version only while the entry is as the person saw it
-      await writeEntry({ ...card, version: version() }, "PATCH", path, (v) => ({ version: v, entry: changes }),
+      // from the version this part shows (held back while the edit is open): over a newer
+      // one only while the entry is as the person saw it
+      await writeEntry(card, "PATCH", path, (v) => ({ version: v, entry: changes }),
         (now) => JSON.stringify(entryIn(now)) === JSON.stringify(entry));
       back(shown); // until the redraw, which keeps the focus on this entry's Edit
     }, () => {
@@ -152,8 +153,9 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
     li.replaceChildren(form);
     (form.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
   });
+  // removed from the version this part shows: over a newer one only while the entry is as shown
   const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove" },
-    () => writeEntry({ ...card, version: version() }, "DELETE", path, () => undefined, (now) => entryIn(now) !== undefined), "Entry not removed");
+    () => writeEntry(card, "DELETE", path, () => undefined, (now) => JSON.stringify(entryIn(now)) === JSON.stringify(entry)), "Entry not removed");
   return h("div", { class: "entry-actions" }, edit, remove);
 }
 
@@ -239,7 +241,8 @@ export function updateComments(sec: HTMLElement, card: Card): void {
   const drawn = new Map([...list.querySelectorAll<HTMLElement>(":scope > li")].map((li) => [li.dataset.comment, li]));
   const want = (card.comments ?? []).map((c) => {
     const old = drawn.get(c.id);
-    return old && old.dataset.sig === (c.edited_at ?? "") ? old : commentItem(c, card.id);
+    // a comment being edited here stays as it is, even if someone else edited it meanwhile
+    return old && (old.dataset.sig === (c.edited_at ?? "") || old.querySelector(".inline-edit")) ? old : commentItem(c, card.id);
   });
   // a comment drawn anew (edited) keeps the focus on its Edit button
   const focused = document.activeElement?.closest<HTMLElement>(".comments-list > li")?.dataset.comment;

@@ -40,19 +40,19 @@ export function meta(card: Card, latest: () => Card): HTMLElement {
       return h("option", { value: c, selected: c === card.status, disabled: !ok, title: ok ? undefined : `${columnName(card.status)} cannot move to ${columnName(c)} on this board` },
         ok ? columnName(c) : `${columnName(c)} (not allowed from here)`);
     }));
-  onPicked(statusSel, () => latest().status, (value) => patch(latest(), { status: value }, { overNewer: true }).catch((e) => {
-    statusSel.value = latest().status;
-    toast.error(e, "Status not changed");
-  }));
+  // A pick is judged against the card this part shows (the panel holds the part back while
+  // a stepped value waits): a change the person has not seen to the same key is a conflict,
+  // one to other keys is written over (patchKeys)
+  let seen = card;
+  const pick = (changes: Record<string, string>, undo: () => void, failed: string) =>
+    patch(seen, changes, { overNewer: true }).then((c) => { seen = c; }, (e) => { undo(); toast.error(e, failed); });
+  onPicked(statusSel, () => seen.status, (value) => pick({ status: value }, () => { statusSel.value = seen.status; }, "Status not changed"));
   const users = state.info.workspace.users.map((u) => ({ value: u.id, text: u.display_name || u.id }));
   // an owner registered after the page loaded is shown as it is, not as "Unowned"
   if (card.owner && !users.some((u) => u.value === card.owner)) users.push({ value: card.owner, text: card.owner });
   const ownerSel = h("select", { id: "detail-owner", "aria-label": "Owner" }, h("option", { value: "" }, "Unowned"),
     users.map((u) => h("option", { value: u.value, selected: u.value === card.owner }, u.text)));
-  onPicked(ownerSel, () => latest().owner ?? "", (value) => patch(latest(), { owner: value }, { overNewer: true }).catch((e) => {
-    ownerSel.value = latest().owner ?? "";
-    toast.error(e, "Owner not changed");
-  }));
+  onPicked(ownerSel, () => seen.owner ?? "", (value) => pick({ owner: value }, () => { ownerSel.value = seen.owner ?? ""; }, "Owner not changed"));
   return h("dl", { class: "detail-meta" },
     h("dt", {}, h("label", { for: "detail-status" }, "Status")), h("dd", {}, statusSel,
       h("span", { class: "muted" }, ` since ${ago(card.status_since)}`)),
@@ -106,7 +106,13 @@ function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: 
   let keyed = false;
   /** the value a write is on its way for: a second Enter does not send it again */
   let sending: string | undefined;
-  const pending = (on: boolean) => { if (on) sel.dataset.pending = "1"; else delete sel.dataset.pending; };
+  const pending = (on: boolean) => {
+    if (on) { sel.dataset.pending = "1"; return; }
+    if (sel.dataset.pending === undefined) return;
+    delete sel.dataset.pending;
+    // the panel held this part back meanwhile: it follows the card again
+    sel.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
+  };
   const commit = () => {
     keyed = false;
     pending(false);

@@ -201,8 +201,9 @@ async function deleteCard(card: Card, again?: number): Promise<void | { ask: str
     return { ask: `${who || "Someone"} changed it meanwhile: delete anyway?`, version: body.card.version };
   }
   toast.info(`Deleted ${shortId(card.id)} “${card.title}”`);
-  // off the board first, so closing hands the focus to a card that stays
-  renderLanes(await refreshCards([card.id]));
+  // off the board first, so closing hands the focus to a card that stays (a failed re-read
+  // changes nothing of the delete: the live feed takes the card off then)
+  try { renderLanes(await refreshCards([card.id])); } catch { /* see above */ }
   if (state.openCard === card.id) closeDetail();
 }
 

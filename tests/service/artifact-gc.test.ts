@@ -35,6 +35,21 @@ test("bytes removed between an upload and its card write are put back by the wri
   }
 });
 
+test("bytes stored for the first time are put back too when a gc removes them before the card write", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  try {
+    const fresh = await svc.blobs.put(bytes("new bytes"), 1024, () => "text/plain");
+    const blobPath = join(dir, ".cards", "artifacts", "sha256", fresh.sha256.slice(0, 2), fresh.sha256);
+    expect(svc.blobs.remove(fresh.sha256, Date.now() + 1)).toBe(true); // a gc with --grace 0
+    fresh.hold.ensure();
+    fresh.hold.release();
+    expect(readFileSync(blobPath, "utf8")).toBe("new bytes"); // before: only re-stored bytes had a spare
+  } finally {
+    svc.close();
+  }
+});
+
 test("gc keeps what cards and history name and what is younger than the grace; removes the rest", async () => {
   const dir = makeWorkspace();
   const svc = await openTestService(dir, "serve");

@@ -144,13 +144,42 @@ describe.serial("steering while an agent writes", () => {
     await page.keyboard.press("Enter");
     await page.waitForFunction(() => document.querySelector(".detail-version")?.textContent?.includes("v3"));
     await page.waitForTimeout(300);
-    expect(patches()).toBe(1);
+    // one write (its request may be sent twice: once more over the agent's tags change)
+    const moves = (await call(ui.srv.url, "GET", `/cards/${c.id}/events`)).items.filter((e: any) => e.type === "status_changed");
+    expect(moves).toHaveLength(1);
+    expect(await page.locator(".toast.error").count()).toBe(0);
 
     await page.locator("#detail-claim").dblclick();
     await page.locator("#detail-release").waitFor();
     await page.waitForTimeout(300);
     expect(claims()).toBe(1); // before: one per click, the second refused as "someone changed this card"
     expect(await page.locator(".toast.error").count()).toBe(0);
+    await page.close();
+  }, T);
+
+  test("a picked status or an entry edit never lands over a change the person has not seen to the same thing", async () => {
+    const c = await task("Moved meanwhile");
+    await evidence(c.id, 1, "as seen");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await page.locator("#detail-status").focus();
+    await page.keyboard.press("ArrowDown"); // a stepped value: the panel holds the part back
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 2, status: "doing" }, "agent-1");
+    await page.waitForTimeout(1500); // the live re-read of the card
+    await page.keyboard.press("Escape"); // the person takes it back: the part follows the card again
+    await page.waitForFunction(() => (document.querySelector("#detail-status") as HTMLSelectElement | null)?.value === "doing");
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).status).toBe("doing"); // before: the stale pick could write over it
+
+    await d.locator(".field-evidence .entry-edit").first().click();
+    const v = (await call(ui.srv.url, "GET", `/cards/${c.id}`)).version;
+    const entryId = (await call(ui.srv.url, "GET", `/cards/${c.id}`)).fields.evidence[0].entry_id;
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}/fields/evidence/${entryId}`, { version: v, entry: { note: "the agent's" } }, "agent-1");
+    await page.waitForTimeout(1500);
+    await d.locator('.entry-edit-form [data-field="note"] textarea, .entry-edit-form [data-field="note"] input').fill("mine");
+    await d.locator(".entry-edit-form button[type=submit]").click();
+    await d.locator(".entry-edit-form .form-error", { hasText: "changed this card meanwhile" }).waitFor();
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).fields.evidence[0].note).toBe("the agent's"); // before: "mine" over it
     await page.close();
   }, T);
 
