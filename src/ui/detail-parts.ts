@@ -28,29 +28,55 @@ export function confirmButton(
 ): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, text);
   let armed: ReturnType<typeof setTimeout> | undefined;
+  /** when the question appeared: a double click is one click, never a yes */
+  let armedAt = 0;
   /** set when `act` asked again (the card changed since the person confirmed) */
   let again: number | undefined;
-  const disarm = () => { clearTimeout(armed); armed = undefined; again = undefined; b.textContent = text; b.classList.remove("danger"); };
+  const disarm = () => {
+    clearTimeout(armed);
+    armed = undefined;
+    again = undefined;
+    b.textContent = text;
+    b.classList.remove("danger");
+    // the panel held this part back while the question stood (detail.ts): it follows again
+    b.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
+  };
   const arm = (question: string) => {
     b.textContent = question;
     b.classList.add("danger");
     clearTimeout(armed);
+    armedAt = Date.now();
     armed = setTimeout(disarm, again === undefined ? 4000 : 8000);
   };
   b.addEventListener("click", () => {
-    if (b.disabled) return;
+    if (busy(b)) return;
     if (!armed) return arm(ask);
+    if (Date.now() - armedAt < DOUBLE_CLICK_MS) return;
     const version = again;
     disarm();
-    b.disabled = true;
+    setBusy(b, true);
     act(version).then((r) => {
       const re = r as { ask?: string; version?: number } | undefined;
       if (re?.ask && re.version !== undefined) { again = re.version; arm(re.ask); }
-    }).catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
+    }).catch((e) => toast.error(e, failed)).finally(() => setBusy(b, false));
   });
   b.addEventListener("blur", () => { if (armed) disarm(); });
   return b;
 }
+
+/** A second click within this is part of a double click: not a confirmation, not a second write. */
+export const DOUBLE_CLICK_MS = 500;
+
+/**
+ * A button waiting for its write: marked busy (aria-disabled) rather than disabled, so
+ * the focus stays on it (a disabled button loses it to the page) and a redraw can put it
+ * back; clicks meanwhile are ignored.
+ */
+export function setBusy(b: HTMLButtonElement, on: boolean): void {
+  if (on) b.setAttribute("aria-disabled", "true");
+  else b.removeAttribute("aria-disabled");
+}
+export const busy = (b: HTMLButtonElement): boolean => b.getAttribute("aria-disabled") === "true";
 
 /** Save and Cancel for an inline edit; `save` resolves once written (the panel then redraws). */
 function inlineEdit(cls: string, rows: Node[], save: (form: HTMLFormElement) => Promise<unknown>, cancel: () => void): HTMLFormElement {
@@ -77,7 +103,8 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
   const form = h("form", { class: `mini-form ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }), submit);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    submit.disabled = true;
+    if (busy(submit)) return;
+    setBusy(submit, true);
     try {
       await send(form);
       form.reset(); // before the panel re-renders, so the sent text is not carried over as a draft
@@ -85,7 +112,7 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
     } catch (e) {
       showFormError(form, e);
     } finally {
-      submit.disabled = false;
+      setBusy(submit, false);
     }
   });
   return form;

@@ -1,7 +1,7 @@
 /** The top of the card detail: its header, the status and owner pickers, and its fields. */
 import { claim, patch, release } from "./actions.ts";
 import { breachBadges } from "./breaches.ts";
-import { artifactUpload, section } from "./detail-parts.ts";
+import { artifactUpload, busy, DOUBLE_CLICK_MS, section, setBusy } from "./detail-parts.ts";
 import { ago, fmtTime, h, shortId } from "./dom.ts";
 import { isEmpty, label, renderValue } from "./fields.ts";
 import { icon } from "./icons.ts";
@@ -66,12 +66,19 @@ export function meta(card: Card, latest: () => Card): HTMLElement {
  * Claim (an unowned card: claim's compare-and-set, unlike picking an owner, which hands a
  * card over) or Release (the person's own card); nothing on another's card.
  */
+/** when Claim or Release was last clicked: the second click of a double click lands on the button that replaced it */
+let lastOwnerAction = 0;
+
 function ownerAction(card: Card, latest: () => Card): HTMLElement | null {
   const me = state.actor || state.info.workspace.settings.default_user || "";
-  // one write at a time: the button waits for the answer (a double click sent it twice)
+  // one write at a time: the button waits for the answer (a double click sent it twice),
+  // and a click in the first moments of a button is the rest of the click that drew it
+  // (Claim becomes Release under a double click)
   const act = (b: HTMLButtonElement, send: () => Promise<unknown>, failed: string) => {
-    b.disabled = true;
-    void send().catch((e) => toast.error(e, failed)).finally(() => { b.disabled = false; });
+    if (busy(b) || Date.now() - lastOwnerAction < DOUBLE_CLICK_MS) return;
+    lastOwnerAction = Date.now();
+    setBusy(b, true);
+    void send().catch((e) => toast.error(e, failed)).finally(() => setBusy(b, false));
   };
   if (!card.owner) {
     const b = h("button", { type: "button", id: "detail-claim", class: "owner-action" }, "Claim");
@@ -133,14 +140,26 @@ function onPicked(sel: HTMLSelectElement, current: () => string, apply: (value: 
       pending(false);
     } else if (ev.key === " " || ev.key === "F4" || (ev.altKey && /^Arrow(Up|Down)$/.test(ev.key))) {
       keyed = false; // these open the list: a pick there is the confirmation
+      sel.dataset.open = "1";
     } else if (/^(Arrow|Page|Home|End)/.test(ev.key) || (ev.key.length === 1 && !ev.ctrlKey && !ev.metaKey)) {
       keyed = true; // stepping through the values of the closed picker
     }
   });
   // a stepped value not yet confirmed: the panel does not redraw this part meanwhile (detail.ts)
   sel.addEventListener("keyup", () => pending(keyed && sel.value !== current()));
-  sel.addEventListener("pointerdown", () => { keyed = false; }); // a pick with the mouse writes at once
-  sel.addEventListener("change", () => { if (!keyed) commit(); });
+  // a pick with the mouse writes at once; while its list is open the panel does not
+  // redraw the part (the list would close under the pointer)
+  sel.addEventListener("pointerdown", () => { keyed = false; sel.dataset.open = "1"; });
+  const closed = () => {
+    if (sel.dataset.open === undefined) return;
+    delete sel.dataset.open;
+    sel.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
+  };
+  sel.addEventListener("keyup", (ev) => { if (ev.key === "Escape" || ev.key === "Enter") closed(); });
+  sel.addEventListener("change", () => { if (!keyed) commit(); closed(); });
   // leaving the picker confirms; a picker taken out of the page by a redraw confirms nothing
-  sel.addEventListener("blur", () => { if (keyed && sel.isConnected) commit(); });
+  sel.addEventListener("blur", () => {
+    if (keyed && sel.isConnected) commit();
+    if (sel.isConnected) closed();
+  });
 }

@@ -37,7 +37,7 @@ export function isOpen(): boolean {
 
 /** An edit form is open, or a comment, link, entry or upload form holds typed input. */
 export function editInProgress(): boolean {
-  return editing || anyDirty(panel());
+  return editing || anyDirty(panel()) || panel().querySelector(".inline-edit") !== null;
 }
 
 export function setCloseHandler(fn: () => void): void {
@@ -173,7 +173,8 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
     if (!old || old.dataset.sig === part.sig) continue;
     // an entry being edited, or a picker stepped to a value not yet confirmed, is not
     // drawn away: the part follows once the edit is saved or cancelled (detail-stale)
-    if (old.querySelector(".inline-edit, select[data-pending]")) continue;
+    // (nor a picker whose list is open, nor a question "... for good?" awaiting its answer)
+    if (old.querySelector(".inline-edit, select[data-pending], select[data-open], button.danger")) continue;
     const drafts = saveDrafts(old);
     const fresh = drawPart(part);
     old.replaceWith(fresh);
@@ -193,7 +194,9 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
  */
 async function deleteCard(card: Card, again?: number): Promise<void | { ask: string; version: number }> {
   try {
-    await api("DELETE", `${cardPath(card.id)}?version=${again ?? card.version}`);
+    // "delete anyway" is consent to delete the card as it is now: no version guard then (an
+    // agent writing on would otherwise refuse every answer)
+    await api("DELETE", again === undefined ? `${cardPath(card.id)}?version=${card.version}` : cardPath(card.id));
   } catch (e) {
     const body = toast.toBody(e);
     if (body.error !== "version_conflict" || !body.card) throw e;
@@ -212,6 +215,8 @@ function startEdit(card: Card, body: HTMLElement): void {
   editing = true;
   rendered = ""; // the body becomes the form: Save or Cancel draws the card anew
   let baseVersion = card.version;
+  /** what a Save is judged against: the card the edit began on, then the one a conflict showed */
+  let base = card;
   let attempt = 0;
   const title = h("input", { id: "edit-title", type: "text", value: card.title, required: true });
   const tags = tagControl("edit-tags", card.tags);
@@ -243,7 +248,7 @@ function startEdit(card: Card, body: HTMLElement): void {
     try {
       // the version the edit started from (or the one a conflict showed): a change meanwhile
       // to the keys this Save sets is a conflict; one to other keys is saved over (patchKeys)
-      await patch({ ...card, version: baseVersion }, changes, { overNewer: true });
+      await patch({ ...base, version: baseVersion }, changes, { overNewer: true });
       editing = false;
       toast.info("Saved");
       void openDetail(card.id, false).then(focusEdit);
@@ -254,6 +259,7 @@ function startEdit(card: Card, body: HTMLElement): void {
         // edited, so nothing they left alone is reverted); the next Save applies them over
         // the version the server now has
         baseVersion = body.card.version;
+        base = body.card; // seen now: the next Save goes over it, and over later writes to other keys
         const version = panel().querySelector(".detail-version");
         if (version) version.textContent = ` · v${body.card.version}`;
         const note = form.querySelector(".form-error") as HTMLElement;

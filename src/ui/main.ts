@@ -181,7 +181,8 @@ async function boot(): Promise<void> {
     cards: (ids) => {
       if (needsFullReload()) reloadSoon(); // a narrowed view cannot tell from one card what matches
       else void followCards(ids, reloadSoon);
-      if (state.openCard && ids.includes(state.openCard)) refreshDetail();
+      // the open card, or one the panel shows (a link, a card that links to it: deleted, renamed)
+      if (state.openCard && (ids.includes(state.openCard) || ids.some((id) => document.querySelector(`#detail [data-open="${CSS.escape(id)}"]`)))) refreshDetail();
     },
     definitions: () => void getWorkspace().then((info) => {
       applyDefinitions(info);

@@ -252,6 +252,7 @@ describe.serial("forms", () => {
     await d.locator("#detail-claim").click();
     await d.locator("#detail-release").waitFor();
     expect((await card()).owner).toBe("ada");
+    await page.waitForTimeout(600); // a second click within 0.5 s would be the rest of a double click
     await d.locator("#detail-release").click();
     await d.locator("#detail-claim").waitFor();
     expect((await card()).owner).toBeUndefined();
@@ -274,10 +275,12 @@ describe.serial("forms", () => {
     await remove.click();
     expect(await remove.textContent()).toBe("Remove for good?"); // the first click only asks
     expect((await card()).fields.evidence).toHaveLength(1);
+    await page.waitForTimeout(600); // the person reads the question (a double click is no yes)
     await remove.click();
     await d.locator(".field-evidence h3", { hasText: "(0)" }).waitFor();
 
     await d.locator("#detail-delete").click();
+    await page.waitForTimeout(600);
     await d.locator("#detail-delete").click();
     await d.waitFor({ state: "hidden" });
     await page.locator(`.card[data-id="${c.id}"]`).waitFor({ state: "detached" });

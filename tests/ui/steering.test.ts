@@ -87,6 +87,7 @@ describe.serial("steering while an agent writes", () => {
     await evidence(c.id, await version(), "agent 3");
     const remove = d.locator(".field-evidence li", { hasText: "mine, edited" }).locator(".entry-remove");
     await remove.click();
+    await page.waitForTimeout(600); // the person reads the question (a double click is no yes)
     await remove.click();
     await d.locator(".field-evidence li", { hasText: "mine, edited" }).waitFor({ state: "detached" });
     const notes = (await call(ui.srv.url, "GET", `/cards/${c.id}`)).fields.evidence.map((e: any) => e.note);
@@ -97,9 +98,11 @@ describe.serial("steering while an agent writes", () => {
     await evidence(c.id, await version(), "agent 4");
     const del = d.locator("#detail-delete");
     await del.click();
+    await page.waitForTimeout(600);
     await del.click();
     await page.locator("#detail-delete", { hasText: "agent-1 changed it meanwhile: delete anyway?" }).waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).id).toBe(c.id);
+    await page.waitForTimeout(600);
     await del.click();
     await d.waitFor({ state: "hidden" });
     await expect(call(ui.srv.url, "GET", `/cards/${c.id}`)).rejects.toThrow("404");
@@ -180,6 +183,34 @@ describe.serial("steering while an agent writes", () => {
     await d.locator(".entry-edit-form button[type=submit]").click();
     await d.locator(".entry-edit-form .form-error", { hasText: "changed this card meanwhile" }).waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).fields.evidence[0].note).toBe("the agent's"); // before: "mine" over it
+    await page.close();
+  }, T);
+
+  test("a double click confirms nothing; on a card an agent keeps writing, the Save after a conflict lands", async () => {
+    const c = await task("Double clicked");
+    await evidence(c.id, 1, "kept");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id, true);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence .entry-remove").dblclick();
+    await d.locator("#detail-delete").dblclick();
+    await page.waitForTimeout(500);
+    const now = await call(ui.srv.url, "GET", `/cards/${c.id}`); // before: the entry and then the card were gone
+    expect(now.fields.evidence).toHaveLength(1);
+
+    // the edit form: the agent changes the title once, then goes on writing elsewhere
+    await d.locator("#detail-edit").click();
+    await d.locator("#edit-title").fill("mine");
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: now.version, title: "the agent's" }, "agent-1");
+    await d.locator(".edit-form button[type=submit]").click();
+    await d.locator(".edit-form .form-error", { hasText: "changed this card while you edited it" }).waitFor();
+    await evidence(c.id, now.version + 1, "more");
+    await d.locator(".edit-form button[type=submit]").click(); // before: refused again for every later write
+    await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).title).toBe("mine");
+    await d.locator(".edit-form").waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement?.id === "detail-edit"); // the panel is drawn anew
+
     await page.close();
   }, T);
 
