@@ -101,9 +101,18 @@ function inlineEdit(cls: string, rows: Node[], save: (form: HTMLFormElement) => 
 function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFormElement) => Promise<unknown>): HTMLFormElement {
   const submit = h("button", { type: "submit" }, button);
   const form = h("form", { class: `mini-form ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }), submit);
+  // A refusal stays until the person acts on it (the panel holds this part back while one
+  // shows, detail.ts): typing in the form, or sending it again, clears it
+  const clearErrors = (): boolean => {
+    const shown = [...form.querySelectorAll(".field-error, .form-error")].filter((el) => el.childNodes.length > 0);
+    for (const slot of shown) slot.replaceChildren();
+    return shown.length > 0;
+  };
+  form.addEventListener("input", () => { if (clearErrors()) form.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true })); });
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     if (busy(submit)) return;
+    clearErrors();
     setBusy(submit, true);
     try {
       await send(form);

@@ -174,7 +174,8 @@ function update(card: Card, incoming: Card[], historyChanged: boolean): void {
     // an entry being edited, or a picker stepped to a value not yet confirmed, is not
     // drawn away: the part follows once the edit is saved or cancelled (detail-stale)
     // (nor a picker whose list is open, nor a question "... for good?" awaiting its answer)
-    if (old.querySelector(".inline-edit, select[data-pending], select[data-open], button.danger")) continue;
+    // (nor a refusal shown in one of its forms, until the person acts on it)
+    if (old.querySelector(".inline-edit, select[data-pending], select[data-open], button.danger, form .form-error:not(:empty), form .field-error:not(:empty)")) continue;
     const drafts = saveDrafts(old);
     const fresh = drawPart(part);
     old.replaceWith(fresh);

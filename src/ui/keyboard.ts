@@ -6,6 +6,7 @@
  */
 import { boardRoot, setFocusCard, updateRoving } from "./board.ts";
 import { h } from "./dom.ts";
+import { isDirty } from "./dirty.ts";
 
 export interface KeyActions {
   open(id: string): void;
@@ -78,6 +79,14 @@ export function installKeyboard(actions: KeyActions): void {
     if (ev.key === "Escape") {
       // an edit in progress is left with Cancel, Save or ×: Esc never throws typed changes away
       if (actions.editing()) {
+        // an entry or comment edit with nothing changed in it is closed, as its Cancel would
+        const inline = (document.activeElement as HTMLElement | null)?.closest<HTMLFormElement>("#detail .inline-edit")
+          ?? document.querySelector<HTMLFormElement>("#detail .inline-edit");
+        if (inline && !isDirty(inline)) {
+          [...inline.querySelectorAll<HTMLButtonElement>("button[type=button]")].find((b) => b.textContent === "Cancel")?.click();
+          ev.preventDefault();
+          return;
+        }
         // focus stays in the panel (on its title), so Tab goes on from there, not from the page's top
         const active = document.activeElement as HTMLElement | null;
         const title = document.querySelector<HTMLElement>("#detail-title");

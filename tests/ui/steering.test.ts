@@ -214,6 +214,29 @@ describe.serial("steering while an agent writes", () => {
     await page.close();
   }, T);
 
+  test("a refusal in an entry form stands through an agent's appends until the person types; Esc closes an untouched entry edit", async () => {
+    const c = await task("Refused entry");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence summary").click();
+    await d.locator(".entry-form button[type=submit]").click(); // no note: refused
+    const error = d.locator('.entry-form [data-field="note"] .field-error');
+    await error.filter({ hasText: "note" }).waitFor();
+    await evidence(c.id, 1, "an agent's");
+    await page.waitForTimeout(1500); // the live re-read of the card
+    expect(await error.textContent()).toContain("note"); // before: gone with the redraw after ~0.4 s
+    await d.locator('.entry-form [data-field="note"] textarea, .entry-form [data-field="note"] input').fill("now with a note");
+    expect(await error.textContent()).toBe("");
+    await d.locator(".field-evidence li", { hasText: "an agent's" }).waitFor(); // the part caught up
+
+    await d.locator(".field-evidence li", { hasText: "an agent's" }).locator(".entry-edit").click();
+    await page.keyboard.press("Escape");
+    await d.locator(".entry-edit-form").waitFor({ state: "detached" });
+    expect(await d.isVisible()).toBe(true);
+    await page.close();
+  }, T);
+
   test("Claim and Release follow the actor the person picks", async () => {
     const c = await task("Whose");
     await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1 }, "ada");
