@@ -4,7 +4,7 @@
  * A live change of the open card is read at most once a second and updates only the parts
  * that changed (a new comment adds one item), so typing in a form is never redrawn away.
  */
-import { api, cardPath, getCard, history, listAll } from "./api.ts";
+import { api, cardPath, getCard, getWorkspace, history, listAll } from "./api.ts";
 import { onCardWritten, patch } from "./actions.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { refreshCards } from "./data.ts";
@@ -65,6 +65,7 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     ]);
     if (mine !== loadSeq || state.openCard !== id) return;
     current = card;
+    learnUsers(card);
     if (editing) return; // keep the user's edits; the save carries the version and reports conflicts
     if (again) {
       update(card, incoming.items, hist === true);
@@ -133,7 +134,7 @@ function parts(card: Card, incoming: Card[]): Part[] {
   const json = JSON.stringify;
   return [
     // the actor too: Claim and Release depend on who the person acts as
-    { key: "meta", sig: json([card.status, card.status_since, card.owner, card.tags, state.actor]), draw: () => meta(card, () => latest(card)) },
+    { key: "meta", sig: json([card.status, card.status_since, card.owner, card.tags, state.actor, state.info.workspace.users.length]), draw: () => meta(card, () => latest(card)) },
     { key: "fields", sig: json(fields.filter((d) => d.type !== "repeating").map((d) => card.fields[d.id])), draw: () => fieldsSection(card) },
     ...repeating.map((d) => ({ key: `field-${d.id}`, sig: json(card.fields[d.id]), draw: () => repeatingSection(card, d, () => latest(card).version) })),
     { key: "links", sig: json([card.links, incoming.map((c) => [c.id, c.links])]), draw: () => linksSection(card, incoming) },
@@ -279,6 +280,29 @@ function startEdit(card: Card, body: HTMLElement): void {
   });
   body.replaceChildren(form);
   title.focus();
+}
+
+/** when the workspace's users were last read for a user the page did not know */
+let usersReadAt = 0;
+
+/**
+ * The users the page knows are those of the workspace it read at load. A card naming one
+ * registered since (its owner, a user field) makes it read them again (at most every
+ * 5 s), so the pickers (and the next edit form) can offer that user.
+ */
+function learnUsers(card: Card): void {
+  const known = new Set(state.info.workspace.users.map((u) => u.id));
+  const named = [card.owner, ...(cardType(card.type_id)?.fields ?? []).filter((f) => f.type === "user").flatMap((f) => {
+    const v = card.fields[f.id];
+    return Array.isArray(v) ? v : [v];
+  })].filter((u): u is string => typeof u === "string" && u !== "");
+  if (named.every((u) => known.has(u)) || Date.now() - usersReadAt < 5000) return;
+  usersReadAt = Date.now();
+  void getWorkspace().then((info) => {
+    if (JSON.stringify(info.workspace.users) === JSON.stringify(state.info.workspace.users)) return;
+    state.info.workspace.users = info.workspace.users;
+    refreshDetail(); // the owner picker (its part's signature counts the users) is drawn anew
+  }, () => { /* the next card that names one tries again */ });
 }
 
 /** After the edit form: the focus goes back to its Edit button. */

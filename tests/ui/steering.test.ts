@@ -237,6 +237,20 @@ describe.serial("steering while an agent writes", () => {
     await page.close();
   }, T);
 
+  test("a user registered after the page loaded can be picked once a card names them", async () => {
+    const c = await task("New colleague");
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    await call(ui.srv.url, "POST", "/users", { id: "erin", kind: "human" });
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 1, owner: "erin" }, "agent-1");
+    await page.waitForFunction(() => [...document.querySelectorAll("#detail-owner option")].some((o) => (o as HTMLOptionElement).value === "erin"));
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: 2, owner: "ada" }, "agent-1");
+    await page.waitForFunction(() => (document.querySelector("#detail-owner") as HTMLSelectElement | null)?.value === "ada");
+    // erin stays offered (before: only the users read at load, plus the owner shown)
+    expect(await page.locator('#detail-owner option[value="erin"]').count()).toBe(1);
+    await page.close();
+  }, T);
+
   test("Claim and Release follow the actor the person picks", async () => {
     const c = await task("Whose");
     await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1 }, "ada");
