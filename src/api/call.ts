@@ -2,7 +2,7 @@
  * What a route handler sees: the service, path params, query, the parsed JSON body, and
  * helpers for the actor and the operation context (actor + Idempotency-Key).
  */
-import { CardsError, badRequest } from "../domain/errors.ts";
+import { badRequest } from "../domain/errors.ts";
 import { parseUntrustedJson } from "../domain/json.ts";
 import { requestHash, type OpContext, type Service } from "../service/service.ts";
 import { bodyTooLarge, MAX_BODY_BYTES, type ApiRequest } from "./types.ts";

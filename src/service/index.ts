@@ -24,7 +24,7 @@ export { listBreaches, BREACH_KINDS } from "./breaches.ts";
 export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";
 // Schema upgrade, artifacts
 export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
-export { attachArtifact, collectArtifacts, openArtifact, readArtifact, ARTIFACT_GC_GRACE_MS, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
+export { attachArtifact, collectArtifacts, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
 // Definitions lifecycle
 export { reloadDefinitions, putBoard, onReload, watchDefinitions, followReloads, type ReloadResult } from "./reload.ts";
 export { assertSchemaFloor } from "./schema-floor.ts";

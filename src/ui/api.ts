@@ -96,7 +96,7 @@ export async function patchKeys(card: Card, changes: Record<string, unknown>): P
 }
 
 /** Whether `now` still holds every key `changes` sets (fields one by one) as `seen` held it. */
-export function untouched(seen: Card, now: Card, changes: Record<string, unknown>): boolean {
+function untouched(seen: Card, now: Card, changes: Record<string, unknown>): boolean {
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   const was = seen as unknown as Record<string, unknown>;
   const is = now as unknown as Record<string, unknown>;

@@ -5,7 +5,7 @@
  * moved, came or left are touched), so a live update costs what it changed.
  */
 import { breachSig } from "./breaches.ts";
-import { canLoadMore, laneCards, laneSort, MAX_PAGE } from "./data.ts";
+import { canLoadMore, laneCards, laneSort } from "./data.ts";
 import { h, $, syncChildren } from "./dom.ts";
 import { cardFace } from "./cardface.ts";
 import { describeSort } from "./sort.ts";

@@ -167,8 +167,8 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
   edit.addEventListener("click", () => {
     const shown = [...li.childNodes];
     const inputs = (def.item_fields ?? []).map((f) => fieldRow(f, entry[f.id])).filter((x): x is FieldInput => x !== null);
-    const form = inlineEdit("entry-edit-form", inputs.map((i) => i.el), async (f) => {
-      if (flagProblems(f, inputs)) return;
+    const form = inlineEdit("entry-edit-form", inputs.map((i) => i.el), async () => {
+      if (flagProblems(inputs)) return;
       await resolveCardLinks(inputs);
       const changes = changedFields(inputs);
       if (!Object.keys(changes).length) {

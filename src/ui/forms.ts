@@ -148,7 +148,7 @@ export function fieldRow(def: FieldDef, value: unknown, o: { blank?: boolean } =
 }
 
 /** Marks every input that cannot be read as typed; true when there was one (the first gets the focus). */
-export function flagProblems(form: HTMLElement, inputs: FieldInput[]): boolean {
+export function flagProblems(inputs: FieldInput[]): boolean {
   let first: HTMLElement | undefined;
   for (const i of inputs) {
     const p = i.problem();
@@ -222,7 +222,7 @@ export async function resolveCardLinks(inputs: FieldInput[]): Promise<void> {
  * and stays so when the form may be sent; false (button enabled again) when it may not.
  */
 export async function readyToSend(form: HTMLElement, inputs: FieldInput[], button: HTMLButtonElement): Promise<boolean> {
-  if (button.disabled || flagProblems(form, inputs)) return false;
+  if (button.disabled || flagProblems(inputs)) return false;
   button.disabled = true;
   try {
     await resolveCardLinks(inputs);
