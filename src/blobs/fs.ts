@@ -106,7 +106,7 @@ export function createFsBlobStore(dir: string): BlobStore {
       const { Readable } = await import("node:stream");
       return { body: Readable.toWeb(fs().createReadStream(p)) as unknown as ReadableStream<Uint8Array>, size, mime: readMime(p) ?? "application/octet-stream" };
     },
-    async has(digest) {
+    has(digest) {
       return DIGEST.test(digest) && fs().existsSync(pathOf(digest));
     },
     async *list() {

@@ -18,7 +18,12 @@ export interface BlobStore {
   put(body: AsyncIterable<Uint8Array> | Uint8Array, maxBytes: number, mime: (head: Uint8Array) => string): Promise<StoredBlob & { mime: string; hold: BlobHold }>;
   /** The bytes of a digest as a stream with its remembered type, or null when absent. */
   get(sha256: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; mime: string } | null>;
-  has(sha256: string): Promise<boolean>;
+  /**
+   * Whether the bytes of a digest are stored. Synchronous: a card write checks the uris it
+   * names inside its transaction, so a collection (artifacts gc, which removes under the
+   * write lock) cannot run between the check and the commit.
+   */
+  has(sha256: string): boolean;
   /** Every stored blob: its digest, size and when it was last stored (ms since the epoch). */
   list(): AsyncIterable<{ sha256: string; size: number; storedAt: number }>;
   /**

@@ -37,8 +37,8 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
     type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId,
   });
   const artifacts = localArtifactRefs(type.fields, fields);
-  if (artifacts.length) await assertArtifactsStored(svc, artifacts);
   return svc.mutate(ctx, (w) => {
+    assertArtifactsStored(svc, artifacts);
     assertCardRefs(w.tx, refs.cards);
     const card = canonicalCard({
       id: newCardId(), workspace_id: workspace.id, type_id: type.id, schema_version: type.schema_version,
@@ -63,14 +63,6 @@ function fieldKeyHint(svc: Service, key: string): string | undefined {
 export async function patchCard(svc: Service, id: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(PatchCardBody, input, "patch card", (k) => fieldKeyHint(svc, k));
   const { workspace } = svc.defs;
-  if (body.fields) {
-    // the bytes a local artifact uri names must be stored (a card's type never changes);
-    // a value sent back unchanged is not checked again (a card restored without its bytes)
-    const cur = svc.store.getCard(id);
-    const type = cur ? svc.defs.cardTypes.get(cur.type_id) : undefined;
-    const changed = type ? localArtifactRefs(type.fields, body.fields).filter((r) => (cur!.fields[r.field] as { uri?: unknown } | undefined)?.uri !== r.uri) : [];
-    if (changed.length) await assertArtifactsStored(svc, changed);
-  }
   let refused: { board: Board; from: string; to: string } | undefined;
   try {
     return await patchInTransaction();
@@ -105,6 +97,9 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
         existing: cur.fields, makeEntryId: newEntryId,
       });
       assertCardRefs(w.tx, refs.cards);
+      // the bytes a local artifact uri names must be stored; a value sent back unchanged
+      // is not checked again (a card restored without its bytes)
+      assertArtifactsStored(svc, localArtifactRefs(type.fields, body.fields).filter((r) => (cur.fields[r.field] as { uri?: unknown } | undefined)?.uri !== r.uri));
       for (const key of unionKeys(cur.fields, fields)) {
         if (!sameJson(cur.fields[key], fields[key])) {
           events.push({ type: "field_updated", diff: { field: key, before: cur.fields[key] ?? null, after: fields[key] ?? null } });
@@ -204,10 +199,14 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
   return card;
 }
 
-/** Every local artifact uri must name bytes in the workspace artifact store (SPEC: it must resolve there). */
-export async function assertArtifactsStored(svc: Service, refs: readonly ArtifactRef[]): Promise<void> {
+/**
+ * Every local artifact uri must name bytes in the workspace artifact store (SPEC: it must
+ * resolve there). Called inside the write's transaction: artifacts gc removes under the
+ * same lock, so the bytes checked here are still there when the card commits.
+ */
+export function assertArtifactsStored(svc: Service, refs: readonly ArtifactRef[]): void {
   for (const ref of refs) {
-    if (await svc.blobs.has(ref.sha256)) continue;
+    if (svc.blobs.has(ref.sha256)) continue;
     // uploads go to a card's top-level artifact field; an entry's file reuses such a uri
     const how = ref.item
       ? "upload the bytes into a top-level artifact field of any card first (POST /cards/{id}/artifacts/{field}; CLI: cards cards artifacts put; tools: attach_artifact), then use the uri it answers with"

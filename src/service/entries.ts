@@ -6,7 +6,7 @@
 import { CardsError, notFound } from "../domain/errors.ts";
 import { newEntryId } from "../domain/ids.ts";
 import { isEntryList, localArtifactRefs, validateEntry } from "../domain/fields.ts";
-import type { Card } from "../domain/types.ts";
+import type { Card, CardType } from "../domain/types.ts";
 import { assertArtifactsStored, assertCardRefs, commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { EntryBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -15,11 +15,11 @@ type Entry = Record<string, unknown> & { entry_id: string };
 
 export async function appendEntry(svc: Service, id: string, field: string, input: unknown, ctx: OpContext): Promise<{ entry_id: string; card: Card }> {
   const body = parseShape(EntryBody, input, "append entry");
-  await assertEntryArtifactsStored(svc, id, field, body.entry);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
     const { entry, refs } = validateEntry(type, field, body.entry, "append", undefined, opts(svc));
+    assertEntryArtifactsStored(svc, type, field, entry);
     assertCardRefs(w.tx, refs.cards);
     const stored: Entry = { entry_id: newEntryId(), ...entry };
     const list = [...entries(cur, field), stored];
@@ -32,7 +32,6 @@ export async function appendEntry(svc: Service, id: string, field: string, input
 
 export async function updateEntry(svc: Service, id: string, field: string, entryId: string, input: unknown, ctx: OpContext): Promise<Card> {
   const body = parseShape(EntryBody, input, "update entry");
-  await assertEntryArtifactsStored(svc, id, field, body.entry, entryId);
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
@@ -43,6 +42,7 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
     // validate the field first so a wrong field name says so, then the entry id
     const { entry, refs } = validateEntry(type, field, body.entry, "update", before ?? {}, opts(svc));
     if (!before) throw notFound("entry", entryId);
+    assertEntryArtifactsStored(svc, type, field, body.entry as Record<string, unknown>, before);
     assertCardRefs(w.tx, refs.cards);
     const after: Entry = { entry_id: entryId, ...entry };
     if (JSON.stringify(after) === JSON.stringify(before)) return withParts(w.tx, cur);
@@ -103,16 +103,14 @@ function opts(svc: Service) {
 }
 
 /**
- * An entry's local artifact uris must name stored bytes (as a card's fields: cards.ts);
- * on an update, a value sent back unchanged is not checked again.
+ * An entry's local artifact uris must name stored bytes (as a card's fields: cards.ts),
+ * checked inside the write's transaction; on an update, a value sent back unchanged is not
+ * checked again.
  */
-async function assertEntryArtifactsStored(svc: Service, id: string, field: string, entry: unknown, entryId?: string): Promise<void> {
-  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return;
-  const cur = svc.store.getCard(id);
-  const def = cur ? svc.defs.cardTypes.get(cur.type_id)?.fields.find((f) => f.id === field) : undefined;
+function assertEntryArtifactsStored(svc: Service, type: CardType, field: string, entry: Record<string, unknown>, stored?: Entry): void {
+  const def = type.fields.find((f) => f.id === field);
   if (def?.type !== "repeating" || !def.item_fields) return;
-  const stored = entryId !== undefined ? entries(cur!, field).find((e) => e.entry_id === entryId) : undefined;
-  const refs = localArtifactRefs(def.item_fields, entry as Record<string, unknown>, `${field}.`)
+  const refs = localArtifactRefs(def.item_fields, entry, `${field}.`)
     .filter((r) => (stored?.[r.field.slice(field.length + 1)] as { uri?: unknown } | undefined)?.uri !== r.uri);
-  if (refs.length) await assertArtifactsStored(svc, refs);
+  assertArtifactsStored(svc, refs);
 }

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { attachArtifact, collectArtifacts, createCard, readArtifact } from "../../src/service/index.ts";
+import { attachArtifact, collectArtifacts, createCard, patchCard, readArtifact } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const ada = { actor: "ada" } as never;
@@ -65,6 +65,53 @@ test("gc keeps what cards and history name and what is younger than the grace; r
     expect(new TextDecoder().decode((await readArtifact(svc, (kept.fields.output as { uri: string }).uri)).bytes)).toBe("kept");
     // no spare copies are left in the temp folder
     expect(existsSync(join(dir, ".cards", "artifacts", "tmp")) ? require("node:fs").readdirSync(join(dir, ".cards", "artifacts", "tmp")) : []).toEqual([]);
+  } finally {
+    svc.close();
+  }
+});
+
+/**
+ * A card write that names stored bytes checks them under the write lock: a gc holding the
+ * lock (here a child process standing in for it) that removes them before the write gets
+ * the lock leaves the write refused, not a card naming bytes that are gone.
+ */
+async function whileLockedRemoving(dir: string, blobPath: string, write: () => Promise<unknown>): Promise<unknown> {
+  const child = Bun.spawn([process.execPath, "-e", `
+    const { Database } = require("bun:sqlite");
+    const db = new Database(${JSON.stringify(join(dir, ".cards", "cards.db"))});
+    db.exec("BEGIN IMMEDIATE");
+    console.log("locked");
+    await Bun.sleep(600);
+    require("node:fs").unlinkSync(${JSON.stringify(blobPath)});
+    db.exec("COMMIT");
+    db.close();
+  `], { stdout: "pipe", stderr: "inherit" });
+  const reader = child.stdout.getReader();
+  expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+  const outcome = await write().then((v) => v, (e) => e);
+  await child.exited;
+  return outcome;
+}
+
+test("a card write naming stored bytes that a gc removes while the write waits for the lock is refused", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "embedded");
+  try {
+    const orphan = await svc.blobs.put(bytes("orphan bytes"), 1024, () => "text/plain");
+    orphan.hold.release();
+    const uri = `artifacts/sha256/${orphan.sha256.slice(0, 2)}/${orphan.sha256}`;
+    const blobPath = join(dir, ".cards", "artifacts", "sha256", orphan.sha256.slice(0, 2), orphan.sha256);
+    const created = await whileLockedRemoving(dir, blobPath, () => createCard(svc, { type_id: "task", title: "names gone bytes", fields: { output: { uri } } }, ada));
+    // before: the card was created naming bytes that were gone (its uri answered 404)
+    expect((created as { code?: string }).code).toBe("validation_failed");
+    expect((created as Error).message).toContain("is not in the workspace artifact store");
+
+    const again = await svc.blobs.put(bytes("orphan bytes"), 1024, () => "text/plain");
+    again.hold.release();
+    const card = await createCard(svc, { type_id: "task", title: "plain" }, ada);
+    const patched = await whileLockedRemoving(dir, blobPath, () => patchCard(svc, card.id, { version: card.version, fields: { output: { uri } } }, ada));
+    expect((patched as { code?: string }).code).toBe("validation_failed");
+    expect(svc.store.getCard(card.id)?.fields.output).toBeUndefined();
   } finally {
     svc.close();
   }
