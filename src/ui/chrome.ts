@@ -7,6 +7,7 @@ import { breachSummary } from "./breaches.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
+import { onUsersChanged, readUsersAgain } from "./users.ts";
 
 export interface ChromeActions {
   board(id: string): void;
@@ -38,9 +39,11 @@ export function renderChrome(actions: ChromeActions): void {
   const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
   search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
   search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
-  const actor = h("select", { id: "actor", "aria-label": "Acting as" },
-    state.info.workspace.users.map((u) => h("option", { value: u.id }, `${u.display_name || u.id}${u.kind === "agent" ? " (agent)" : ""}`)));
+  const actor = h("select", { id: "actor", "aria-label": "Acting as" }, actorOptions());
   actor.addEventListener("change", () => actions.actor(actor.value));
+  // a user registered since the page read them (cards users add) is offered when the person opens the picker
+  actor.addEventListener("focus", readUsersAgain);
+  actor.addEventListener("pointerdown", readUsersAgain);
   bar.replaceChildren(
     h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
     boards,
@@ -56,6 +59,20 @@ export function renderChrome(actions: ChromeActions): void {
   if (lastStatus) showLiveStatus(...lastStatus);
   syncChrome(actions);
 }
+
+function actorOptions(): HTMLOptionElement[] {
+  return state.info.workspace.users.map((u) => h("option", { value: u.id }, `${u.display_name || u.id}${u.kind === "agent" ? " (agent)" : ""}`) as HTMLOptionElement);
+}
+
+// the users read again: the actor picker offers them, keeping the person's choice
+onUsersChanged(() => {
+  const actor = $("#actor") as HTMLSelectElement | null;
+  if (!actor) return;
+  actor.replaceChildren(...actorOptions());
+  actor.value = state.actor;
+});
+// back in the tab after registering a user in a terminal
+window.addEventListener("focus", readUsersAgain);
 
 /** Brings the controls in line with the state (board switch, back/forward, actor change). */
 export function syncChrome(actions: ChromeActions): void {

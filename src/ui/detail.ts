@@ -4,7 +4,8 @@
  * A live change of the open card is read at most once a second and updates only the parts
  * that changed (a new comment adds one item), so typing in a form is never redrawn away.
  */
-import { api, cardPath, getCard, getWorkspace, history, listAll } from "./api.ts";
+import { api, cardPath, getCard, history, listAll } from "./api.ts";
+import { onUsersChanged, readUsersAgain } from "./users.ts";
 import { onCardWritten, patch } from "./actions.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { refreshCards } from "./data.ts";
@@ -282,13 +283,9 @@ function startEdit(card: Card, body: HTMLElement): void {
   title.focus();
 }
 
-/** when the workspace's users were last read for a user the page did not know */
-let usersReadAt = 0;
-
 /**
- * The users the page knows are those of the workspace it read at load. A card naming one
- * registered since (its owner, a user field) makes it read them again (at most every
- * 5 s), so the pickers (and the next edit form) can offer that user.
+ * A card naming a user registered since the page read the users (its owner, a user
+ * field) makes it read them again, so the pickers (and the next edit form) offer them.
  */
 function learnUsers(card: Card): void {
   const known = new Set(state.info.workspace.users.map((u) => u.id));
@@ -296,14 +293,11 @@ function learnUsers(card: Card): void {
     const v = card.fields[f.id];
     return Array.isArray(v) ? v : [v];
   })].filter((u): u is string => typeof u === "string" && u !== "");
-  if (named.every((u) => known.has(u)) || Date.now() - usersReadAt < 5000) return;
-  usersReadAt = Date.now();
-  void getWorkspace().then((info) => {
-    if (JSON.stringify(info.workspace.users) === JSON.stringify(state.info.workspace.users)) return;
-    state.info.workspace.users = info.workspace.users;
-    refreshDetail(); // the owner picker (its part's signature counts the users) is drawn anew
-  }, () => { /* the next card that names one tries again */ });
+  if (!named.every((u) => known.has(u))) readUsersAgain();
 }
+
+// the owner picker (its part's signature counts the users) is drawn anew
+onUsersChanged(() => refreshDetail());
 
 /** After the edit form: the focus goes back to its Edit button. */
 function focusEdit(): void {

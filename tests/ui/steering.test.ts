@@ -251,6 +251,28 @@ describe.serial("steering while an agent writes", () => {
     await page.close();
   }, T);
 
+  test("a user registered after the page loaded is offered as the actor once the person opens the picker or comes back to the tab", async () => {
+    const c = await task("Who acts");
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    await call(ui.srv.url, "POST", "/users", { id: "frank", kind: "human", display_name: "Frank" });
+    await page.locator("#actor").focus();
+    // before: only the users read at load, until the page was reloaded
+    await page.waitForFunction(() => [...document.querySelectorAll("#actor option")].some((o) => (o as HTMLOptionElement).value === "frank"));
+    await page.locator("#actor").selectOption("frank");
+    await page.locator("#detail-claim").click();
+    await page.locator("#detail-release").waitFor();
+    expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).owner).toBe("frank");
+    // coming back to the tab reads them again too (at most every 5 s)
+    await call(ui.srv.url, "POST", "/users", { id: "gina", kind: "agent" });
+    await page.waitForTimeout(5100);
+    await page.evaluate(() => window.dispatchEvent(new Event("focus")));
+    await page.waitForFunction(() => [...document.querySelectorAll("#actor option")].some((o) => (o as HTMLOptionElement).value === "gina"));
+    expect(await page.locator("#actor").inputValue()).toBe("frank"); // the person's choice stays
+    await page.evaluate(() => localStorage.removeItem("cards.actor")); // the next tests act as the default user
+    await page.close();
+  }, T);
+
   test("Claim and Release follow the actor the person picks", async () => {
     const c = await task("Whose");
     await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1 }, "ada");
