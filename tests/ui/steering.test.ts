@@ -102,6 +102,8 @@ describe.serial("steering while an agent writes", () => {
     await del.click();
     await page.locator("#detail-delete", { hasText: "agent-1 changed it meanwhile: delete anyway?" }).waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).id).toBe(c.id);
+    // "delete anyway" deletes the card as it is when confirmed, even if the agent wrote again meanwhile
+    await evidence(c.id, await version(), "agent 5");
     await page.waitForTimeout(600);
     await del.click();
     await d.waitFor({ state: "hidden" });
