@@ -7,6 +7,9 @@
 import type { ArgsDef } from "citty";
 import { CardsError } from "../domain/errors.ts";
 
+/** The words a boolean flag's `=value` may be (any case); anything else is a usage error. */
+const BOOLEAN_WORDS = new Map([["true", true], ["false", false], ["1", true], ["0", false], ["yes", true], ["no", false]]);
+
 export type ParsedArgs = Record<string, string | boolean | string[] | undefined> & { _: string[] };
 
 export function parseCliArgs(argv: string[], def: ArgsDef, path: string): ParsedArgs {
@@ -34,8 +37,16 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     const name = byFlag.get(key)!;
     const d = def[name]!;
     if (d.type === "boolean") {
-      const v = eq >= 0 ? body.slice(eq + 1) : undefined;
-      out[name] = negated ? false : v === undefined ? true : !["false", "0", "no"].includes(v);
+      const v = eq >= 0 ? body.slice(eq + 1).toLowerCase() : undefined;
+      // `--force=off` read as true moved a card past its transitions: only these words are read
+      const value = v === undefined ? true : BOOLEAN_WORDS.get(v);
+      if (value === undefined || (negated && v !== undefined)) {
+        throw new CardsError("usage", `--${negated ? "no-" : ""}${key} takes no value but true or false, not ${JSON.stringify(body.slice(eq + 1))}`, {
+          field: `--${key}`, value: body.slice(eq + 1), valid_options: ["true", "false"],
+          hint: `write --${key} (or --${key}=true) to turn it on, --no-${key} (or --${key}=false) to turn it off`,
+        });
+      }
+      out[name] = negated ? false : value;
       continue;
     }
     const value = eq >= 0 ? body.slice(eq + 1) : argv[++i];

@@ -20,6 +20,14 @@ export default defineCommand({
         field: "--url", hint: "pass --dir (or set CARDS_DIR) to name the workspace",
       });
     }
+    // an agent set up with only CARDS_URL would otherwise write to whatever workspace the
+    // working directory holds, believing it works on the server's (--dir wins, as for every command)
+    if (g.dir === undefined && !g.env.CARDS_DIR && g.env.CARDS_URL) {
+      throw new CardsError("usage", "cards mcp opens the workspace itself; it does not work through CARDS_URL", {
+        field: "CARDS_URL", value: g.env.CARDS_URL,
+        hint: "run it on the machine that holds the workspace with --dir D (or CARDS_DIR; --dir wins over CARDS_URL), or unset CARDS_URL",
+      });
+    }
     const { startMcp } = await import("./start.ts");
     return startMcp({ dir: g.dir, cwd: g.cwd, env: g.env, actor: g.actor, version: VERSION });
   },

@@ -113,6 +113,24 @@ describe("process interface", () => {
     expect(titles).toEqual([...titles].sort().reverse());
   });
 
+  test("a boolean flag's =value is true, false (1/0, yes/no) or a usage error: --force=off moves nothing", () => {
+    const c = run(["cards", "create", "--type", "task", "--title", "guarded"], { cwd: ws }).json;
+    // before: any word but false/0/no read as true, so --force=off skipped the transition check
+    const off = run(["cards", "patch", c.id, "--version", "1", "--status", "done", "--force=off"], { cwd: ws });
+    expect(off.code).toBe(2);
+    expect(off.error).toMatchObject({ error: "usage", field: "--force", value: "off", valid_options: ["true", "false"] });
+    expect(off.error.hint).toContain("--no-force");
+    expect(run(["cards", "get", c.id], { cwd: ws }).json.status).toBe(c.status);
+    expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=banana"], { cwd: ws }).code).toBe(2);
+    expect(run(["cards", "create", "--type", "task", "--title", "y", "--no-dry-run=true"], { cwd: ws }).code).toBe(2);
+    const before = run(["cards", "list", "--limit", "200"], { cwd: ws }).json.items.length;
+    expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=TRUE"], { cwd: ws }).json.version).toBe(1);
+    expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=Yes"], { cwd: ws }).code).toBe(0);
+    expect(run(["cards", "list", "--limit", "200"], { cwd: ws }).json.items.length).toBe(before);
+    expect(run(["cards", "create", "--type", "task", "--title", "stored", "--dry-run=0"], { cwd: ws }).code).toBe(0);
+    expect(run(["cards", "list", "--limit", "200"], { cwd: ws }).json.items.length).toBe(before + 1);
+  });
+
   test("runs with neither Bun nor node_modules around (a copy in an empty dir, minimal PATH)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-bin-"));
     const copy = join(dir, "cards");

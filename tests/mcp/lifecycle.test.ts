@@ -2,8 +2,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { assertBinary } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
+import { assertBinary, cleanEnv } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 import { connect, rawSession, waitFor, type Session } from "./helpers.ts";
 
 beforeAll(() => assertBinary());
@@ -154,6 +154,25 @@ describe("the session's actor", () => {
     expect(ghost.stderr).toContain("cards users add ghost-x");
     const known = rawSession(dir, [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })], { CARDS_ACTOR: "agent-1" });
     expect(known.stderr).not.toContain("not a registered user");
+  });
+});
+
+describe("the workspace it serves", () => {
+  test("CARDS_URL alone is refused (before: the tools wrote to the workspace of the working directory); --dir or CARDS_DIR name one", () => {
+    const dir = makeWorkspace();
+    const { spawnSync } = require("node:child_process");
+    const ping = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`;
+    const viaUrl = spawnSync(BIN, ["mcp"], { cwd: dir, env: cleanEnv({ CARDS_URL: "http://127.0.0.1:9/" }), input: ping, encoding: "utf8", timeout: 20_000 });
+    expect(viaUrl.status).toBe(2);
+    expect(viaUrl.stdout).toBe("");
+    expect(JSON.parse(viaUrl.stderr.trim().split("\n").at(-1))).toMatchObject({ error: "usage", field: "CARDS_URL" });
+    for (const env of [{ CARDS_URL: "http://127.0.0.1:9/", CARDS_DIR: dir }]) {
+      const r = spawnSync(BIN, ["mcp"], { cwd: "/", env: cleanEnv(env), input: ping, encoding: "utf8", timeout: 20_000 });
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout.trim())).toMatchObject({ id: 1, result: {} });
+    }
+    const withDir = spawnSync(BIN, ["mcp", "--dir", dir], { cwd: "/", env: cleanEnv({ CARDS_URL: "http://127.0.0.1:9/" }), input: ping, encoding: "utf8", timeout: 20_000 });
+    expect(withDir.status).toBe(0);
   });
 });
 
