@@ -34,13 +34,15 @@ export function allowedNext(board: Board, from: string): string[] {
 }
 
 /**
- * Check 3. Throws `transition_illegal` with the allowed board columns as valid_options.
+ * Check 3. Throws `transition_illegal` with the allowed board columns (those the card's
+ * type allows) as valid_options.
  * A board without a transitions map, or an unchanged status, passes. `forceHint` tells
  * the caller how to skip the check where the operation allows it.
  */
-export function assertTransition(ws: WorkspaceDef, board: Board | undefined, from: string, to: string, force: boolean, forceHint = "force skips the check (CLI: --force; HTTP and tools: force: true)"): void {
+export function assertTransition(ws: WorkspaceDef, board: Board | undefined, type: CardType, from: string, to: string, force: boolean, forceHint = "force skips the check (CLI: --force; HTTP and tools: force: true)"): void {
   if (force || from === to || !board || !isEnforced(ws, board) || !board.transitions) return;
-  const allowed = allowedNext(board, from);
+  // only moves the card's type allows too (check 2 would refuse the rest)
+  const allowed = allowedNext(board, from).filter((s) => !type.allowed_columns || type.allowed_columns.includes(s));
   if (!allowed.includes(to)) {
     throw new CardsError("transition_illegal", `moving from ${from} to ${to} is not allowed on board ${board.id}`, {
       field: "status", value: to, valid_options: allowed,

@@ -128,7 +128,7 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
       if (status !== cur.status) {
         const board = boardFor(svc, type);
         if (board) refused = { board, from: cur.status, to: status };
-        assertTransition(workspace, board, cur.status, status, body.force === true);
+        assertTransition(workspace, board, type, cur.status, status, body.force === true);
         refused = undefined;
         next.status = status;
         next.status_since = w.now;

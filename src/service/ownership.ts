@@ -93,7 +93,7 @@ function moveStatus(
   const status = assertStatusAllowed(svc.defs.workspace, type, requested);
   if (status === cur.status) return;
   // claim takes no force: a forced move is a PATCH with force: true
-  assertTransition(svc.defs.workspace, boardFor(svc, type), cur.status, status, force, canForce ? undefined : "claim without status, then change the status with force (CLI: patch --force; HTTP and tools: force: true) to skip the check");
+  assertTransition(svc.defs.workspace, boardFor(svc, type), type, cur.status, status, force, canForce ? undefined : "claim without status, then change the status with force (CLI: patch --force; HTTP and tools: force: true) to skip the check");
   next.status = status;
   next.status_since = now;
   events.push({ type: "status_changed", diff: { before: cur.status, after: status } });

@@ -255,6 +255,17 @@ describe("PATCH /cards/{id}", () => {
     expect((await api.get(`/cards/${c.id}`)).body.status).toBe("backlog");
   });
 
+  test("transition_illegal offers only the moves the card's type allows too", async () => {
+    // review cards may be in todo, doing, review, done; the board lets todo go to doing or backlog
+    const r = (await api.post("/cards", { type_id: "review", title: "to review" })).body;
+    expect(r.status).toBe("todo");
+    const bad = await api.patch(`/cards/${r.id}`, { version: 1, status: "done" });
+    expect(bad.body.error).toBe("transition_illegal");
+    expect(bad.body.valid_options).toEqual(["doing"]); // before: ["doing", "backlog"], and backlog was refused
+    expect(bad.body.hint).toContain("allowed from todo: doing;");
+    expect((await api.patch(`/cards/${r.id}`, { version: 1, status: bad.body.valid_options[0] })).status).toBe(200);
+  });
+
   test("force: true skips the graph check but not the column checks", async () => {
     const c = await api.task();
     expect((await api.patch(`/cards/${c.id}`, { version: 1, status: "done", force: true })).body.status).toBe("done");
