@@ -90,8 +90,13 @@ function unexpected(argv: string[], word: string, def: ArgsDef, path: string): C
   const at = argv.indexOf(word);
   const before = at > 0 ? argv[at - 1]!.replace(/^--?/, "") : "";
   const flag = before && def[before]?.type === "boolean" ? before : undefined;
+  const takesWords = Object.values(def).some((d) => d.type === "positional");
+  // `cards dump FILE`: a command that takes no words names its file with a flag
+  const fileFlag = !takesWords ? ["out", "in"].find((f) => def[f] !== undefined && def[f]!.type === "string") : undefined;
   const hint = flag && ["true", "false", "0", "1", "yes", "no"].includes(word)
     ? `--${flag} takes no value: write --${flag}=${word} or --no-${flag}`
+    : fileFlag ? `${path} takes no arguments: name the file with --${fileFlag} ${word}`
+    : !takesWords ? `${path} takes no arguments, only flags; see \`${path} --help\``
     : `quote a value that holds spaces; see \`${path} --help\``;
   return new CardsError("usage", `unexpected argument ${JSON.stringify(word)} for ${path}`, { value: word, hint });
 }

@@ -87,6 +87,7 @@ export function definitionsError(problems: readonly DefinitionProblem[]): CardsE
   const more = n > 1 ? ` (and ${n - 1} more)` : "";
   return new CardsError("invalid_definitions", `${n} problem${n === 1 ? "" : "s"} in definitions: ${first}${more}`, {
     problems: [...problems],
-    hint: "run `cards check` to list every problem",
+    // a definition sent through the API (POST /boards) is not on disk: `cards check` would not see it
+    hint: "problems lists every one (file, JSON path, what is wrong, valid options); for the files on disk, `cards check` prints them",
   });
 }

@@ -95,7 +95,7 @@ export function toEnvelope(e: unknown): ErrorEnvelope {
 export function shortIdHint(id: unknown): { hint: string } | Record<string, never> {
   if (typeof id !== "string" || !/^(card_)?[0-9a-f]{8}$/i.test(id)) return {};
   const short = id.replace(/^card_/i, "");
-  return { hint: `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short})` };
+  return { hint: `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short}; tools: search_cards {"q": "${short}"})` };
 }
 
 export const notFound = (what: string, id: string, validOptions?: readonly string[]): CardsError =>

@@ -3,8 +3,9 @@
  * a typed link type, the target must exist; adding the same (type, target) twice is a
  * no-op. Blocking links signal card_blocked / card_unblocked on each crossing.
  */
-import { CardsError, notFound, shortIdHint } from "../domain/errors.ts";
+import { CardsError, shortIdHint } from "../domain/errors.ts";
 import type { Card, Link } from "../domain/types.ts";
+import type { StoreTx } from "../store/port.ts";
 import { BLOCKING_LINK_TYPES, BlockWatch } from "./blocking.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { LinkBody, parseShape } from "./shapes.ts";
@@ -62,9 +63,25 @@ export async function removeLink(svc: Service, id: string, typeId: string, targe
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
     const blocks = BLOCKING_LINK_TYPES.includes(typeId) ? new BlockWatch(w.tx).watch([id]) : undefined;
-    if (!w.tx.removeLink(id, typeId, target)) throw notFound("link", `${typeId}/${target}`);
+    if (!w.tx.removeLink(id, typeId, target)) throw linkNotFound(w.tx, id, typeId, target);
     const card = commitUpdate(w, cur, cur, [{ type: "link_removed", diff: { type_id: typeId, target } }]);
     blocks?.flush(w);
     return withParts(w.tx, card);
+  });
+}
+
+/**
+ * A link that is not on this card: it may live on the other card (a link lives on its
+ * source, even a bidirectional one), so the hint names the call that removes it there;
+ * else the links the card holds.
+ */
+function linkNotFound(tx: StoreTx, id: string, typeId: string, target: string): CardsError {
+  const reverse = tx.getCard(target) !== undefined && tx.listLinks(target).some((l) => l.type_id === typeId && l.target === id);
+  return new CardsError("not_found", `link ${JSON.stringify(`${typeId}/${target}`)} not found on ${id}`, {
+    value: `${typeId}/${target}`,
+    valid_options: tx.listLinks(id).map((l) => `${l.type_id}/${l.target}`),
+    hint: reverse
+      ? `the link is stored on ${target}, its source (a link lives on the card it was added to): remove it there: cards cards links remove ${target} ${typeId} ${id}; DELETE /cards/${target}/links/${typeId}/${id}; tools: remove_link {"card_id": "${target}", "type_id": "${typeId}", "target": "${id}"}`
+      : "valid_options lists the links this card holds, as type_id/target (a link lives on the card it was added to)",
   });
 }

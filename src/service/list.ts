@@ -98,17 +98,25 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   }
   const q: ListQuery = { limit: parseLimit(p.limit, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT) };
   const filters: FilterNode[] = [];
+  if (p.filter !== undefined && p.filter.trim().startsWith("{")) {
+    throw badRequest("filter here names a board's saved filter, not a filter expression", {
+      field: "filter", value: p.filter,
+      hint: "list with status, owner, type_id, blocked, q and sort (CLI: --status, --owner, --type, --blocked, --q, --sort); a filter expression goes to take-next (--filter) or the tool server's list_cards; or save it in a board's presentation.filters",
+    });
+  }
   if (p.board_id !== undefined) {
     const board = svc.board(p.board_id);
     filters.push(scopeOf(board));
     if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
-  } else if (p.filter !== undefined && p.filter.trim().startsWith("{")) {
-    throw badRequest("filter here names a board's saved filter, not a filter expression", {
-      field: "filter", value: p.filter,
-      hint: "list with status, owner, type_id, blocked, q and sort; a filter expression goes to take-next (--filter) or the tool server's list_cards; or save it in a board's presentation.filters",
-    });
   } else if (p.filter !== undefined) {
-    throw badRequest("filter names a saved filter of a board: give board_id too", { field: "filter" });
+    const boards = [...svc.defs.boards.values()].filter((b) => b.presentation?.filters?.[p.filter!] !== undefined).map((b) => b.id)
+      .sort((a, b) => Number(b === svc.defs.defaultBoardId) - Number(a === svc.defs.defaultBoardId));
+    throw badRequest("filter names a saved filter of a board: give board_id too", {
+      field: "filter", value: p.filter,
+      hint: boards.length
+        ? `boards saving a filter ${JSON.stringify(p.filter)}: ${boards.join(", ")} (GET /cards?board_id=${boards[0]}&filter=${encodeURIComponent(p.filter)}; CLI: --board ${boards[0]} --filter ${p.filter})`
+        : `no board saves a filter ${JSON.stringify(p.filter)}: GET /boards/{id} lists a board's presentation.filters (CLI: cards boards get ID)`,
+    });
   }
   if (filters.length) q.filter = andFilters(...filters);
   if (p.type_id !== undefined) q.typeIds = known(svc, "type_id", [...new Set(csv(p.type_id))]);

@@ -107,6 +107,9 @@ describe("process interface", () => {
     expect(dry.error.hint).toContain("--dry-run=false");
     expect(run(["cards", "list"], { cwd: ws }).json.items.length).toBe(before);
     expect(run(["events", "stream"], { cwd: ws }).code).toBe(2);
+    // a command that takes no words names its file with a flag (before: "quote a value that holds spaces")
+    expect(run(["dump", "x.jsonl"], { cwd: ws }).error.hint).toBe("cards dump takes no arguments: name the file with --out x.jsonl");
+    expect(run(["restore", "x.jsonl"], { cwd: ws }).error.hint).toBe("cards restore takes no arguments: name the file with --in x.jsonl");
     const sorted = run(["cards", "list", "--sort", "-title"], { cwd: ws });
     expect(sorted.code).toBe(0);
     const titles = sorted.json.items.map((x: any) => x.title);

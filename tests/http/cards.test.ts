@@ -376,7 +376,7 @@ describe("errors that tell an agent what to do next (review 2026-11-25)", () => 
     const c = await api.task();
     const short = c.id.slice(5, 13);
     const miss = await api.get(`/cards/${short}`);
-    expect([miss.status, miss.body.hint]).toEqual([404, `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short})`]);
+    expect([miss.status, miss.body.hint]).toEqual([404, `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short}; tools: search_cards {"q": "${short}"})`]);
     const link = await api.post(`/cards/${c.id}/links`, { type_id: "related", target: short });
     expect(link.body).toMatchObject({ error: "target_card_missing", hint: expect.stringContaining("--q") });
     const review = await api.post("/cards", { type_id: "review", title: "r" });

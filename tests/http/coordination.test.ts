@@ -332,6 +332,13 @@ describe("take-next", () => {
       const json = await fresh.get(`/cards?filter=${encodeURIComponent('{"status":"doing"}')}`);
       expect([json.status, json.body.field]).toEqual([400, "filter"]);
       expect(json.body.hint).toContain("take-next");
+      // with board_id too (before: "board main has no saved filter {...}")
+      const withBoard = await fresh.get(`/cards?board_id=main&filter=${encodeURIComponent('{"owner":"me"}')}`);
+      expect([withBoard.status, withBoard.body.message]).toEqual([400, "filter here names a board's saved filter, not a filter expression"]);
+      // a saved filter's name without a board: the hint names the boards that save it (before: no hint)
+      const named = await fresh.get("/cards?filter=mine");
+      expect(named.body.hint).toContain("--board main --filter mine");
+      expect((await fresh.get("/cards?filter=nosuch")).body.hint).toContain("no board saves a filter");
       // a status a reload removed from the columns while cards held it can still be listed
       const stranded = await fresh.task({ status: "review" });
       await fresh.svc.store.write((tx) => { tx.insertCard({ ...fresh.svc.store.getCard(stranded.id)!, id: "card_00000000000000aa", status: "archived" }); });
@@ -433,6 +440,24 @@ describe("links and blocking", () => {
     expect(r.body.links).toEqual([]);
     expect(r.body.version).toBe(3);
     expect((await api.del(`/cards/${a.id}/links/related/${b.id}`)).status).toBe(404);
+  });
+
+  test("removing a link from its other end is 404 naming the card that holds it and the call that removes it there", async () => {
+    const a = await api.task();
+    const b = await api.task();
+    const c = await api.task();
+    await api.post(`/cards/${a.id}/links`, { type_id: "related", target: b.id });
+    await api.post(`/cards/${b.id}/links`, { type_id: "depends-on", target: c.id });
+    const r = await api.del(`/cards/${b.id}/links/related/${a.id}`);
+    expect(r.status).toBe(404);
+    expect(r.body.valid_options).toEqual([`depends-on/${c.id}`]);
+    // before: no hint, and b shows no related link to tell why
+    expect(r.body.hint).toContain(`cards cards links remove ${a.id} related ${b.id}`);
+    expect(r.body.hint).toContain(`DELETE /cards/${a.id}/links/related/${b.id}`);
+    expect((await api.del(`/cards/${a.id}/links/related/${b.id}`)).status).toBe(200);
+    const none = await api.del(`/cards/${b.id}/links/related/${c.id}`);
+    expect(none.status).toBe(404);
+    expect(none.body.hint).not.toContain("stored on");
   });
 
   test("blocked while a depends-on or blocked-by target is not done; other types are inert", async () => {

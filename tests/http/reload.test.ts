@@ -394,6 +394,8 @@ describe("POST /boards", () => {
       expect(touched.filter((f) => f.startsWith("broken"))).toEqual([]);
       expect(bad.status).toBe(422);
       expect(bad.body.problems.some((p: any) => p.file === "definitions/boards/broken.json")).toBe(true);
+      // the board never reached the disk: `cards check` would find nothing (before: the hint sent the caller there)
+      expect(bad.body.hint).toStartWith("problems lists every one");
       expect(existsSync(join(api.dir, "definitions/boards/broken.json"))).toBe(false);
       const before = readFileSync(join(api.dir, "definitions/boards/bugs.json"), "utf8");
       expect((await api.post("/boards", { id: "bugs", name: "x", columns: ["zzz"], card_type_ids: ["bug"] })).status).toBe(422);
