@@ -28,6 +28,7 @@ export { attachArtifact, collectArtifacts, openArtifact, readArtifact, MAX_ARTIF
 // Definitions lifecycle
 export { reloadDefinitions, putBoard, onReload, watchDefinitions, followReloads, type ReloadResult } from "./reload.ts";
 export { assertSchemaFloor } from "./schema-floor.ts";
+export { definitionNotices, type DefinitionNotice } from "./drift.ts";
 // Portability
 export { dumpWorkspace, restoreWorkspace, jsonlLines, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
 export { backupWorkspace } from "./backup.ts";

@@ -72,7 +72,7 @@ function strandedCards(r: StoreReads, defs: Definitions): DefinitionProblem[] {
     if (defs.cardTypes.has(type)) continue;
     problems.push({
       file: `definitions/card-types/${type}.json`, path: "",
-      message: `card type ${type} is removed, but ${n} card(s) of that type exist; keep its file until those cards are deleted (list them: GET /cards?type_id=${type}); a file put back for them needs schema_version ${used.schemaVersions.get(type) ?? 1} or higher`,
+      message: `card type ${type} is removed, but ${n} card(s) of that type exist; keep its file until those cards are deleted (list them: GET /cards?type_id=${type}); a file put back for them needs schema_version ${Math.max(1, ...(used.schemaVersions.get(type)?.keys() ?? []))} or higher`,
     });
   }
   const wasId = r.getMeta(WORKSPACE_ID_KEY);

@@ -99,7 +99,7 @@ export interface StoreReads {
   hasCardAboveSchema(typeId: string, version: number): boolean;
   /** How many cards hold each type id and each status (to refuse definitions that drop one in use). */
   /** cards per type and per status, and the highest schema_version per type */
-  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number>; schemaVersions: Map<string, number> };
+  cardsInUse(): CardsInUse;
   getUser(id: string): User | null;
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;
@@ -222,3 +222,17 @@ export type ReadCall =
 
 /** per card type: the field ids indexed for `q` (undefined = every field value) */
 export type SearchConfig = Map<string, string[] | undefined>;
+
+/** What the cards that exist hold, counted (definitions checked against them: service/schema-floor.ts). */
+export interface CardsInUse {
+  /** cards per type */
+  types: Map<string, number>;
+  /** cards per status */
+  statuses: Map<string, number>;
+  /** cards per type, then per status */
+  typeStatuses: Map<string, Map<string, number>>;
+  /** cards per type, then per schema_version */
+  schemaVersions: Map<string, Map<number, number>>;
+  /** links per link type */
+  linkTypes: Map<string, number>;
+}

@@ -200,6 +200,38 @@ describe("init and check", () => {
     expect(run(["check", "--dir", used]).error.hint).toContain("the checks against the workspace's cards");
   });
 
+  test("check names the cards a narrowed set no longer fits, as notices that do not fail it", () => {
+    const dir = makeWorkspace();
+    const at = (args: string[]) => run([...args, "--dir", dir]);
+    expect(at(["check"]).json.notices).toEqual([]);
+    const review = at(["cards", "create", "--type", "review", "--title", "r", "--fields", '{"reviewers":["ada"]}']).json;
+    expect(review.status).toBe("todo");
+    const a = at(["cards", "create", "--type", "task", "--title", "a"]).json;
+    const b = at(["cards", "create", "--type", "task", "--title", "b"]).json;
+    at(["cards", "links", "add", a.id, "sent-to", b.id]);
+    const edit = (rel: string, fn: (x: any) => void) => {
+      const x = JSON.parse(readFileSync(join(dir, rel), "utf8"));
+      fn(x);
+      writeFileSync(join(dir, rel), JSON.stringify(x));
+    };
+    edit("definitions/card-types/review.json", (t) => { t.allowed_columns = ["doing", "review", "done"]; });
+    edit("definitions/workspace.json", (w) => { w.link_types = w.link_types.filter((l: any) => l.id !== "sent-to"); });
+    edit("definitions/card-types/review.json", (t) => { for (const f of t.fields) if (f.link_type === "sent-to") delete f.link_type; });
+    edit("definitions/boards/main.json", (bd) => {
+      bd.columns = bd.columns.filter((c: string) => c !== "backlog");
+      delete bd.transitions.backlog;
+      for (const k of Object.keys(bd.transitions)) bd.transitions[k] = bd.transitions[k].filter((c: string) => c !== "backlog");
+    });
+    edit("definitions/card-types/task.json", (t) => { t.schema_version += 1; });
+    const r = at(["check"]);
+    // before: {"ok": true} and nothing else; the cards left behind were found only by writing to them
+    expect(r.code).toBe(0);
+    const kinds = r.json.notices.map((n: any) => [n.kind, n.count]);
+    expect(kinds).toEqual(expect.arrayContaining([["status_not_allowed", 1], ["status_off_board", 2], ["undeclared_link_type", 1], ["schema_behind", 2]]));
+    expect(r.json.notices.find((n: any) => n.kind === "status_not_allowed").list).toContain("GET /cards?type_id=review&status=todo");
+    expect(r.stderr).toContain("notice: 1 review card(s) are in todo, which the type's allowed_columns leave out");
+  });
+
   test("no workspace found: not_found with a hint to init", () => {
     const r = run(["cards", "list"], { cwd: mkdtempSync(join(tmpdir(), "cards-none-")) });
     expect(r.code).toBe(3);

@@ -2,11 +2,11 @@
 import { defineCommand } from "../define.ts";
 import { CardsError, isCardsError } from "../../domain/errors.ts";
 import { loadDefinitions, formatProblems } from "../../definitions/load.ts";
-import { assertSchemaFloor, findRoot } from "../../service/index.ts";
+import { assertSchemaFloor, definitionNotices, findRoot } from "../../service/index.ts";
 import type { CliGlobals } from "../client.ts";
 
 export default defineCommand({
-  meta: { name: "check", description: "Validate the workspace definitions; lists every problem and exits non-zero" },
+  meta: { name: "check", description: "Validate the workspace definitions; lists every problem and exits non-zero. When they load, notices name the cards they no longer fit (exit 0)" },
   run: async ({ data }) => {
     const g = data as CliGlobals;
     const root = await findRoot(g.dir, g.cwd, g.env);
@@ -16,11 +16,17 @@ export default defineCommand({
       loaded = true;
       // the rules that need the cards too (schema versions only go up), when there are any
       const { withExistingStore } = await import("../../platform/open.ts");
-      withExistingStore(root, (r) => assertSchemaFloor(r, defs));
+      // and the cards the set no longer fits (they load: reloading never changes cards)
+      const notices = withExistingStore(root, (r) => {
+        assertSchemaFloor(r, defs);
+        return definitionNotices(r, defs);
+      }) ?? [];
+      for (const n of notices) console.error(`notice: ${n.message} (list them: ${n.list})`);
       return {
         ok: true, root, workspace_id: defs.workspace.id,
         card_types: [...defs.cardTypes.keys()], boards: [...defs.boards.keys()], views: [...defs.views.keys()],
         extensions: defs.extensions.map((e) => e.id),
+        notices,
       };
     } catch (e) {
       if (!isCardsError(e) || !e.extra.problems) throw e;

@@ -6,7 +6,7 @@ import { DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link
 
 /** The events that change a card (and its updated_at): a persisted condition does not. */
 const CARD_FACTS = DURABLE_CARD_EVENTS.map((t) => `'${t}'`).join(",");
-import type { EventQuery, IdempotencyRecord, ListQuery, ReadCall, SearchConfig, StoreReads, StoreTx } from "../port.ts";
+import type { CardsInUse, EventQuery, IdempotencyRecord, ListQuery, ReadCall, SearchConfig, StoreReads, StoreTx } from "../port.ts";
 import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
 import { byCodePoint, canonicalCard } from "../../domain/card.ts";
@@ -335,14 +335,27 @@ export class SqliteQueries implements StoreTx {
     return this.db.query("SELECT 1 FROM cards WHERE type_id = ? AND schema_version > ? LIMIT 1").get(typeId, version) !== null;
   }
 
-  cardsInUse(): { types: Map<string, number>; statuses: Map<string, number>; schemaVersions: Map<string, number> } {
-    const count = (col: "type_id" | "status") => new Map(
-      (this.db.query(`SELECT ${col} AS v, count(*) AS n FROM cards GROUP BY ${col}`).all() as Array<{ v: string; n: number }>).map((r) => [r.v, r.n]),
+  cardsInUse(): CardsInUse {
+    const typeStatuses = new Map<string, Map<string, number>>();
+    const types = new Map<string, number>();
+    const statuses = new Map<string, number>();
+    for (const r of this.db.query("SELECT type_id AS t, status AS s, count(*) AS n FROM cards GROUP BY type_id, status").all() as Array<{ t: string; s: string; n: number }>) {
+      let m = typeStatuses.get(r.t);
+      if (!m) typeStatuses.set(r.t, (m = new Map()));
+      m.set(r.s, r.n);
+      types.set(r.t, (types.get(r.t) ?? 0) + r.n);
+      statuses.set(r.s, (statuses.get(r.s) ?? 0) + r.n);
+    }
+    const schemaVersions = new Map<string, Map<number, number>>();
+    for (const r of this.db.query("SELECT type_id AS t, schema_version AS v, count(*) AS n FROM cards GROUP BY type_id, schema_version").all() as Array<{ t: string; v: number; n: number }>) {
+      let m = schemaVersions.get(r.t);
+      if (!m) schemaVersions.set(r.t, (m = new Map()));
+      m.set(r.v, r.n);
+    }
+    const linkTypes = new Map(
+      (this.db.query("SELECT type_id AS v, count(*) AS n FROM links GROUP BY type_id").all() as Array<{ v: string; n: number }>).map((r) => [r.v, r.n]),
     );
-    const schemaVersions = new Map(
-      (this.db.query("SELECT type_id AS v, max(schema_version) AS n FROM cards GROUP BY type_id").all() as Array<{ v: string; n: number }>).map((r) => [r.v, r.n]),
-    );
-    return { types: count("type_id"), statuses: count("status"), schemaVersions };
+    return { types, statuses, typeStatuses, schemaVersions, linkTypes };
   }
 
   historyThrough(): number {

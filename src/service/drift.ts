@@ -1,0 +1,66 @@
+/**
+ * What `cards check` reports beside problems: cards the loaded definitions no longer fit.
+ * Reloading never changes cards (SPEC Versioning 4-5), so a set that narrows under
+ * existing cards loads (problems are only what would strand them: schema-floor.ts). These
+ * notices name the cards it leaves behind, how many, and how to list them. They never
+ * fail the check. Counts only: field values are checked per card by an upgrade's dry run.
+ */
+import type { Definitions } from "../domain/types.ts";
+import type { StoreReads } from "../store/port.ts";
+
+export interface DefinitionNotice {
+  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind";
+  count: number;
+  message: string;
+  /** the call that lists them */
+  list: string;
+}
+
+export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionNotice[] {
+  const used = r.cardsInUse();
+  const out: DefinitionNotice[] = [];
+  const columns = new Set(defs.workspace.columns.map((c) => c.id));
+  const boards = [...defs.boards.values()];
+  for (const [type, byStatus] of used.typeStatuses) {
+    const def = defs.cardTypes.get(type);
+    if (!def) continue; // a removed type with cards is a problem, not a notice
+    const shown = boards.filter((b) => b.card_type_ids.includes(type));
+    for (const [status, n] of byStatus) {
+      if (!columns.has(status)) continue; // a problem too
+      const list = `GET /cards?type_id=${type}&status=${status} (CLI: cards cards list --type ${type} --status ${status})`;
+      if (def.allowed_columns && !def.allowed_columns.includes(status)) {
+        out.push({
+          kind: "status_not_allowed", count: n, list,
+          message: `${n} ${type} card(s) are in ${status}, which the type's allowed_columns leave out: they can still be written, but not moved back to ${status} once they leave it; move them to one of ${def.allowed_columns.join(", ")}, or keep ${status} in allowed_columns`,
+        });
+      } else if (shown.length > 0 && !shown.some((b) => b.columns.includes(status))) {
+        out.push({
+          kind: "status_off_board", count: n, list,
+          message: `${n} ${type} card(s) are in ${status}, a column no board showing ${type} has (${shown.map((b) => b.id).join(", ")}): no board draws or counts them, and where transitions are enforced a move out of ${status} needs force; move them, or add ${status} to a board`,
+        });
+      }
+    }
+  }
+  const linkTypes = new Set(defs.workspace.link_types.map((l) => l.id));
+  for (const [type, n] of used.linkTypes) {
+    if (linkTypes.has(type)) continue;
+    out.push({
+      kind: "undeclared_link_type", count: n,
+      list: `GET /cards?has_link=${type} (CLI: cards cards list --has-link ${type})`,
+      message: `${n} link(s) are of type ${type}, which the workspace no longer declares: they stay on their cards${type === "depends-on" || type === "blocked-by" ? " and still make cards blocked" : ""}; remove them (cards cards links remove CARD ${type} TARGET), or declare ${type} again`,
+    });
+  }
+  for (const [type, byVersion] of used.schemaVersions) {
+    const def = defs.cardTypes.get(type);
+    if (!def) continue;
+    let n = 0;
+    for (const [v, count] of byVersion) if (v < def.schema_version) n += count;
+    if (n === 0) continue;
+    out.push({
+      kind: "schema_behind", count: n,
+      list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type}): each card shows its schema_version`,
+      message: `${n} ${type} card(s) are at a schema_version below ${def.schema_version}: writes validate them against the current type; upgrade each (POST /cards/{id}/upgrade-schema, CLI: cards cards upgrade-schema ID --dry-run first) to apply the migrations' defaults and drop removed fields`,
+    });
+  }
+  return out;
+}
