@@ -119,6 +119,9 @@ function checkCardType(p: Parsed, ctx: Ctx): void {
     for (const [fid, value] of Object.entries(defaults)) {
       const def = defs.find((d) => d.id === fid);
       if (!def) {
+        // an earlier version's default for a field removed since is history: an upgrade
+        // through it drops the field anyway (removing a field must not mean editing the past)
+        if (n < version) continue;
         report([...at, "field_defaults", fid], `${q(fid)} is not a field of card type ${q(idOf(p))}`, fieldIds);
         continue;
       }

@@ -44,7 +44,7 @@ export async function upgradeSchema(svc: Service, id: string, input: unknown, ct
         hint: "move the card to one of these columns first (a PATCH of its status, with force if the board's graph refuses), then upgrade",
       });
     }
-    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields, to) };
+    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields, to, report) };
     const card = commitUpdate(w, cur, next, [{ type: "schema_upgraded", diff: { ...report } }], svc);
     return { card: withParts(w.tx, card), report };
   }, { dryRun: body.dry_run });
@@ -56,7 +56,8 @@ function migrateFields(type: CardType, card: Card, report: UpgradeReport): Recor
   for (let ver = card.schema_version + 1; ver <= report.to; ver++) {
     const m = type.migrations?.[String(ver)];
     for (const [fid, value] of Object.entries(m?.field_defaults ?? {})) {
-      if (fields[fid] === undefined) {
+      // an earlier migration's default for a field the target no longer has: dropped anyway
+      if (fields[fid] === undefined && type.fields.some((f) => f.id === fid)) {
         fields[fid] = value;
         report.defaults_applied[fid] = value;
       }
@@ -92,7 +93,7 @@ function migrateFields(type: CardType, card: Card, report: UpgradeReport): Recor
  * value that does not fit is named at once (a dry run showed them one per call), with
  * how to go on: change the card first, then upgrade.
  */
-function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>, to: number): Record<string, unknown> {
+function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>, to: number, report: UpgradeReport): Record<string, unknown> {
   const { settings, tag_set } = svc.defs.workspace;
   const out: Record<string, unknown> = {};
   const misfits: CardsError[] = [];
@@ -110,7 +111,10 @@ function revalidate(svc: Service, type: CardType, fields: Record<string, unknown
     fit(() => {
       out[k] = (val as Array<Record<string, unknown>>).map((e) => {
         const { entry_id, ...rest } = e;
-        return { entry_id, ...validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set }).entry };
+        const { entry } = validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set });
+        // an item field's default fills entries that lack it: the report says so (key "field.item")
+        for (const key of Object.keys(entry)) if (!Object.hasOwn(rest, key)) report.defaults_applied[`${k}.${key}`] = entry[key];
+        return { entry_id, ...entry };
       });
     });
   }

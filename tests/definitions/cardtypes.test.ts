@@ -80,6 +80,26 @@ describe("migrations", () => {
     });
   });
 
+  test("an earlier migration may name a field removed since (an upgrade through it drops the field anyway)", async () => {
+    // before: removing priority meant editing migration 2, the type's history
+    const removed = await problems((f) => {
+      f[TASK].fields = f[TASK].fields.filter((x: any) => x.id !== "priority");
+      f[TASK].schema_version = 3;
+      f[TASK].migrations["3"] = { from: 2, summary: "priority removed" };
+      for (const b of ["definitions/boards/main.json", "definitions/boards/bugs.json"]) {
+        if (f[b]?.presentation?.filters?.urgent) delete f[b].presentation.filters.urgent;
+        if (f[b]?.presentation?.card_preview?.task) f[b].presentation.card_preview.task = f[b].presentation.card_preview.task.filter((x: string) => x !== "priority");
+        if (f[b]?.presentation?.lane_sort) delete f[b].presentation.lane_sort;
+      }
+    });
+    expect(removed.filter((p) => p.path.startsWith("migrations"))).toEqual([]);
+    // the current version's own migration still must name fields the type has
+    expectOnly(await problems((f) => {
+      f[TASK].schema_version = 3;
+      f[TASK].migrations["3"] = { from: 2, summary: "s", field_defaults: { urgency: "x" } };
+    }), { file: TASK, path: 'migrations["3"].field_defaults.urgency', message: '"urgency" is not a field of card type "task"', valid_options: TASK_FIELDS });
+  });
+
   test("field_defaults values are valid for their field", async () => {
     expectOnly(await problems((f) => { f[TASK].migrations["2"].field_defaults.priority = "asap"; }), {
       file: TASK, path: 'migrations["2"].field_defaults.priority', message: '"asap" is not one of the options',

@@ -115,6 +115,25 @@ describe("upgrade-schema against a stricter target", () => {
     expect(JSON.parse(r.report!).fields_dropped).toEqual(["evidence.by"]);
   });
 
+  test("an item field's default that fills entries is reported; an earlier migration may name a field the target removed", async () => {
+    const r = await upgradeTo(
+      (t) => {
+        t.fields.find((f: any) => f.id === "evidence").item_fields.push({ id: "kind", type: "enum", options: ["a", "b"], required: true, default: "a" });
+        t.fields = t.fields.filter((f: any) => f.id !== "branch");
+        t.searchable_fields = t.searchable_fields.filter((f: string) => f !== "branch");
+        t.migrations["2"].field_defaults.branch = "main"; // history naming a field the target drops
+      },
+      async (api) => {
+        const c = await api.task();
+        return (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: c.version, entry: { note: "n" } })).body.card;
+      },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.fields.evidence[0]).toMatchObject({ note: "n", kind: "a" });
+    // before: defaults_applied {} while every entry gained kind
+    expect(JSON.parse(r.report!).defaults_applied).toEqual({ "evidence.kind": "a" });
+  });
+
   test("every value that no longer fits is named at once, with how to go on", async () => {
     const r = await upgradeTo(
       (t) => {
