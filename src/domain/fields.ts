@@ -496,6 +496,12 @@ function _checkEntry(
   const known = new Set(items.map((f) => f.id));
   for (const key of Object.keys(raw)) {
     if (known.has(key) || key === "entry_id") continue;
+    // a key the item fields no longer declare may be cleared from an entry that holds it
+    // (as PATCH clears a removed top-level field), never set
+    if (mode === "update" && raw[key] === null && existing && Object.hasOwn(existing, key)) {
+      delete out[key];
+      continue;
+    }
     throw new CardsError("unknown_field", `${JSON.stringify(key)} is not an item field of ${def.id}`, {
       field: `${path}.${key}`, value: raw[key], valid_options: items.map((f) => f.id),
     });

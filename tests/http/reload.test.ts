@@ -234,6 +234,29 @@ describe("definitions checked against the cards that exist", () => {
     expect(check.stderr).toContain(want);
   });
 
+  test("an item field removed by a reload can be cleared from the entries that hold it, never set", async () => {
+    const api = await testApi();
+    try {
+      const c = await api.task();
+      const added = (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: c.version, entry: { note: "n", at: "2026-01-01T00:00:00Z" } })).body;
+      const entryId = added.entry_id;
+      editJson(api.dir, "definitions/card-types/task.json", (t) => {
+        const ev = t.fields.find((f: any) => f.id === "evidence");
+        ev.item_fields = ev.item_fields.filter((i: any) => i.id !== "at");
+      });
+      expect((await api.post("/workspace/reload")).status).toBe(200);
+      const path = `/cards/${c.id}/fields/evidence/${entryId}`;
+      // before: unknown_field, so the stale key stayed until a schema upgrade
+      const cleared = await api.patch(path, { version: added.card.version, entry: { at: null } });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.fields.evidence[0]).toEqual({ entry_id: entryId, note: "n" });
+      expect((await api.patch(path, { version: cleared.body.version, entry: { at: "2026-01-02T00:00:00Z" } })).body.error).toBe("unknown_field");
+      expect((await api.patch(path, { version: cleared.body.version, entry: { at: null } })).body.error).toBe("unknown_field");
+    } finally {
+      api.close();
+    }
+  });
+
   test("a field that became repeating keeps its old value: appends are refused until PATCH clears it", async () => {
     const api = await testApi();
     try {
