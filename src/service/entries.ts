@@ -41,7 +41,7 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
     const before = list[i];
     // validate the field first so a wrong field name says so, then the entry id
     const { entry, refs } = validateEntry(type, field, body.entry, "update", before ?? {}, opts(svc));
-    if (!before) throw notFound("entry", entryId);
+    if (!before) throw notFound("entry", entryId, list.map((e) => e.entry_id));
     assertEntryArtifactsStored(svc, type, field, body.entry as Record<string, unknown>, before);
     assertCardRefs(w.tx, refs.cards);
     const after: Entry = { entry_id: entryId, ...entry };
@@ -72,7 +72,7 @@ export async function removeEntry(svc: Service, id: string, field: string, entry
     }
     const list = entries(cur, field);
     const removed = list.find((e) => e.entry_id === entryId);
-    if (!removed) throw notFound("entry", entryId);
+    if (!removed) throw notFound("entry", entryId, list.map((e) => e.entry_id));
     const rest = list.filter((e) => e.entry_id !== entryId);
     const fields = { ...cur.fields };
     if (rest.length) fields[field] = rest;

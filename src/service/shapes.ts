@@ -117,7 +117,9 @@ export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: 
   if (!missing && (issue.type === "object" || issue.type === "strict_object")) {
     throw new CardsError("validation_failed", `${what}: ${path ? path + ": " : ""}expected a JSON object`, { field: path });
   }
-  const options = issue.type === "picklist" ? picklistOptions(issue.expected) : undefined;
+  // a missing key that takes one of a few values names them too (POST /users without kind)
+  const entry = missing ? (schema as { entries?: Record<string, { type?: string; options?: unknown[] }> }).entries?.[path] : undefined;
+  const options = issue.type === "picklist" ? picklistOptions(issue.expected) : entry?.type === "picklist" ? entry.options : undefined;
   throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : `${path ? path + ": " : ""}${issue.message}`}`, {
     field: path, value: missing ? undefined : issue.input,
     ...(options ? { valid_options: options } : {}),

@@ -61,6 +61,8 @@ describe("POST /cards", () => {
     expect([reg.status, reg.body.error, reg.body.field]).toEqual([422, "validation_failed", "id"]);
     const kind = await api.post("/users", { id: "robo", kind: "robot" });
     expect(kind.body).toMatchObject({ message: 'register user: kind: must be "human" or "agent"', valid_options: ["human", "agent"] });
+    // a missing kind names its options too (before: "kind is required" alone)
+    expect((await api.post("/users", { id: "robo" })).body).toMatchObject({ message: "register user: kind is required", field: "kind", valid_options: ["human", "agent"] });
   });
 
   test("status defaults to the first workspace column, or the first allowed column", async () => {

@@ -598,6 +598,11 @@ describe("repeating entries", () => {
     expect(notRepeating.body.valid_options).toEqual(["evidence"]);
     expect((await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 9, entry: { note: "x" } })).status).toBe(409);
     expect((await api.patch(`/cards/${c.id}/fields/evidence/ent_nope`, { version: 1, entry: { note: "y" } })).status).toBe(404);
+    // an unknown entry id names the card's entries (before: no options)
+    const one = (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 1, entry: { note: "x" } })).body;
+    const nope = await api.patch(`/cards/${c.id}/fields/evidence/ent_nope`, { version: 2, entry: { note: "y" } });
+    expect([nope.status, nope.body.valid_options]).toEqual([404, [one.entry_id]]);
+    expect((await api.del(`/cards/${c.id}/fields/evidence/ent_nope?version=2`)).body.valid_options).toEqual([one.entry_id]);
   });
 
   test("append, update and remove require the version (DECISIONS: {version, entry}, ?version=N)", async () => {
