@@ -115,7 +115,13 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
     }
   }
   for (const key of (spec.inputSchema.required ?? []) as string[]) {
-    if (a[key] === undefined || a[key] === null) throw new CardsError("validation_failed", `${spec.name}: ${key} is required`, { field: key });
+    if (a[key] === undefined || a[key] === null) {
+      throw new CardsError("validation_failed", `${spec.name}: ${key} is required`, {
+        field: key,
+        ...(key === "version" ? { hint: "pass the card's current version (get_card shows it); a stale one is refused with the current card" } : {}),
+        ...(key === "card_id" ? { hint: "pass the card's full id (card_...); search_cards finds it by words or a short id" } : {}),
+      });
+    }
   }
   for (const [key, value] of Object.entries(a)) {
     const want = props[key]!.type as string | undefined;

@@ -80,7 +80,15 @@ function declaredMime(contentType: string | undefined): string | undefined {
 export async function openArtifact(svc: Service, path: string): Promise<{ body: ReadableStream<Uint8Array>; mime: string; size: number }> {
   const rel = path.startsWith(LOCAL_ARTIFACT_PREFIX) ? path.slice("artifacts/".length) : path.replace(/^\/+/, "");
   const m = BLOB_PATH.exec(rel);
-  if (!m || !m[2]!.startsWith(m[1]!)) throw notFound("artifact", path);
+  if (!m || !m[2]!.startsWith(m[1]!)) {
+    // an external uri (an artifact_policy uri field) names no stored bytes: say so
+    if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
+      throw new CardsError("not_found", `artifact ${JSON.stringify(path)} not found: only ${LOCAL_ARTIFACT_PREFIX}... uris name stored bytes`, {
+        value: path, hint: "an external uri (a field with artifact_policy uri) stores no bytes here: fetch it where it points",
+      });
+    }
+    throw notFound("artifact", path);
+  }
   const blob = await svc.blobs.get(m[2]!);
   if (!blob) throw notFound("artifact", path);
   return blob;

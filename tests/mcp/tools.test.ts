@@ -243,7 +243,10 @@ describe("error results", () => {
 
   test("bad arguments are isError results: unknown key with valid_options, missing key, wrong type, unknown card", async () => {
     expect((await s.call("get_card", { id: "x" })).data).toMatchObject({ error: "validation_failed", field: "id", valid_options: ["card_id"] });
-    expect((await s.call("claim", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "validation_failed", field: "version" });
+    // a missing version says where to read it (before: no hint, unlike the CLI and HTTP)
+    expect((await s.call("claim", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "validation_failed", field: "version", hint: expect.stringContaining("get_card shows it") });
+    // an external uri names no stored bytes, and says so (before: a plain not_found)
+    expect((await s.call("get_artifact", { uri: "https://ci.example/run/1" })).data).toMatchObject({ error: "not_found", hint: expect.stringContaining("artifact_policy uri") });
     expect((await s.call("claim", { card_id: "c", version: "3" })).data).toMatchObject({ error: "validation_failed", field: "version" });
     expect((await s.call("get_card", { card_id: "card_0000000000000000" })).data).toMatchObject({ error: "not_found" });
     expect((await s.call("add_link", { card_id: "card_0000000000000000", type_id: "nope", target: "x" })).isError).toBe(true);
