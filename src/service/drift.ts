@@ -9,7 +9,7 @@ import type { Definitions } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
 
 export interface DefinitionNotice {
-  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind";
+  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "default_user_unknown";
   count: number;
   message: string;
   /** the call that lists them */
@@ -60,6 +60,14 @@ export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionN
       kind: "schema_behind", count: n,
       list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type}): each card shows its schema_version`,
       message: `${n} ${type} card(s) are at a schema_version below ${def.schema_version}: writes validate them against the current type; upgrade each (POST /cards/{id}/upgrade-schema, CLI: cards cards upgrade-schema ID --dry-run first) to apply the migrations' defaults and drop removed fields`,
+    });
+  }
+  // SPEC lets take-next skip the registry check for default_user: an unknown one takes cards as nobody anyone knows
+  const fallback = defs.workspace.settings.default_user;
+  if (fallback !== undefined && !r.getUser(fallback) && !(defs.workspace.users ?? []).some((u) => u.id === fallback)) {
+    out.push({
+      kind: "default_user_unknown", count: 0, list: "GET /workspace (users)",
+      message: `settings.default_user ${JSON.stringify(fallback)} is not a registered user: a caller that names no actor acts as ${fallback} (take-next gives cards to ${fallback}); register it (cards users add ${fallback} --kind agent|human) or name a registered user`,
     });
   }
   return out;
