@@ -50,7 +50,7 @@ export async function followEvents(g: CliGlobals, q: FollowQuery, reconnectForS 
 
 async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   const { openService } = await import("../platform/open.ts");
-  const { eventMatcher, parseStreamFilter, replayEvents } = await import("../service/index.ts");
+  const { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT } = await import("../service/index.ts");
   const { parseEventId } = await import("../domain/ids.ts");
   const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
   const query: Record<string, string> = {};
@@ -62,9 +62,15 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   // (at most 500 after --since, as the server's stream) runs synchronously up to there
   svc.subscribe((e) => { if (matches(e)) print(e); }, { types: f.types });
   const live = Math.max(svc.liveCursor, svc.store.historyThrough());
-  for (const e of replayEvents(svc, f)) {
-    if ((parseEventId(e.id) ?? 0) > live) break;
-    if (matches(e)) print(e);
+  // every event after --since, page by page (the server's stream stops at 500; here the
+  // follower reads the log itself, so it has no reason to)
+  for (let from = f.since; from !== undefined;) {
+    const rows = replayEvents(svc, { ...f, since: from });
+    from = rows.length >= STREAM_REPLAY_LIMIT ? rows.at(-1)!.id : undefined;
+    for (const e of rows) {
+      if ((parseEventId(e.id) ?? 0) > live) { from = undefined; break; }
+      if (matches(e)) print(e);
+    }
   }
   const stop = (): void => { svc.close(); process.exit(0); };
   process.on("SIGINT", stop);
@@ -139,8 +145,11 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
     connected = true;
     lostAt = undefined;
     attempt = 0;
+    /** the replay stopped at its bound: the rest comes from a reconnect after the last id, not live */
+    let truncated = false;
     const parser = createParser({
       onEvent: (ev) => {
+        if (truncated) return;
         if (ev.id) {
           // after a reconnect nothing at or before the last id printed is printed again
           if (lastId !== undefined && Number(ev.id) <= Number(lastId)) return;
@@ -148,11 +157,26 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
         }
         writeLine(ev.data);
       },
+      onComment: (text) => {
+        // where the server's replay left off (src/http/sse.ts)
+        const live = /^live after (\d+)$/.exec(text.trim());
+        // nothing printed yet: a reconnect resumes from where the stream went live, not from
+        // its own start (events written while the server was down were lost)
+        if (live && (lastId === undefined || Number(live[1]) > Number(lastId))) lastId = live[1];
+        if (/^replay truncated after \d+$/.test(text.trim())) truncated = true;
+      },
     });
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of res.body) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        if (truncated) break; // more than 500 were missed: reconnect at once for the next ones
+      }
     } catch { /* the connection broke: resume below */ }
+    if (truncated) {
+      attempt = -1;
+      continue;
+    }
     lostAt = Date.now();
     notice(`the stream from ${base} ended; reconnecting${lastId ? ` after event ${lastId}` : ""}`);
     await sleep(250);

@@ -4,8 +4,8 @@
  * `since` (replay of at most 500, then live). A consumer whose buffer fills gets
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
-import { eventMatcher, parseStreamFilter, replayEvents, type Service, type StreamFilter } from "../service/index.ts";
-import { parseEventId } from "../domain/ids.ts";
+import { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import { formatEventId, parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
@@ -30,6 +30,8 @@ export function eventStream(svc: Service, req: Request): Response {
   /** the replay's frames not yet handed to the stream: they go as the client reads */
   let replay: CardEvent[] = [];
   let next = 0;
+  /** the comment that ends the replay (where it left off), sent before the live frames */
+  let tail: Uint8Array | undefined;
   /** live frames that arrived during the replay (they follow it); undefined once live */
   let held: Uint8Array[] | undefined = [];
   let heldBytes = 0;
@@ -64,6 +66,8 @@ export function eventStream(svc: Service, req: Request): Response {
             continue;
           }
           replay = [];
+          if (tail) controller.enqueue(tail);
+          tail = undefined;
           const live = held;
           held = undefined;
           for (const b of live) controller.enqueue(b);
@@ -92,10 +96,20 @@ export function eventStream(svc: Service, req: Request): Response {
       group = groupFor(svc, f, matches);
       // a restored log is history the feed never publishes: replay reads it whole
       const live = Math.max(svc.liveCursor, svc.store.historyThrough());
-      for (const e of replayEvents(svc, f)) {
-        if ((parseEventId(e.id) ?? 0) > live) break;
+      const rows = replayEvents(svc, f);
+      let cut = false;
+      for (const e of rows) {
+        if ((parseEventId(e.id) ?? 0) > live) { cut = true; break; }
         if (matches(e)) replay.push(e);
       }
+      // where the replay left off, as a comment before the live events: the bound of 500
+      // reached (more events follow the last one replayed: a consumer reconnects with its
+      // id, or pages GET /events, for the rest), or else the event id the stream is live
+      // after (a consumer that printed nothing yet resumes there, not from the start)
+      const lastRow = rows.at(-1);
+      tail = !cut && lastRow && rows.length >= STREAM_REPLAY_LIMIT
+        ? encoder.encode(`: replay truncated after ${lastRow.id}\n\n`)
+        : encoder.encode(`: live after ${formatEventId(live)}\n\n`);
       group.join(member);
       pump();
     },

@@ -40,7 +40,17 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   if (f.board_id !== undefined) f.boardTypes = svc.board(f.board_id).card_type_ids;
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {
-    if (parseEventId(from) === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: from });
+    const n = parseEventId(from);
+    if (n === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: from });
+    // an id past the log's end (another workspace's, or one from before a backup was put
+    // back) would mute the stream until the log caught up with it: refused, naming the end
+    const head = svc.store.lastEventId();
+    if (n > (head === null ? 0 : (parseEventId(head) ?? 0))) {
+      throw badRequest(`Last-Event-ID / since ${from} is past the newest event of this workspace (${head ?? "none yet"})`, {
+        field: "since", value: from,
+        hint: `it comes from another workspace, or from before this one was restored from a backup: resume ${head ? `with since=${head} (cards events --follow --since ${head})` : "without it"}, after reading what you missed from GET /v1/events`,
+      });
+    }
     f.since = from;
   }
   return f;
@@ -48,7 +58,7 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
 
 /** The predicate of a filter. */
 export function eventMatcher(svc: Service, f: StreamFilter): (e: CardEvent) => boolean {
-  // `since` is a floor for live events too (a since past the log's end waits for it)
+  // `since` is a floor for live events too
   const floor = f.since !== undefined ? Number(f.since) : undefined;
   return (e) => {
     if (floor !== undefined && "id" in e && typeof e.id === "string" && Number(e.id) <= floor) return false;

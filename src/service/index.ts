@@ -11,7 +11,7 @@ export { isRegisteredUser, registerUser } from "./users.ts";
 export { registerDeclaredUsers } from "./workspace.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";
-export { parseStreamFilter, eventMatcher, replayEvents, type StreamFilter } from "./event-filter.ts";
+export { parseStreamFilter, eventMatcher, replayEvents, STREAM_REPLAY_LIMIT, type StreamFilter } from "./event-filter.ts";
 // Ownership
 export { claimCard, releaseCard, takeNext } from "./ownership.ts";
 // Links, comments, entries, history

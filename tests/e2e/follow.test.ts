@@ -180,6 +180,39 @@ describe("cards events --follow", () => {
     }
   });
 
+  test("remote: every durable event written while the server was down arrives, more than the stream's 500 too, for a follower that printed nothing yet", async () => {
+    const ws = makeWorkspace();
+    const first = await serve(ws);
+    const port = new URL(first.url).port;
+    const f = follow(ws, ["--types", "card_created", "--reconnect-for", "30"], { CARDS_URL: first.url });
+    let second: Server | undefined;
+    try {
+      await Bun.sleep(600); // connected, nothing printed
+      await first.stop();
+      // another process writes while no server runs: 620 cards
+      const { openTestService } = await import("../helpers/workspace.ts");
+      const { createCard } = await import("../../src/service/index.ts");
+      const svc = await openTestService(ws, "embedded");
+      for (let i = 0; i < 620; i++) await createCard(svc, { type_id: "task", title: `while down ${i}` }, { actor: "ada" } as never);
+      svc.close();
+      second = await serve(ws, {}, ["--port", port]);
+      // before: 0 (no resume point: the new stream started live) or 500 (the replay's bound)
+      await f.waitFor((l) => l.length >= 620, 20_000);
+      await Bun.sleep(300);
+      expect(f.lines.length).toBe(620);
+      expect(new Set(f.lines.map((e) => e.diff.card.title)).size).toBe(620);
+      const ids = f.lines.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      // an id past the log's end is refused, not a stream that stays silent
+      const ahead = await fetch(`${second.url}/v1/events/stream`, { headers: { "last-event-id": "999999999999" } });
+      expect(ahead.status).toBe(400);
+      expect(((await ahead.json()) as any).hint).toContain("since=");
+    } finally {
+      await f.stop();
+      await second?.stop();
+    }
+  }, 60_000);
+
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });
