@@ -14,6 +14,11 @@ import { scopeOf } from "./lanes.ts";
 import { onReload } from "./reload.ts";
 import type { Service } from "./service.ts";
 
+/** The once-key of a temporal firing: one per rule, board, card and entry (its since). */
+export function temporalOnceKey(type: "status_timeout" | "card_idle", boardId: string, cardId: string, since: string): string {
+  return `${type}:${boardId}:${cardId}:${since}`;
+}
+
 /** The actor of events the service raises by itself. */
 export const SYSTEM_ACTOR = "cards";
 const MAX_SLEEP_MS = 30_000;
@@ -147,7 +152,7 @@ export class TemporalMonitor {
     const event = { type: rule.type, actor: SYSTEM_ACTOR, at: nowIso(), card_id: card.id, scope: "card", diff } as CardEvent;
     const persisted = (this.svc.defs.workspace.settings.persist_conditions ?? []).includes(rule.type);
     await this.svc.store.write((tx) => {
-      if (!tx.claimOnce(`${rule.type}:${rule.board.id}:${card.id}:${since}`, event.at)) return;
+      if (!tx.claimOnce(temporalOnceKey(rule.type, rule.board.id, card.id, since), event.at)) return;
       if (persisted) tx.appendEvent(event);
       else tx.appendSignal(event);
     });

@@ -5,6 +5,7 @@
  * restore runs in one transaction, so a bad line leaves nothing half-restored.
  */
 import { clearLaneStates } from "./lanes.ts";
+import { temporalOnceKey } from "./monitors.ts";
 import { CardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
 import { CARD_ID_RE, parseEventId } from "../domain/ids.ts";
@@ -199,6 +200,12 @@ async function restoreInTransaction(
             else if (!seenCards.has(e.card_id) && !((eventsFirst.get(e.card_id) ?? -Infinity) >= at)) eventsFirst.set(e.card_id, at);
           }
           store(`event ${e.id}`, () => tx.insertEventWithId(e));
+          // a condition the log already holds has fired: a server on the restored workspace
+          // must not fire it again (its once-key is not part of the dump)
+          if ((e.type === "status_timeout" || e.type === "card_idle") && typeof e.card_id === "string") {
+            const { board_id: board, since } = e.diff as { board_id?: unknown; since?: unknown };
+            if (typeof board === "string" && typeof since === "string") tx.claimOnce(temporalOnceKey(e.type, board, e.card_id, since), e.at);
+          }
           if (++n.events % 20000 === 0) progress?.(n);
           break;
         }
