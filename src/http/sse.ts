@@ -4,7 +4,7 @@
  * `since` (replay of at most 500, then live). A consumer whose buffer fills gets
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
-import { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import { eventMatcher, onReload, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
 import { formatEventId, parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
@@ -84,6 +84,20 @@ export function eventStream(svc: Service, req: Request): Response {
         open.delete(cleanup);
         try { controller.close(); } catch { /* already closed */ }
       };
+      // a stream of a board a reload removes ends (its definition_reloaded goes out first):
+      // it would go on sending the board's cards' events while GET /boards/{id} is 404
+      if (f.board_id !== undefined) {
+        const board = f.board_id;
+        const offReload = onReload(svc.origin, (defs) => {
+          if (defs.boards.has(board)) return;
+          setTimeout(() => {
+            if (!closed) controller.enqueue(encoder.encode(`: board ${board} was removed\n\n`));
+            cleanup();
+          }, SSE_FLUSH_MAX_MS * 3);
+        });
+        const close = cleanup;
+        cleanup = () => { offReload(); close(); };
+      }
       open.add(cleanup);
       controller.enqueue(CONNECTED);
       // subscribing, replay and joining are synchronous: no event is published in between.

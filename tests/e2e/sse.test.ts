@@ -131,6 +131,30 @@ describe("live delivery", () => {
   });
 });
 
+describe("a board removed by a reload", () => {
+  test("its streams end after its definition_reloaded, instead of going on with its cards' events", async () => {
+    const own = makeWorkspace();
+    const srv = await serve(own);
+    try {
+      const res = await fetch(`${srv.url}/v1/events/stream?board_id=bugs`);
+      const reader = res.body!.getReader();
+      const all = readToEnd(reader);
+      const { rmSync } = await import("node:fs");
+      const { join } = await import("node:path");
+      rmSync(join(own, "definitions/boards/bugs.json"));
+      rmSync(join(own, "definitions/views/triage.json"));
+      expect((await fetch(`${srv.url}/v1/workspace/reload`, { method: "POST" })).status).toBe(200);
+      // before: the stream stayed open and delivered the cards of a board that is 404
+      const text = await Promise.race([all, Bun.sleep(5000).then(() => "still open")]);
+      expect(text).toContain("event: definition_reloaded");
+      expect(text).toContain(": board bugs was removed");
+      expect((await fetch(`${srv.url}/v1/events/stream?board_id=bugs`)).status).toBe(404);
+    } finally {
+      await srv.stop();
+    }
+  }, 20_000);
+});
+
 describe("resume and replay", () => {
   test("Last-Event-ID replays what came after, then goes live", async () => {
     const first = await post("/cards", { type_id: "task", title: "resume-1" });
