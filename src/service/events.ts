@@ -9,6 +9,8 @@ import type { Service } from "./service.ts";
 export const EVENTS_DEFAULT_LIMIT = 100;
 export const EVENTS_MAX_LIMIT = 500;
 
+/** The types the durable feed can hold: card facts and conditions (persisted ones are logged; persist_conditions). */
+const FEED_TYPES = ALL_EVENT_TYPES.filter((t) => t !== "definition_reloaded" && t !== "definition_reload_failed");
 const EVENT_PARAMS = ["actor", "owner", "type", "types", "board_id", "since", "cursor", "limit"];
 
 /** `next_cursor` is absent once the feed is exhausted (SPEC: "empty or absent"). */
@@ -31,7 +33,14 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
   const types = [...(p.type !== undefined ? csv(p.type) : []), ...(p.types !== undefined ? csv(p.types) : [])];
   if (types.length) {
     for (const t of types) {
-      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
+      // the definition lifecycle events are live only (SPEC): a feed filtered on them is always empty
+      if (t === "definition_reloaded" || t === "definition_reload_failed") {
+        throw badRequest(`${t} is not in the durable feed: it is published live only`, {
+          field: "types", value: t, valid_options: FEED_TYPES,
+          hint: `follow it live: GET /events/stream?types=${t} (CLI: cards events --follow --types ${t})`,
+        });
+      }
+      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: FEED_TYPES });
     }
     q.types = types;
   }

@@ -421,6 +421,10 @@ describe("GET /events", () => {
       const bad = await fresh.get("/events?types=nope");
       expect(bad.status).toBe(400);
       expect(bad.body.valid_options).toContain("card_created");
+      expect(bad.body.valid_options).not.toContain("definition_reloaded");
+      // live-only types (SPEC: not in the durable feed) say where they are (before: always an empty page)
+      const live = await fresh.get("/events?types=definition_reloaded");
+      expect([live.status, live.body.hint]).toEqual([400, "follow it live: GET /events/stream?types=definition_reloaded (CLI: cards events --follow --types definition_reloaded)"]);
       expect((await fresh.get("/events?limit=501")).body.items.length).toBeLessThanOrEqual(500);
     } finally {
       fresh.close();
