@@ -40,8 +40,13 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
       const v = eq >= 0 ? body.slice(eq + 1).toLowerCase() : undefined;
       // `--force=off` read as true moved a card past its transitions: only these words are read
       const value = v === undefined ? true : BOOLEAN_WORDS.get(v);
-      if (value === undefined || (negated && v !== undefined)) {
-        throw new CardsError("usage", `--${negated ? "no-" : ""}${key} takes no value but true or false, not ${JSON.stringify(body.slice(eq + 1))}`, {
+      if (negated && v !== undefined) {
+        throw new CardsError("usage", `--no-${key} takes no value`, {
+          field: `--no-${key}`, value: body.slice(eq + 1), hint: `write --no-${key}, or --${key}=${body.slice(eq + 1)}`,
+        });
+      }
+      if (value === undefined) {
+        throw new CardsError("usage", `--${key}=${body.slice(eq + 1)}: --${key} is a switch; its value can only be true or false (1 or 0, yes or no)`, {
           field: `--${key}`, value: body.slice(eq + 1), valid_options: ["true", "false"],
           hint: `write --${key} (or --${key}=true) to turn it on, --no-${key} (or --${key}=false) to turn it off`,
         });

@@ -163,7 +163,13 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
         // nothing printed yet: a reconnect resumes from where the stream went live, not from
         // its own start (events written while the server was down were lost)
         if (live && (lastId === undefined || Number(live[1]) > Number(lastId))) lastId = live[1];
-        if (/^replay truncated after \d+$/.test(text.trim())) truncated = true;
+        // the replay sent every match up to that id: the next connection starts after it
+        // (when none of those 500 matched, the last id printed would ask for them again)
+        const cut = /^replay truncated after (\d+)$/.exec(text.trim());
+        if (cut) {
+          truncated = true;
+          if (lastId === undefined || Number(cut[1]) > Number(lastId)) lastId = cut[1];
+        }
       },
     });
     const decoder = new TextDecoder();

@@ -88,9 +88,15 @@ const ownerCache = new WeakMap<CardEvent, string | undefined>();
 function cardTypeOf(svc: Service, e: CardEvent): string | undefined {
   if (!typeCache.has(e)) {
     const fromDiff = (e.diff as { card?: { type_id?: string } }).card?.type_id;
-    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id : undefined));
+    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id ?? deletedCardType(svc, e.card_id) : undefined));
   }
   return typeCache.get(e);
+}
+
+/** A deleted card's type, from its card_deleted tombstone (as the feed's SQL reads it): its replayed events stay its board's. */
+function deletedCardType(svc: Service, cardId: string): string | undefined {
+  const [tomb] = svc.store.listEvents({ cardId, types: ["card_deleted"], limit: 1 });
+  return (tomb?.diff as { card?: { type_id?: string } } | undefined)?.card?.type_id;
 }
 
 function ownerOf(svc: Service, e: CardEvent): string | undefined {

@@ -97,6 +97,16 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
         // a browser retry that hangs reports nothing: look again once the grace time is over
         setTimeout(() => { if (es === src && src.readyState !== EventSource.OPEN) retryLater(src); }, OFFLINE_AFTER_MS);
       }
+      // refused, not lost (a browser closes a source the server answers with an error): a
+      // since past the log's end (the workspace put back from a backup, or another one on
+      // this address) is refused every time; start from the live edge instead, and re-read
+      if (src.readyState === EventSource.CLOSED && lastId) {
+        void sinceRefused(url).then((refused) => {
+          if (refused) lastId = "";
+          if (es === src) retryLater(src);
+        });
+        return;
+      }
       // the browser's own retries (readyState CONNECTING) say nothing of when the next one runs
       if (src.readyState === EventSource.CLOSED || Date.now() - downSince >= OFFLINE_AFTER_MS) retryLater(src);
       else handlers.status("connecting");
@@ -108,4 +118,18 @@ export function connectLive(handlers: LiveHandlers): { lastEventId(): string; cl
     lastEventId: () => lastId,
     close: () => { closed = true; es?.close(); es = null; },
   };
+}
+
+/** Whether the server refuses the stream's `since` (400 naming it), read without opening a stream. */
+async function sinceRefused(url: string): Promise<boolean> {
+  const stop = new AbortController();
+  try {
+    const res = await fetch(url, { signal: stop.signal, headers: { accept: "text/event-stream" } });
+    if (res.status !== 400) return false;
+    return ((await res.json()) as { field?: string }).field === "since";
+  } catch {
+    return false;
+  } finally {
+    stop.abort(); // a stream that opened meanwhile is not kept
+  }
 }

@@ -125,7 +125,8 @@ describe("process interface", () => {
     expect(off.error.hint).toContain("--no-force");
     expect(run(["cards", "get", c.id], { cwd: ws }).json.status).toBe(c.status);
     expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=banana"], { cwd: ws }).code).toBe(2);
-    expect(run(["cards", "create", "--type", "task", "--title", "y", "--no-dry-run=true"], { cwd: ws }).code).toBe(2);
+    const negated = run(["cards", "create", "--type", "task", "--title", "y", "--no-dry-run=true"], { cwd: ws });
+    expect([negated.code, negated.error.message]).toEqual([2, "--no-dry-run takes no value"]);
     const before = run(["cards", "list", "--limit", "200"], { cwd: ws }).json.items.length;
     expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=TRUE"], { cwd: ws }).json.version).toBe(1);
     expect(run(["cards", "create", "--type", "task", "--title", "y", "--dry-run=Yes"], { cwd: ws }).code).toBe(0);

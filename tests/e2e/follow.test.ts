@@ -213,6 +213,31 @@ describe("cards events --follow", () => {
     }
   }, 60_000);
 
+  test("remote: a deleted card's 600 events replay on its board, and the follower goes live after them", async () => {
+    const ws = makeWorkspace();
+    const { openTestService } = await import("../helpers/workspace.ts");
+    const { createCard, deleteCard, patchCard } = await import("../../src/service/index.ts");
+    const svc = await openTestService(ws, "embedded");
+    const ada = { actor: "ada" } as never;
+    let card = await createCard(svc, { type_id: "task", title: "busy" }, ada);
+    for (let i = 0; i < 600; i++) card = await patchCard(svc, card.id, { version: card.version, title: `busy ${i}` }, ada);
+    await deleteCard(svc, card.id, card.version, ada);
+    svc.close();
+    const srv = await serve(ws);
+    // before: the stream sent 500 rows none of which passed the board filter (the card is
+    // gone), and the follower asked for the same 500 again, forever, never going live
+    const f = follow(ws, ["--board", "main", "--since", "000000000001"], { CARDS_URL: srv.url });
+    try {
+      await f.waitFor((l) => l.length >= 601, 20_000);
+      const fresh = await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type_id: "task", title: "live after" }) }).then((r) => r.json() as Promise<any>);
+      await f.waitFor((l) => l.some((e) => e.card_id === fresh.id), 10_000);
+      expect(f.lines.filter((e) => e.card_id === card.id).length).toBe(601); // 600 updates, the delete
+    } finally {
+      await f.stop();
+      await srv.stop();
+    }
+  }, 60_000);
+
   test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });

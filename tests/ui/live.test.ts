@@ -66,6 +66,31 @@ test("after a server restart the stream resumes from the last event id", async (
   srv = undefined;
 }, 60_000);
 
+test("a workspace whose log is shorter than the page saw (put back from a backup) is followed again, not offline forever", async () => {
+  const dir = makeWorkspace();
+  const port = await freePort();
+  srv = await serve(dir, {}, ["--port", String(port)]);
+  for (let i = 0; i < 3; i++) await call(srv.url, "POST", "/cards", { type_id: "task", title: `old ${i}`, fields: { priority: "normal" } });
+  const page = await browser.page();
+  await page.goto(`${srv.url}/ui/`);
+  await page.locator('#live-status[data-state="live"]').waitFor();
+  const seen = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Seen live", fields: { priority: "normal" } });
+  await page.locator(`.card[data-id="${seen.id}"]`).waitFor();
+  await srv.stop();
+  // the address now serves a workspace with a shorter log: the page's last id is past its end
+  const fresh = makeWorkspace();
+  srv = await serve(fresh, {}, ["--port", String(port)]);
+  const after = await call(srv.url, "POST", "/cards", { type_id: "task", title: "After the put-back", fields: { priority: "normal" } });
+  // before: every reconnect was refused (since past the log's end) and the page stayed offline
+  await page.locator(`.card[data-id="${after.id}"]`).waitFor({ timeout: 30_000 });
+  await page.locator('#live-status[data-state="live"]').waitFor();
+  const later = await call(srv.url, "POST", "/cards", { type_id: "task", title: "Live again", fields: { priority: "normal" } });
+  await page.locator(`.card[data-id="${later.id}"]`).waitFor();
+  await page.close();
+  await srv.stop();
+  srv = undefined;
+}, 60_000);
+
 test("after a restart the page re-reads the board and the definitions: past the 500-event replay, and edited while the server was down", async () => {
   const dir = makeWorkspace();
   const port = await freePort();
