@@ -75,7 +75,7 @@ function extractGlobals(argv: string[], env: Record<string, string | undefined>)
     if (a === "--") { rest.push(...argv.slice(i)); break; }
     const eq = a.indexOf("=");
     const name = eq > 0 ? a.slice(0, eq) : a;
-    const key = GLOBAL_FLAGS[name];
+    const key = Object.hasOwn(GLOBAL_FLAGS, name) ? GLOBAL_FLAGS[name] : undefined; // a word `constructor` is no flag
     if (!key) { rest.push(a); continue; }
     const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
     if (value === undefined || value === "") throw new CardsError("usage", `${name} needs a value`, { field: name });
@@ -93,7 +93,7 @@ async function resolve(root: CommandDef, argv: string[]): Promise<{ cmd: Command
     if (word.startsWith("-")) break;
     const subs = await resolveValue(cmd.subCommands);
     if (!subs) break;
-    const next = subs[word];
+    const next = Object.hasOwn(subs, word) ? subs[word] : undefined;
     if (!next) throw await unknownCommand(cmd, path, word);
     cmd = (await resolveValue(next)) as CommandDef;
     path.push(word);

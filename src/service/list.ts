@@ -109,7 +109,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     filters.push(scopeOf(board));
     if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
   } else if (p.filter !== undefined) {
-    const boards = [...svc.defs.boards.values()].filter((b) => b.presentation?.filters?.[p.filter!] !== undefined).map((b) => b.id)
+    const boards = [...svc.defs.boards.values()].filter((b) => Object.hasOwn(b.presentation?.filters ?? {}, p.filter!)).map((b) => b.id)
       .sort((a, b) => Number(b === svc.defs.defaultBoardId) - Number(a === svc.defs.defaultBoardId));
     throw badRequest("filter names a saved filter of a board: give board_id too", {
       field: "filter", value: p.filter,
@@ -170,7 +170,7 @@ export function boardScope(board: Board): FilterNode {
 
 function savedFilter(board: Board, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
   const saved = board.presentation?.filters ?? {};
-  const raw = saved[name];
+  const raw = Object.hasOwn(saved, name) ? saved[name] : undefined; // `constructor` is no saved filter
   if (!raw) {
     throw badRequest(`board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
   }

@@ -135,6 +135,17 @@ describe("process interface", () => {
     expect(run(["cards", "list", "--limit", "200"], { cwd: ws }).json.items.length).toBe(before + 1);
   });
 
+  test("words that are names every object inherits are plain words: a title, a comment, a filter name, a command", () => {
+    // before: `constructor` read as a global flag (eating the next word), `cards constructor` as a command
+    const c = run(["cards", "create", "--type", "task", "--title", "constructor", "--tags", "docs"], { cwd: ws });
+    expect([c.code, c.json?.title, c.json?.tags]).toEqual([0, "constructor", ["docs"]]);
+    const said = run(["cards", "comments", "add", c.json.id, "valueOf"], { cwd: ws });
+    expect([said.code, said.json?.comments?.at(-1)?.body]).toEqual([0, "valueOf"]);
+    expect(run(["cards", "list", "--board", "main", "--filter", "constructor"], { cwd: ws }).error).toMatchObject({ error: "bad_request", field: "filter", value: "constructor" });
+    expect(run(["constructor"], { cwd: ws }).error).toMatchObject({ error: "usage", value: "constructor" });
+    expect(run(["cards", "toString"], { cwd: ws }).error).toMatchObject({ error: "usage", value: "toString" });
+  });
+
   test("runs with neither Bun nor node_modules around (a copy in an empty dir, minimal PATH)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-bin-"));
     const copy = join(dir, "cards");
