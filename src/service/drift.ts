@@ -7,6 +7,7 @@
  */
 import type { Definitions } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
+import { BLOCKING_LINK_TYPES } from "./blocking.ts";
 
 export interface DefinitionNotice {
   kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "default_user_unknown";
@@ -47,7 +48,7 @@ export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionN
     out.push({
       kind: "undeclared_link_type", count: n,
       list: `GET /cards?has_link=${type} (CLI: cards cards list --has-link ${type})`,
-      message: `${n} link(s) are of type ${type}, which the workspace no longer declares: they stay on their cards${type === "depends-on" || type === "blocked-by" ? " and still make cards blocked" : ""}; remove them (cards cards links remove CARD ${type} TARGET), or declare ${type} again`,
+      message: `${n} link(s) are of type ${type}, which the workspace no longer declares: they stay on their cards${BLOCKING_LINK_TYPES.includes(type) ? " and still make cards blocked" : ""}; remove them (cards cards links remove CARD ${type} TARGET), or declare ${type} again`,
     });
   }
   for (const [type, byVersion] of used.schemaVersions) {

@@ -76,7 +76,8 @@ export async function removeLink(svc: Service, id: string, typeId: string, targe
  * else the links the card holds.
  */
 function linkNotFound(tx: StoreTx, id: string, typeId: string, target: string): CardsError {
-  const reverse = tx.getCard(target) !== undefined && tx.listLinks(target).some((l) => l.type_id === typeId && l.target === id);
+  // a target that is no card holds no links: the list is empty
+  const reverse = tx.listLinks(target).some((l) => l.type_id === typeId && l.target === id);
   return new CardsError("not_found", `link ${JSON.stringify(`${typeId}/${target}`)} not found on ${id}`, {
     value: `${typeId}/${target}`,
     valid_options: tx.listLinks(id).map((l) => `${l.type_id}/${l.target}`),
