@@ -20,11 +20,14 @@ export function section(title: string, cls: string, ...body: (Node | null)[]): H
 
 /**
  * A button for a write that cannot be undone: the first click asks ("Delete for good?")
- * for a few seconds, the second does it. Refusals are shown as toasts.
+ * for a few seconds, the second does it. Refusals are shown as toasts. `seen`, read when
+ * the question appears, is what the yes is given to (the card as it was asked about, not
+ * as a re-read during the question left it), and is handed to `act`.
  */
-export function confirmButton(
+export function confirmButton<S>(
   text: string, ask: string, attrs: Record<string, string>,
-  act: (again?: number) => Promise<unknown | { ask: string; version: number }>, failed: string,
+  act: (again?: number, seen?: S) => Promise<unknown | { ask: string; version: number }>, failed: string,
+  seen?: () => S,
 ): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, text);
   let armed: ReturnType<typeof setTimeout> | undefined;
@@ -32,6 +35,7 @@ export function confirmButton(
   let armedAt = 0;
   /** set when `act` asked again (the card changed since the person confirmed) */
   let again: number | undefined;
+  let seenAtAsk: S | undefined;
   const disarm = () => {
     clearTimeout(armed);
     armed = undefined;
@@ -50,12 +54,12 @@ export function confirmButton(
   };
   b.addEventListener("click", () => {
     if (busy(b)) return;
-    if (!armed) return arm(ask);
+    if (!armed) { seenAtAsk = seen?.(); return arm(ask); }
     if (Date.now() - armedAt < DOUBLE_CLICK_MS) return;
     const version = again;
     disarm();
     setBusy(b, true);
-    act(version).then((r) => {
+    act(version, seenAtAsk).then((r) => {
       const re = r as { ask?: string; version?: number } | undefined;
       if (re?.ask && re.version !== undefined) { again = re.version; arm(re.ask); }
     }).catch((e) => toast.error(e, failed)).finally(() => setBusy(b, false));

@@ -88,6 +88,7 @@ export function closeDetail(): void {
   const p = panel();
   if (p.hidden) return;
   const id = state.openCard;
+  const lane = current?.id === id ? current.status : "";
   p.hidden = true;
   p.replaceChildren();
   document.body.classList.remove("detail-open");
@@ -96,8 +97,10 @@ export function closeDetail(): void {
   rendered = "";
   editing = false;
   onClose?.();
-  // back to the card, or (deleted) to the board's roving card
-  (cardElement(id) ?? document.querySelector<HTMLElement>('#board .card[tabindex="0"]') ?? document.querySelector<HTMLElement>("#board .card"))?.focus();
+  // back to the card, or (deleted) to the board's roving card, or (none left) to the lane
+  // the card was in: the keyboard stays on the board, not at the page's top
+  (cardElement(id) ?? document.querySelector<HTMLElement>('#board .card[tabindex="0"]') ?? document.querySelector<HTMLElement>("#board .card")
+    ?? document.querySelector<HTMLElement>(`#board .lane[data-lane="${CSS.escape(lane)}"] .lane-cards`) ?? document.querySelector<HTMLElement>("#board .lane-cards"))?.focus();
 }
 
 /** a busy card is re-read at most this often */
@@ -154,7 +157,7 @@ function render(card: Card, incoming: Card[]): void {
   const body = h("div", { class: "detail-body" },
     metaPart,
     h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit"),
-      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, (again) => deleteCard(latest(card), again), "Card not deleted")),
+      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, (again, seen) => deleteCard(seen ?? latest(card), again), "Card not deleted", () => latest(card))),
     ...sections,
     commentsSection(card),
     historySection());

@@ -95,10 +95,16 @@ describe.serial("steering while an agent writes", () => {
     expect(await page.locator(".toast.error").count()).toBe(0);
 
     // a delete is not applied over a change: it asks again, naming who changed the card
-    await evidence(c.id, await version(), "agent 4");
+    // (the change comes while "Delete for good?" stands: the yes is to the card asked about,
+    // even if the panel re-read the card meanwhile)
     const del = d.locator("#detail-delete");
     await del.click();
-    await page.waitForTimeout(600);
+    const asked = Date.now();
+    await evidence(c.id, await version(), "agent 4");
+    await page.evaluate(() => document.dispatchEvent(new CustomEvent("detail-stale"))); // a re-read now
+    const v4 = await version();
+    await page.waitForFunction((v) => document.querySelector(".detail-version")?.textContent?.includes(`v${v}`), v4);
+    await page.waitForTimeout(Math.max(0, 600 - (Date.now() - asked))); // the person reads the question
     await del.click();
     await page.locator("#detail-delete", { hasText: "agent-1 changed it meanwhile: delete anyway?" }).waitFor();
     expect((await call(ui.srv.url, "GET", `/cards/${c.id}`)).id).toBe(c.id);
