@@ -198,7 +198,7 @@ export const ROUTES: Route[] = [
     handle: async (c) => { c.onlyQuery("version"); return write(c, 200, async (ctx) => (await load.entries()).removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)); } },
 
   { method: "GET", path: "/events", summary: "The durable event feed",
-    handle: (c) => withModule(load.events, (m) => ok(m.listEvents(c.svc, c.query))) },
+    handle: (c) => withModule(load.events, (m) => ok(m.listEvents(c.svc, c.query, c.viewer()))) },
   { method: "GET", path: "/breaches", summary: "Conditions that hold now (WIP, lanes, blocked, timeouts, idle)",
     handle: (c) => {
       // a server reads them on its read thread: a promise then

@@ -55,7 +55,7 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(q)) if (v !== undefined) query[k] = v;
-  const f = parseStreamFilter(svc, query);
+  const f = parseStreamFilter(svc, query, undefined, svc.resolveActor(callerActor(g)));
   const matches = eventMatcher(svc, f);
   const print = (e: unknown): void => writeLine(JSON.stringify(e));
   // the feed publishes what comes after the newest event at subscription time; the replay

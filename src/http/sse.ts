@@ -23,7 +23,7 @@ export function eventStream(svc: Service, req: Request): Response {
   const url = new URL(req.url);
   const q: Record<string, string> = {};
   for (const [k, v] of url.searchParams) q[k] = v;
-  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined);
+  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(req.headers.get("x-service-actor")));
   const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};

@@ -7,6 +7,7 @@
 import { badRequest } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
+import { ownerParam } from "./list.ts";
 import type { Service } from "./service.ts";
 
 export const STREAM_PARAMS = ["card_id", "board_id", "types", "actor", "owner", "since"] as const;
@@ -25,7 +26,7 @@ export interface StreamFilter {
 }
 
 /** Validates stream query parameters (400 on an unknown one, an unknown type or a bad id). */
-export function parseStreamFilter(svc: Service, q: Record<string, string | undefined>, since?: string): StreamFilter {
+export function parseStreamFilter(svc: Service, q: Record<string, string | undefined>, since?: string, viewer?: string): StreamFilter {
   for (const k of Object.keys(q)) {
     if (!(STREAM_PARAMS as readonly string[]).includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: [...STREAM_PARAMS] });
   }
@@ -37,6 +38,10 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   if (types) f.types = types;
   // an empty value is an absent one (`?actor=&owner=` from a form or a script's template)
   for (const k of ["card_id", "board_id", "actor", "owner"] as const) if (q[k] !== undefined && q[k] !== "") f[k] = q[k];
+  // "me" is the viewer, as in the feed; other names are not checked: a stream waits for
+  // owners and actors still to come (an agent may take work unregistered)
+  if (f.actor !== undefined) f.actor = ownerParam(svc, f.actor, viewer, false, "actor");
+  if (f.owner !== undefined) f.owner = ownerParam(svc, f.owner, viewer, false);
   if (f.board_id !== undefined) f.boardTypes = svc.board(f.board_id).card_type_ids;
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {

@@ -3,7 +3,7 @@ import { badRequest, notFound } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type StoredEvent } from "../domain/types.ts";
 import type { EventQuery } from "../store/port.ts";
-import { csv, parseLimit, type ListParams } from "./list.ts";
+import { csv, ownerParam, parseLimit, type ListParams } from "./list.ts";
 import type { Service } from "./service.ts";
 
 export const EVENTS_DEFAULT_LIMIT = 100;
@@ -16,8 +16,12 @@ const EVENT_PARAMS = ["actor", "owner", "type", "types", "board_id", "since", "c
 /** `next_cursor` is absent once the feed is exhausted (SPEC: "empty or absent"). */
 export interface EventPage { items: StoredEvent[]; next_cursor?: string }
 
-/** Ordered by id; `since` and `cursor` are exclusive floors and `cursor` wins. */
-export function listEvents(svc: Service, p: ListParams): EventPage {
+/**
+ * Ordered by id; `since` and `cursor` are exclusive floors and `cursor` wins. `me` in
+ * `actor` or `owner` is the viewer; an owner nobody is, nor registered, is refused as in
+ * GET /cards (the feed's owner is the card's current one: its page would be empty).
+ */
+export function listEvents(svc: Service, p: ListParams, viewer?: string): EventPage {
   for (const k of Object.keys(p)) {
     if (!EVENT_PARAMS.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: EVENT_PARAMS });
   }
@@ -44,8 +48,8 @@ export function listEvents(svc: Service, p: ListParams): EventPage {
     }
     q.types = types;
   }
-  if (p.actor !== undefined) q.actor = p.actor;
-  if (p.owner !== undefined) q.owner = p.owner;
+  if (p.actor !== undefined) q.actor = ownerParam(svc, p.actor, viewer, false, "actor");
+  if (p.owner !== undefined) q.owner = ownerParam(svc, p.owner, viewer, p.cursor === undefined);
   if (p.board_id !== undefined) {
     q.cardTypeIds = svc.board(p.board_id).card_type_ids;
     q.boardId = p.board_id;

@@ -125,11 +125,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     // an empty owner matched no card at all: say how to ask for unowned ones
     throw badRequest("owner must name a user (or me)", { field: "owner", value: "", hint: 'unowned cards: a board\'s saved filter holding {"owner": null} (filter=NAME&board_id=B), or take-next with dry_run for the next one' });
   }
-  if (p.owner === "me" && !viewer) {
-    throw new CardsError("validation_failed", "owner=me needs an actor", { field: "owner", value: "me", hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)" });
-  }
-  // the caller's own name and a later page (the first was checked) are never refused
-  if (p.owner !== undefined) q.owner = p.owner === "me" ? viewer : p.owner === viewer || p.cursor !== undefined ? p.owner : knownOwner(svc, p.owner);
+  // a later page was checked with the first
+  if (p.owner !== undefined) q.owner = ownerParam(svc, p.owner, viewer, p.cursor === undefined);
   if (p.blocked !== undefined) q.blocked = parseBool(p.blocked, "blocked");
   // a later page was checked with the first
   if (p.has_link !== undefined) q.hasLink = p.cursor !== undefined ? p.has_link : knownLinkType(svc, p.has_link);
@@ -237,9 +234,16 @@ export function verifyHeld(svc: Service, checks: readonly HeldCheck[]): void | P
 }
 
 /**
- * An owner named in a list: a registered user, or an actor that owns cards (owners need
- * not be registered). Anything else is a typo that would read as "nothing assigned".
+ * An `owner` (or `actor`) query parameter: "me" is the viewer. With `check`, a name other
+ * than the viewer's must be a registered user or an actor that owns cards (owners need not
+ * be registered); anything else is a typo that would read as "nothing assigned".
  */
+export function ownerParam(svc: Service, owner: string, viewer: string | undefined, check: boolean, field = "owner"): string {
+  if (owner !== "me") return !check || owner === viewer ? owner : knownOwner(svc, owner);
+  if (viewer) return viewer;
+  throw new CardsError("validation_failed", `${field}=me needs an actor`, { field, value: "me", hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP)" });
+}
+
 function knownOwner(svc: Service, owner: string): string {
   if (svc.store.getUser(owner) || svc.store.listCards({ owner, limit: 1 }).items.length > 0) return owner;
   const users = svc.store.listUsers().map((u) => u.id);

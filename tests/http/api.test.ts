@@ -411,6 +411,16 @@ describe("GET /events", () => {
       expect((await fresh.get("/events?types=status_changed,owner_changed")).body.items.length).toBe(2);
       expect((await fresh.get("/events?actor=agent-1")).body.items.map((e: any) => e.card_id)).toEqual([t.id]);
       expect((await fresh.get("/events?owner=agent-2")).body.items.every((e: any) => e.card_id === t.id)).toBe(true);
+      // "me" is the caller, as in GET /cards (before: events of an owner literally named "me": none)
+      const mine = await fresh.get("/events?owner=me", { "x-service-actor": "agent-2" });
+      expect(mine.body.items.map((e: any) => e.card_id)).toEqual((await fresh.get("/events?owner=agent-2")).body.items.map((e: any) => e.card_id));
+      expect(mine.body.items.length).toBeGreaterThan(0);
+      expect((await fresh.get("/events?actor=me", { "x-service-actor": "agent-1" })).body.items.map((e: any) => e.card_id)).toEqual([t.id]);
+      // an owner nobody is, nor registered, is a typo: refused as GET /cards refuses it (before: an empty page)
+      const typo = await fresh.get("/events?owner=agent-22");
+      expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "unknown_user", "owner"]);
+      expect(typo.body.valid_options).toContain("agent-2");
+      expect((await fresh.get("/cards?owner=agent-22")).body.error).toBe("unknown_user");
       expect((await fresh.get("/events?board_id=bugs")).body.items.map((e: any) => e.card_id)).toEqual([b.id]);
       // a deleted card's events, its tombstone included, stay in its board's feed
       const gone = (await fresh.post("/cards", { type_id: "bug", title: "gone", fields: { steps: "s" } })).body;

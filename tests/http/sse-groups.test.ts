@@ -64,6 +64,17 @@ describe("streams sharing a filter", () => {
     expect(titles(b!)).toEqual(["by bob"]);
     expect(titles(b2!)).toEqual(["by bob"]);
   }));
+
+  test("actor=me is the stream's own actor (X-Service-Actor): two viewers, two filters", () => withService(async (svc) => {
+    const me = (who: string) => eventStream(svc, new Request("http://x/v1/events/stream?types=card_created&actor=me", { headers: { "x-service-actor": who } }));
+    const asBob = me("bob");
+    const asAda = me("ada");
+    await createCard(svc, { type_id: "task", title: "by ada" }, ada);
+    await createCard(svc, { type_id: "task", title: "by bob" }, { actor: "bob" } as never);
+    const [b, a] = await Promise.all([asBob, asAda].map((r) => readUntil(r, (t) => t.includes('"by bob"'), 800)));
+    expect(titles(b!)).toEqual(["by bob"]); // before: events of an actor literally named "me": none
+    expect(titles(a!)).toEqual(["by ada"]);
+  }));
 });
 
 describe("flushes written in slices", () => {
