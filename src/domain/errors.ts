@@ -107,14 +107,33 @@ export const notFound = (what: string, id: string, validOptions?: readonly strin
 /**
  * A stale version. An owned card's hint names the owner: a writer that lost the card to a
  * takeover must not take "retry with the current version" as leave to go on with it.
+ * The write's actor is not known where the guard fails: `conflictForActor` says it after.
  */
-export const versionConflict = (card: Card, message?: string, hint?: string): CardsError =>
-  new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, {
-    card,
-    hint: hint ?? (card.owner
-      ? `re-read the card and retry with its current version if it is still yours: it is owned by ${card.owner} now (if that is not you, another actor took it: leave it, or comment; its history shows who changed what)`
-      : "re-read the card and retry with its current version"),
-  });
+export const versionConflict = (card: Card, message?: string, hint?: string): CardsError => {
+  const e = new CardsError("version_conflict", message ?? `card ${card.id} is at version ${card.version}`, { card, hint: hint ?? conflictHint(card) });
+  if (hint === undefined) ownHint.add(e);
+  return e;
+};
+
+/** conflicts whose hint is versionConflict's own (not a caller's), so the actor may refine it */
+const ownHint = new WeakSet<CardsError>();
+
+/** What a writer holding a stale version should do, told from the card's owner and (when known) the writer. */
+export function conflictHint(card: Card, actor?: string): string {
+  if (!card.owner) return `re-read the card and retry with its current version (${card.version}; the card in this error is the current one)`;
+  if (actor === card.owner) {
+    return `it is still yours: see what changed (the card in this error is the current one; its history says who changed it), then retry with version ${card.version}`;
+  }
+  if (actor !== undefined) {
+    return `it is owned by ${card.owner}, not you: if you held it, it was taken from you; leave it, or comment (its history shows who changed what). To change it anyway, retry with version ${card.version}`;
+  }
+  return `re-read the card and retry with its current version if it is still yours: it is owned by ${card.owner} now (if that is not you, another actor took it: leave it, or comment; its history shows who changed what)`;
+}
+
+/** A version conflict with its hint told for the write's actor (a write knows it; the guard deep inside did not). */
+export function conflictForActor(e: unknown, actor: string): void {
+  if (isCardsError(e) && ownHint.has(e) && e.extra.card) e.extra.hint = conflictHint(e.extra.card, actor);
+}
 
 export const validationFailed = (field: string | undefined, message: string, value?: unknown, hint?: string): CardsError =>
   new CardsError("validation_failed", message, { field, value, hint });

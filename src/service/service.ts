@@ -3,7 +3,7 @@
  * write through `mutate` (one transaction: the change, its durable events and the
  * idempotency record commit together; events are published only after the commit).
  */
-import { CardsError, notFound } from "../domain/errors.ts";
+import { CardsError, conflictForActor, notFound } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
@@ -199,6 +199,7 @@ export class Service {
       });
     } catch (e) {
       if (e instanceof DryRunRollback) return e.value as T;
+      conflictForActor(e, ctx.actor);
       throw e;
     }
     this.feed?.publishCommitted(events, signals);

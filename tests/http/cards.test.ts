@@ -369,9 +369,23 @@ describe("errors that tell an agent what to do next (review 2026-11-25)", () => 
     const late = await api.patch(`/cards/${c.id}`, { version: 2, title: "mine?" }, as("agent-1"));
     expect([late.status, late.body.error]).toEqual([409, "version_conflict"]);
     // before: only "re-read the card and retry with its current version", read as leave to go on
-    expect(late.body.hint).toContain("it is owned by agent-2 now");
+    expect(late.body.hint).toContain("it is owned by agent-2, not you: if you held it, it was taken from you; leave it");
     const unowned = await api.task();
-    expect((await api.patch(`/cards/${unowned.id}`, { version: 9, title: "x" })).body.hint).toBe("re-read the card and retry with its current version");
+    expect((await api.patch(`/cards/${unowned.id}`, { version: 9, title: "x" })).body.hint).toBe("re-read the card and retry with its current version (1; the card in this error is the current one)");
+  });
+
+  test("a stale version on the caller's own card says it is still theirs (before: \"if that is not you, another actor took it\")", async () => {
+    const c = await api.task();
+    await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
+    await api.patch(`/cards/${c.id}`, { version: 2, title: "one" }, as("agent-1"));
+    const late = await api.patch(`/cards/${c.id}`, { version: 2, title: "two" }, as("agent-1"));
+    expect([late.status, late.body.hint]).toEqual([409, "it is still yours: see what changed (the card in this error is the current one; its history says who changed it), then retry with version 3"]);
+    // every write path says it: an entry append, a link, a release
+    const entry = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 2, entry: { note: "n" } }, as("agent-1"));
+    expect(entry.body.hint).toStartWith("it is still yours");
+    expect((await api.post(`/cards/${c.id}/release`, { version: 2 }, as("agent-1"))).body.hint).toStartWith("it is still yours");
+    // someone else steering the card is told whose it is
+    expect((await api.patch(`/cards/${c.id}`, { version: 2, title: "x" }, as("ada"))).body.hint).toStartWith("it is owned by agent-1, not you");
   });
 
   test("a short id is pointed to q; an artifact upload to a type without artifact fields names the types that have one", async () => {
