@@ -15,8 +15,22 @@ export type DefinitionFiles = Map<string, string>;
 
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException)?.code === "ENOENT" || (e as NodeJS.ErrnoException)?.code === "ENOTDIR";
 
-function readIfPresent(abs: string): string | undefined {
+/** A definition file is at most this many bytes (the largest sample is ~10 KiB). */
+export const MAX_DEFINITION_FILE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The file's text; undefined when absent or a folder (misnamedFiles reports folders);
+ * `{ unread }` for what is no regular file (a FIFO would block the reading thread for
+ * good, a device never end) or is too large to be a definition.
+ */
+function readIfPresent(abs: string): string | undefined | { unread: string } {
   try {
+    const st = statSync(abs); // follows a link: one to /dev/zero is a device
+    if (st.isDirectory()) return undefined;
+    if (!st.isFile()) return { unread: "not read: not a regular file (a named pipe, socket or device); definitions are JSON files" };
+    if (st.size > MAX_DEFINITION_FILE_BYTES) {
+      return { unread: `not read: ${st.size} bytes; a definition file holds at most ${MAX_DEFINITION_FILE_BYTES} (4 MiB)` };
+    }
     return readFileSync(abs, "utf8");
   } catch (e) {
     if (isMissing(e) || (e as NodeJS.ErrnoException)?.code === "EISDIR") return undefined;
@@ -47,11 +61,13 @@ export async function readDefinitionFiles(root: string): Promise<{ files: Defini
       }],
     };
   }
+  const unread: DefinitionProblem[] = [];
   for (const rel of candidateFiles(dir)) {
     const text = readIfPresent(join(dir, ...rel.split("/")));
-    if (text !== undefined) files.set(`${DEFINITIONS_DIR}/${rel}`, text);
+    if (typeof text === "string") files.set(`${DEFINITIONS_DIR}/${rel}`, text);
+    else if (text) unread.push({ file: `${DEFINITIONS_DIR}/${rel}`, path: "", message: text.unread });
   }
-  return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [], misnamed: misnamedFiles(dir) };
+  return { files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), problems: [], misnamed: [...misnamedFiles(dir), ...unread] };
 }
 
 /**

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, symlinkSync } from "node:fs";
+import { mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CardsError, toEnvelope } from "../../src/domain/errors.ts";
 import { formatProblems, loadDefinitions } from "../../src/definitions/load.ts";
+import { MAX_DEFINITION_FILE_BYTES } from "../../src/definitions/read.ts";
 import { BUG, BUGS, EXT, expectOnly, expectProblem, MAIN, problems, problemsAt, sample, TASK, TRIAGE, W, writeWorkspace } from "./helpers.ts";
 
 describe("missing files", () => {
@@ -119,6 +120,18 @@ describe("files the loader would skip", () => {
     expectProblem(list, { file: "definitions/boards/ghost.json", path: "", message: "a symbolic link to a file that does not exist" });
     // a link that resolves is read like a file (here: a second board with main's id)
     expect(list.some((p) => p.file === "definitions/boards/alias.json")).toBe(true);
+  });
+
+  test("a named pipe, a link to a device and an oversized file are problems, not read (before: a pipe blocked the thread for good, /dev/zero ran out of memory)", async () => {
+    const dir = writeWorkspace(sample());
+    Bun.spawnSync(["mkfifo", join(dir, "definitions/boards/pipe.json")]);
+    symlinkSync("/dev/zero", join(dir, "definitions/card-types/zero.json"));
+    writeFileSync(join(dir, "definitions/boards/huge.json"), Buffer.alloc(MAX_DEFINITION_FILE_BYTES + 1, 32));
+    const list = await problemsAt(dir);
+    expectProblem(list, { file: "definitions/boards/pipe.json", path: "", message: "not read: not a regular file" });
+    expectProblem(list, { file: "definitions/card-types/zero.json", path: "", message: "not read: not a regular file" });
+    expectProblem(list, { file: "definitions/boards/huge.json", path: "", message: "a definition file holds at most" });
+    expect(list).toHaveLength(3);
   });
 
   test("the cached path reports them too (cards check and an open agree)", async () => {
