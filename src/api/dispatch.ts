@@ -2,7 +2,7 @@
  * In-process dispatch of an ApiRequest through the route table (the embedded CLI's
  * client). Errors become the same status + envelope HTTP would send.
  */
-import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
+import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain/errors.ts";
 import type { Service } from "../service/service.ts";
 import { RouteCall } from "./call.ts";
 import { ROUTES } from "./routes.ts";
@@ -47,7 +47,8 @@ export function answersRaw(method: string, path: string): boolean {
   return table.find(method, path)?.data.rawResponse === true;
 }
 
-export function errorResponse(e: unknown): ApiResponse {
+export function errorResponse(caught: unknown): ApiResponse {
+  const e = fromEnvironment(caught);
   if (!isCardsError(e)) console.error("internal error:", e);
   const env = toEnvelope(e);
   const status = isCardsError(e) ? e.status : 500;

@@ -6,7 +6,7 @@
  */
 import type { ArgsDef, CommandDef } from "citty";
 import { parseCliArgs } from "./args.ts";
-import { CardsError, EXIT_CODE, isCardsError, toEnvelope } from "../domain/errors.ts";
+import { CardsError, EXIT_CODE, fromEnvironment, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { CliGlobals } from "./client.ts";
 
 const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
@@ -45,7 +45,8 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     const parsed = parseCliArgs(args, def, path.join(" "));
     const result = await cmd.run({ rawArgs: args, args: parsed as never, cmd, data: globals });
     return print(result);
-  } catch (e) {
+  } catch (caught) {
+    const e = fromEnvironment(caught);
     const env = toEnvelope(e);
     if (!isCardsError(e)) console.error(String((e as Error)?.stack ?? e));
     console.error(JSON.stringify(env));

@@ -78,6 +78,32 @@ export function isCardsError(e: unknown): e is CardsError {
   return e instanceof Error && e.name === "CardsError" && typeof (e as CardsError).code === "string";
 }
 
+/**
+ * A failure of the machine rather than of the program, as the CardsError a caller can act
+ * on: a damaged database, no file descriptors left, a full disk. Anything else is returned
+ * as it is (an internal error, logged with its stack). Every surface passes what it caught
+ * through this before rendering it.
+ */
+export function fromEnvironment(e: unknown): unknown {
+  if (isCardsError(e) || !(e instanceof Error)) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== "string") return e;
+  if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
+    return new CardsError("unavailable", `the workspace database is damaged (${e.message})`, {
+      hint: "stop the processes using it and restore from a backup or dump (docs/backup.md); until then, reads of the damaged part fail",
+    });
+  }
+  if (code === "EMFILE" || code === "ENFILE") {
+    return new CardsError("unavailable", `too many open files (${code}): nothing was done`, {
+      hint: "raise the limit (ulimit -n) or close what holds files open, then retry",
+    });
+  }
+  if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") {
+    return new CardsError("unavailable", `the disk is full (${code}): nothing was done`, { hint: "free disk space and retry" });
+  }
+  return e;
+}
+
 /** The SPEC envelope for any thrown value. Unknown errors become a generic `internal`. */
 export function toEnvelope(e: unknown): ErrorEnvelope {
   if (isCardsError(e)) {

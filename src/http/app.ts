@@ -4,7 +4,7 @@
  * callers see the same bytes.
  */
 import { H3, type H3Event } from "h3";
-import { CardsError, toEnvelope, isCardsError } from "../domain/errors.ts";
+import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain/errors.ts";
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
@@ -49,7 +49,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   const app = new H3({
     silent: true,
     onError: (err) => {
-      const cause = (err as { cause?: unknown }).cause ?? err;
+      const cause = fromEnvironment((err as { cause?: unknown }).cause ?? err);
       if (isCardsError(cause)) return toResponse(errorResponse(cause));
       const status = (err as { status?: number }).status ?? 500;
       if (status >= 500) {

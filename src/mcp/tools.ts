@@ -4,7 +4,7 @@
  * of the input schema (unknown keys, required keys, JSON types); deeper rules are the
  * service's. Domain failures become tool results with isError and the SPEC envelope.
  */
-import { CardsError, isCardsError, toEnvelope } from "../domain/errors.ts";
+import { CardsError, fromEnvironment, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { Definitions } from "../domain/types.ts";
 import { findLoneSurrogate, loneSurrogate } from "../domain/json.ts";
 import { createCard, getCard, patchCard } from "../service/index.ts";
@@ -40,7 +40,8 @@ export class ToolRegistry {
       if (odd !== undefined) throw loneSurrogate("arguments", odd);
       const a = checkArgs(tool.spec, args);
       return result(await tool.run(a, c));
-    } catch (e) {
+    } catch (caught) {
+      const e = fromEnvironment(caught);
       if (!isCardsError(e)) log(`tool ${name} failed: ${String((e as Error)?.stack ?? e)}`);
       return { ...result(toEnvelope(e)), isError: true };
     }

@@ -100,6 +100,8 @@ export interface StoreReads {
   /** How many cards hold each type id and each status (to refuse definitions that drop one in use). */
   /** cards per type and per status, and the highest schema_version per type */
   cardsInUse(): CardsInUse;
+  /** What is damaged in the stored data (the file's structure, values that no longer parse), at most 20; empty when whole. A scan of everything: `cards check` only. */
+  damage(): string[];
   getUser(id: string): User | null;
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;

@@ -302,6 +302,54 @@ describe("bad workspace states give a clear error naming the path", () => {
     expect(readFileSync(db, "utf8")).toBe(junk);
   });
 
+  test("damage inside the database file: reads say so (before: a stack trace and `internal`), check finds it (before: ok)", () => {
+    const dir = makeWorkspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(run(["cards", "create", "--type", "task", "--title", `card ${i} with a few words to fill pages`], { cwd: dir }).json.id);
+    const pristine = mkdtempSync(join(tmpdir(), "cards-pristine-"));
+    cpSync(dir, pristine, { recursive: true });
+    // one stored value whose bytes changed: SQLite's own checks pass, its JSON does not parse
+    const db = new Database(join(dir, ".cards/cards.db"));
+    db.run(`UPDATE cards SET fields = '{"priority":"nor' WHERE id = ?`, [ids[3]!]);
+    db.close();
+    const get = run(["cards", "get", ids[3]!], { cwd: dir });
+    expect([get.code, get.error.error]).toEqual([7, "unavailable"]);
+    expect(get.error.message).toBe(`stored card ${ids[3]} is damaged: JSON Parse error: Unterminated string`);
+    expect(get.error.hint).toContain("restore from a backup");
+    expect(get.stderr).not.toContain("    at "); // no stack
+    expect(run(["cards", "get", ids[4]!], { cwd: dir }).code).toBe(0); // the rest reads
+    const check = run(["check"], { cwd: dir });
+    expect([check.code, check.error.error]).toEqual([7, "unavailable"]);
+    expect(check.stderr).toContain(`damaged: card ${ids[3]}: its stored fields or tags do not parse`);
+    expect(run(["check"], { cwd: pristine }).code).toBe(0);
+
+    // a page of the file overwritten: every command answers with the envelope
+    const file = join(pristine, ".cards/cards.db");
+    const bytes = readFileSync(file);
+    bytes.fill(0x5a, 12288, 12288 + 64);
+    writeFileSync(file, bytes);
+    for (const args of [["cards", "list", "--limit", "100"], ["check"]]) {
+      const r = run(args, { cwd: pristine });
+      expect([args.join(" "), r.code, r.error?.error]).toEqual([args.join(" "), 7, "unavailable"]);
+      expect(r.error.message).toContain("damaged");
+      expect(r.stderr).not.toContain("    at ");
+    }
+  });
+
+  test("no file descriptors left: unavailable, saying to raise ulimit -n (before: EMFILE as an internal error with a stack)", () => {
+    const dir = makeWorkspace();
+    const seen = new Set<string>();
+    for (let n = 6; n <= 14; n++) {
+      const r = spawnSync("sh", ["-c", `ulimit -n ${n}; exec "$0" cards create --type task --title x`, BIN], { cwd: dir, env: cleanEnv({ CARDS_ACTOR: "ada" }), encoding: "utf8" });
+      if (r.status === 0) continue;
+      const err = JSON.parse(r.stderr.trim().split("\n").at(-1)!);
+      expect([n, r.status, err.error]).toEqual([n, 7, "unavailable"]);
+      expect(r.stderr).not.toContain("    at ");
+      seen.add(err.hint.includes("ulimit -n") ? "ulimit" : err.message);
+    }
+    expect([...seen]).toEqual(["ulimit"]);
+  });
+
   test("a one-shot write leaves its commit in the database file and an empty WAL kept for the next call", () => {
     const dir = makeWorkspace();
     const card = run(["cards", "create", "--type", "task", "--title", "checkpointed"], { cwd: dir }).json;

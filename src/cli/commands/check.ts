@@ -6,7 +6,7 @@ import { assertSchemaFloor, definitionNotices, findRoot } from "../../service/in
 import type { CliGlobals } from "../client.ts";
 
 export default defineCommand({
-  meta: { name: "check", description: "Validate the workspace definitions; lists every problem and exits non-zero. When they load, notices name the cards they no longer fit (exit 0)" },
+  meta: { name: "check", description: "Validate the workspace definitions and the stored data; lists every problem and exits non-zero. When they load, notices name the cards they no longer fit (exit 0)" },
   run: async ({ data }) => {
     const g = data as CliGlobals;
     const root = await findRoot(g.dir, g.cwd, g.env);
@@ -18,6 +18,14 @@ export default defineCommand({
       const { withExistingStore } = await import("../../platform/open.ts");
       // and the cards the set no longer fits (they load: reloading never changes cards)
       const notices = withExistingStore(root, (r) => {
+        // the stored data first: a damaged file reads wrong or not at all (before: "ok")
+        const damage = r.damage();
+        if (damage.length) {
+          for (const d of damage) console.error(`damaged: ${d}`);
+          throw new CardsError("unavailable", `the workspace database is damaged: ${damage[0]}${damage.length > 1 ? ` (and ${damage.length - 1} more, above)` : ""}`, {
+            hint: "stop the processes using it and restore from a backup or dump (docs/backup.md)",
+          });
+        }
         assertSchemaFloor(r, defs);
         return definitionNotices(r, defs);
       }) ?? [];

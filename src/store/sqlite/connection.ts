@@ -123,7 +123,10 @@ function openError(path: string, e: unknown): CardsError {
   }
   if (code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM") {
     return new CardsError("unavailable", `cannot open ${path} for writing (${msg})`, {
-      hint: "check the permissions of the workspace's .cards directory",
+      // SQLite says "unable to open database file" for a descriptor limit too
+      hint: code === "SQLITE_CANTOPEN"
+        ? "check the permissions of the workspace's .cards directory and its file system, and that this process may open more files (ulimit -n)"
+        : "check the permissions of the workspace's .cards directory",
     });
   }
   if (code === "SQLITE_FULL" || code === "SQLITE_IOERR") {

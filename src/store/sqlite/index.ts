@@ -119,6 +119,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
     hasLinkOfType: (t) => reader.hasLinkOfType(t),
     cardsInUse: () => reader.cardsInUse(),
+    damage: () => reader.damage(),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
     blockedCards: (f, l) => reader.blockedCards(f, l),
     dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),

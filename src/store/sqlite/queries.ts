@@ -335,6 +335,23 @@ export class SqliteQueries implements StoreTx {
     return this.db.query("SELECT 1 FROM cards WHERE type_id = ? AND schema_version > ? LIMIT 1").get(typeId, version) !== null;
   }
 
+  damage(): string[] {
+    const out: string[] = [];
+    const add = (m: string): void => { if (out.length < 20 && !out.includes(m)) out.push(m); };
+    const scan = (sql: string, say: (r: Record<string, unknown>) => string): void => {
+      try {
+        for (const r of this.db.query(sql).all() as Record<string, unknown>[]) add(say(r));
+      } catch (e) {
+        add(`the database file: ${(e as Error).message}`);
+      }
+    };
+    scan("PRAGMA quick_check(20)", (r) => `the database file: ${String(Object.values(r)[0])}`);
+    if (out.length === 1 && out[0] === "the database file: ok") out.length = 0;
+    scan("SELECT id FROM cards WHERE NOT json_valid(fields) OR NOT json_valid(tags) LIMIT 20", (r) => `card ${String(r.id)}: its stored fields or tags do not parse`);
+    scan("SELECT seq FROM events WHERE NOT json_valid(diff) LIMIT 20", (r) => `event ${formatEventId(Number(r.seq))}: its stored diff does not parse`);
+    return out;
+  }
+
   cardsInUse(): CardsInUse {
     const typeStatuses = new Map<string, Map<string, number>>();
     const types = new Map<string, number>();

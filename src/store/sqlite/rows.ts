@@ -1,6 +1,7 @@
 /** Row <-> resource mapping for the SQLite driver. Key order here is the wire order. */
 import type { Card, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
 import { EVENT_ID_WIDTH } from "../../domain/ids.ts";
+import { CardsError } from "../../domain/errors.ts";
 
 type Row = Record<string, unknown>;
 
@@ -11,27 +12,43 @@ type Row = Record<string, unknown>;
  */
 export function rowsToCards(rows: Row[], workspaceId: string): Card[] {
   const out: Card[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    const card = {
-      id: r.id as string,
-      workspace_id: workspaceId,
-      type_id: r.type_id as string,
-      schema_version: r.schema_version as number,
-      title: r.title as string,
-      status: r.status as string,
-      fields: JSON.parse(r.fields as string),
-    } as Card;
-    if (r.owner) card.owner = r.owner as string;
-    card.tags = JSON.parse(r.tags as string);
-    card.version = r.version as number;
-    card.created_at = r.created_at as string;
-    card.updated_at = r.updated_at as string;
-    card.status_since = r.status_since as string;
-    card.created_by = r.created_by as string;
-    out.push(card);
+  let i = 0;
+  try {
+    for (; i < rows.length; i++) {
+      const r = rows[i]!;
+      const card = {
+        id: r.id as string,
+        workspace_id: workspaceId,
+        type_id: r.type_id as string,
+        schema_version: r.schema_version as number,
+        title: r.title as string,
+        status: r.status as string,
+        fields: JSON.parse(r.fields as string),
+      } as Card;
+      if (r.owner) card.owner = r.owner as string;
+      card.tags = JSON.parse(r.tags as string);
+      card.version = r.version as number;
+      card.created_at = r.created_at as string;
+      card.updated_at = r.updated_at as string;
+      card.status_since = r.status_since as string;
+      card.created_by = r.created_by as string;
+      out.push(card);
+    }
+  } catch (e) {
+    throw damagedRow("card", rows[i]?.id, e);
   }
   return out;
+}
+
+/**
+ * A stored row whose JSON does not parse: the database file was damaged (SQLite's own
+ * checks pass when only the bytes of a value changed). `unavailable`, naming the row.
+ */
+function damagedRow(what: string, id: unknown, e: unknown): unknown {
+  if (!(e instanceof SyntaxError)) return e;
+  return new CardsError("unavailable", `stored ${what} ${String(id)} is damaged: ${e.message}`, {
+    hint: "the workspace database was damaged on disk: stop the processes using it and restore from a backup or dump (docs/backup.md)",
+  });
 }
 
 /** One stored card (see rowsToCards). */
@@ -71,7 +88,11 @@ export function rowsToEvents(rows: Row[]): StoredEvent[] {
     if (r.card_id != null) e.card_id = r.card_id;
     e.scope = r.scope;
     if (r.board_id != null) e.board_id = r.board_id;
-    e.diff = JSON.parse(r.diff as string);
+    try {
+      e.diff = JSON.parse(r.diff as string);
+    } catch (err) {
+      throw damagedRow("event", e.id, err);
+    }
     out.push(e as unknown as StoredEvent);
   }
   return out;
