@@ -8,6 +8,7 @@
  */
 import { callerActor, serverUrl, type CliGlobals } from "./client.ts";
 import { CardsError } from "../domain/errors.ts";
+import { writeAll } from "./write-all.ts";
 
 /** How long remote --follow keeps reconnecting to a server it lost before exiting 7 (--reconnect-for). */
 export const FOLLOW_RECONNECT_S = 60;
@@ -28,20 +29,12 @@ export interface FollowQuery {
  * A closed pipe ends the process quietly.
  */
 function writeLine(line: string): void {
-  const bytes = encoder.encode(`${line}\n`);
-  for (let o = 0; o < bytes.length;) {
-    try {
-      o += fs().writeSync(1, bytes, o);
-    } catch (e) {
-      // a non-blocking pipe that is full: wait a little, without spinning
-      if ((e as { code?: string }).code === "EAGAIN") { Atomics.wait(pause, 0, 0, 5); continue; }
-      process.exit(0);
-    }
+  try {
+    writeAll(1, `${line}\n`);
+  } catch {
+    process.exit(0);
   }
 }
-const encoder = new TextEncoder();
-const pause = new Int32Array(new SharedArrayBuffer(4));
-const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
 
 export async function followEvents(g: CliGlobals, q: FollowQuery, reconnectForS = FOLLOW_RECONNECT_S): Promise<never> {
   const url = serverUrl(g);

@@ -3,8 +3,9 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertBinary, run } from "../helpers/binary.ts";
-import { makeWorkspace } from "../helpers/workspace.ts";
+import { spawnSync } from "node:child_process";
+import { assertBinary, cleanEnv, run } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 
 let src: string;
 let dumpText: string;
@@ -66,6 +67,17 @@ describe("cards dump", () => {
     expect(r.json).toMatchObject({ out, cards: 3 });
     const strip = (t: string) => t.trim().split("\n").slice(1).join("\n");
     expect(strip(readFileSync(out, "utf8"))).toBe(strip(dumpText));
+  });
+
+  test("stdout shared with stderr (2>&1) and read slowly: every line arrives (before: cut short with EAGAIN, exit 7)", () => {
+    const dir = makeWorkspace();
+    const long = "x".repeat(3000);
+    for (let i = 0; i < 40; i++) run(["cards", "create", "--type", "task", "--title", `big ${i}`, "--fields", JSON.stringify({ description: long })], { cwd: dir });
+    const whole = run(["dump"], { cwd: dir }).stdout;
+    expect(whole.length).toBeGreaterThan(200_000); // more than a pipe holds
+    const slow = spawnSync("sh", ["-c", `"$0" dump 2>&1 | (sleep 1; cat)`, BIN], { cwd: dir, env: cleanEnv(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(slow.stdout.split("\n").length).toBe(whole.split("\n").length);
+    expect(slow.stdout).toContain('"record":"event"');
   });
 
   test("--out is written whole or not at all: a dump that cannot be put in place leaves the target and no partial file", () => {

@@ -4,7 +4,7 @@
  * reads one snapshot), so they refuse CARDS_URL / --url. A progress line goes to stderr
  * when stderr is a terminal.
  */
-import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
@@ -12,6 +12,7 @@ import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type Port
 import { openService } from "../../platform/open.ts";
 import { isAlive } from "../../extensions/state.ts";
 import { serverUrl, type CliGlobals } from "../client.ts";
+import { writeAll } from "../write-all.ts";
 
 const FLUSH_BYTES = 256 * 1024;
 
@@ -42,7 +43,7 @@ export const dump = defineCommand({
     const flush = () => {
       if (!buf) return;
       try {
-        writeSync(fd, buf);
+        writeAll(fd, buf); // all of it: a pipe takes part of a write, or none (EAGAIN)
       } catch (e) {
         throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: args.out ? "check the disk has space (nothing was written)" : "check the disk has space (the dump is incomplete)" });
       }

@@ -1,0 +1,23 @@
+/**
+ * Writing all of a buffer to a file descriptor, synchronously. `writeSync` may write
+ * part of it (a pipe with little room) or fail with EAGAIN when the descriptor is
+ * non-blocking: stdout shares its pipe with stderr under `2>&1`, and a reader on the other
+ * end (or another process on the pipe) may have made it so. Both wait and go on, without
+ * spinning; any other error is thrown.
+ */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const encoder = new TextEncoder();
+const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
+
+export function writeAll(fd: number, data: string | Uint8Array): void {
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  const { writeSync } = fs();
+  for (let o = 0; o < bytes.length;) {
+    try {
+      o += writeSync(fd, bytes, o);
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EAGAIN") throw e;
+      Atomics.wait(pause, 0, 0, 5);
+    }
+  }
+}
