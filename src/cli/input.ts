@@ -1,24 +1,68 @@
 /** CLI input: `--data JSON|@file|@-|-` (the last two: stdin) and small flag helpers. */
 import { CardsError } from "../domain/errors.ts";
 import { parseUntrustedJson } from "../domain/json.ts";
+import { MAX_BODY_BYTES } from "../api/types.ts";
 
 /** node:fs costs ~1.3 ms to load: only calls that read a file pay for it. */
 const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
 
+/** An artifact upload is at most this many bytes (service/artifacts.ts MAX_ARTIFACT_BYTES; docs/limits.md). */
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
 /** Reads the raw JSON text named by --data; undefined when the flag is absent. */
 export function readData(data: string | undefined): string | undefined {
   if (data === undefined) return undefined;
-  if (data === "@-" || data === "-") return utf8(fs().readFileSync(0), "stdin");
-  if (data.startsWith("@")) {
-    let bytes: Uint8Array;
-    try {
-      bytes = fs().readFileSync(data.slice(1));
-    } catch (e) {
-      throw new CardsError("usage", `cannot read ${data.slice(1)}: ${(e as Error).message}`, { field: "--data" });
-    }
-    return utf8(bytes, data.slice(1));
-  }
+  if (data === "@-" || data === "-") return utf8(readBounded("-", MAX_BODY_BYTES, "--data"), "stdin");
+  if (data.startsWith("@")) return utf8(readBounded(data.slice(1), MAX_BODY_BYTES, "--data"), data.slice(1));
   return data;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A file's bytes (`-`: stdin), refused as `payload_too_large` once past `limit`: a file by
+ * its size before reading, a pipe or stdin as soon as it has sent more (`yes | cards ...`
+ * and `</dev/zero` were read to the end of memory, a 200 MB file whole before the check).
+ */
+function readBounded(file: string, limit: number, field: string): Uint8Array {
+  const { openSync, fstatSync, readSync, closeSync } = fs();
+  const stdin = file === "-";
+  const tooLarge = (): CardsError => new CardsError("payload_too_large", `${stdin ? "stdin" : file} holds more than ${limit} bytes, the most one ${field === "file" ? "upload" : "request"} takes`, {
+    field, hint: field === "file" ? "see docs/limits.md" : "see docs/limits.md; keep large content in artifacts (cards cards artifacts put)",
+  });
+  let fd = 0;
+  try {
+    if (!stdin) fd = openSync(file, "r");
+    const st = fstatSync(fd);
+    if (st.isFile() && st.size > limit) throw tooLarge();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = new Uint8Array(st.isFile() ? Math.min(Math.max(st.size + 1, 1), limit + 1) : 64 * 1024);
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (e) {
+        // stdin left non-blocking by whoever shares it: wait for more, without spinning
+        if ((e as { code?: string }).code === "EAGAIN") { Atomics.wait(pause, 0, 0, 5); continue; }
+        throw e;
+      }
+      if (n === 0) break;
+      total += n;
+      if (total > limit) throw tooLarge();
+      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    }
+    if (chunks.length === 1) return chunks[0]!;
+    const out = new Uint8Array(total);
+    let o = 0;
+    for (const c of chunks) { out.set(c, o); o += c.length; }
+    return out;
+  } catch (e) {
+    if (e instanceof CardsError) throw e;
+    throw new CardsError("usage", `cannot read ${file}: ${(e as Error).message}`, { field });
+  } finally {
+    if (!stdin && fd !== 0) closeSync(fd);
+  }
 }
 
 /**
@@ -83,11 +127,7 @@ export function listFlag(raw: string | undefined): string[] | undefined {
   return raw === undefined ? undefined : raw.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-/** Reads a file (or stdin for `-`) as bytes. */
-export function readBytes(file: string): Uint8Array {
-  try {
-    return new Uint8Array(fs().readFileSync(file === "-" ? 0 : file));
-  } catch (e) {
-    throw new CardsError("usage", `cannot read ${file}: ${(e as Error).message}`, { field: "file" });
-  }
+/** Reads a file (or stdin for `-`) as bytes, at most `limit` of them (payload_too_large past it). */
+export function readBytes(file: string, limit = MAX_UPLOAD_BYTES): Uint8Array {
+  return readBounded(file, limit, "file");
 }

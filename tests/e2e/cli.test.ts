@@ -1,6 +1,7 @@
 /** The compiled binary end to end: help, init/check, card commands, exit codes, stdin, remote parity. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertBinary, cleanEnv, run, serve, type Server } from "../helpers/binary.ts";
@@ -309,6 +310,24 @@ describe("card commands and exit codes", () => {
       expect(r.code).toBe(2);
       expect(r.error).toMatchObject({ error: "bad_request", message: expect.stringContaining("nests deeper than 64 levels") });
     }
+  });
+
+  test("input without end is read only up to its limit (before: `yes | cards ...` and </dev/zero filled memory; exit 2 at ENOMEM)", () => {
+    const id = run(["cards", "create", "--type", "task", "--title", "bounded"], { cwd: ws }).json.id;
+    const sh = (cmd: string) => spawnSync("sh", ["-c", cmd, BIN], { cwd: ws, env: cleanEnv(), encoding: "utf8", timeout: 20_000 });
+    for (const [cmd, limit] of [
+      [`yes '{"a":1}' | "$0" cards create --data @-`, 1048576],
+      [`"$0" cards comments add ${id} - </dev/zero`, 1048576],
+      [`"$0" cards artifacts put ${id} output - </dev/zero`, 67108864],
+    ] as const) {
+      const r = sh(cmd);
+      expect([cmd, r.status]).toEqual([cmd, 5]);
+      expect(JSON.parse(r.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "payload_too_large", message: `stdin holds more than ${limit} bytes, the most one ${limit > 1048576 ? "upload" : "request"} takes` });
+    }
+    // a file is judged by its size before it is read
+    const big = join(ws, "big.json");
+    writeFileSync(big, `{"type_id":"task","title":"x","fields":{"description":"${"d".repeat(1_100_000)}"}}`);
+    expect(run(["cards", "create", "--data", `@${big}`], { cwd: ws }).error).toMatchObject({ error: "payload_too_large", field: "--data" });
   });
 
   test("users add and boards get", () => {
