@@ -24,6 +24,10 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes 
     if (wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
     const text = wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
     // every answer of the cards API but a download is JSON: anything else is another server
+    // (or a proxy in front of one, which may refuse a large body itself)
+    if (!(headers["content-type"] ?? "").includes("json") && res.status === 413) {
+      throw new CardsError("payload_too_large", `${req.method} /v1${req.path}: ${base} refused the request body as too large (413)`, { hint: "see docs/limits.md; a proxy in front of the server may set a lower limit" });
+    }
     if (!(headers["content-type"] ?? "").includes("json") && res.status !== 204) throw notCards(base, `${req.method} /v1${req.path} answered ${res.status} ${headers["content-type"] ?? "without a content type"}`);
     return { status: res.status, text, headers };
   } catch (e) {

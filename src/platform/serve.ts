@@ -22,6 +22,9 @@ export async function startServer(app: H3, opts: { host: string; port: number; i
       // never finishes its request, or never reads its answer, holds no socket and no
       // buffered answer for good; SSE streams send a keepalive every 15 s
       hostname: opts.host, port: opts.port, idleTimeout: opts.idleTimeoutS ?? IDLE_TIMEOUT_S,
+      // the routes bound what they read (1 MiB of JSON, 64 MiB of artifact) and answer past
+      // it with the error envelope; Bun's own limit (128 MiB) answered an empty 413 first
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch: (req) => app.fetch(req),
     });
     // the bound address, as srvx reports it (`--host localhost` binds 127.0.0.1 here)

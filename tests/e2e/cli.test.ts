@@ -547,6 +547,17 @@ describe("embedded and remote modes print the same bytes", () => {
     }
   });
 
+  test("a bare 413 (a proxy's limit) is payload_too_large, exit 5, not \"not a cards server\"", async () => {
+    const proxy = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("<html>413 Request Entity Too Large</html>", { status: 413, headers: { "content-type": "text/html" } }) });
+    try {
+      const p = Bun.spawn([BIN, "cards", "create", "--type", "task", "--title", "x"], { cwd: dir, env: cleanEnv({ CARDS_URL: `http://127.0.0.1:${proxy.port}` }), stdout: "pipe", stderr: "pipe" });
+      const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+      expect([code, JSON.parse(stderr).error]).toEqual([5, "payload_too_large"]);
+    } finally {
+      proxy.stop(true);
+    }
+  });
+
   test("--dir on the command line wins over CARDS_URL in the environment; --url wins over --dir", () => {
     const other = makeWorkspace();
     const mine = run(["--dir", other, "workspace"], { env: { CARDS_URL: "http://127.0.0.1:9" } });

@@ -73,6 +73,21 @@ describe("artifact uploads", () => {
       await srv.stop();
     }
   });
+
+  test("a body over 128 MiB gets the error envelope (before: Bun's empty 413, which the CLI took for another server)", async () => {
+    const dir = makeWorkspace();
+    const srv = await serve(dir);
+    try {
+      const huge = new Uint8Array(128 * 1024 * 1024 + 1);
+      for (const path of ["/v1/cards", "/v1/cards/card_0000000000000000/artifacts/output"]) {
+        const r = await fetch(`${srv.url}${path}`, { method: "POST", body: huge, headers: { "content-type": "application/json" } });
+        expect([path, r.status, r.headers.get("content-type")]).toEqual([path, 413, "application/json; charset=utf-8"]);
+        expect(((await r.json()) as any).error).toBe("payload_too_large");
+      }
+    } finally {
+      await srv.stop();
+    }
+  });
 });
 
 test("the temp files of uploads a killed process left are removed at the next upload; a running one's are kept", () => {
