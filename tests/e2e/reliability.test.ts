@@ -417,6 +417,20 @@ describe("bad workspace states give a clear error naming the path", () => {
     expect(run(["cards", "list", "--q", "later"], { cwd: dir }).json.items.map((c: any) => c.id)).toEqual([later.id]);
   });
 
+  test.skipIf(!canMount)("init on a full disk leaves nothing behind, so init works once there is space (before: an empty workspace.json that refused every command)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
+    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]).status).toBe(0);
+    mounts.push(dir);
+    spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+    const ws = join(dir, "ws");
+    const full = run(["init", ws]);
+    expect([full.code, full.error.error, full.error.hint]).toEqual([7, "unavailable", "free disk space and run `cards init` again"]);
+    expect(readdirSync(ws, { recursive: true }).filter((f) => statSync(join(ws, String(f))).isFile())).toEqual([]);
+    rmSync(join(dir, "filler"));
+    expect(run(["init", ws]).code).toBe(0);
+    expect(run(["check"], { cwd: ws }).code).toBe(0);
+  });
+
   test.skipIf(!canMount)("a full disk fails the write cleanly; stored cards stay intact", () => {
     const dir = tmpfsWorkspace("3m")!;
     const first = run(["cards", "create", "--type", "task", "--title", "before full"], { cwd: dir });

@@ -1,5 +1,5 @@
 /** `cards init [dir]`: writes the sample workspace, never over a file that exists. */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defineCommand } from "../define.ts";
 import { CardsError } from "../../domain/errors.ts";
@@ -30,8 +30,11 @@ export default defineCommand({
       const path = join(root, rel);
       try {
         mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, text, { flag: "wx" });
+        // created (never over another file), then filled: one that fills part way (a full
+        // disk) is removed with the rest
+        const fd = openSync(path, "wx");
         written.push(path);
+        try { writeFileSync(fd, text); } finally { closeSync(fd); }
       } catch (e) {
         // no half-written workspace: a second init would refuse it
         for (const w of written) rmSync(w, { force: true });
@@ -53,7 +56,7 @@ function cannotWrite(root: string, path: string, e: NodeJS.ErrnoException): Card
     ENOENT: "the path cannot be created",
   };
   const reason = why[e.code ?? ""] ?? e.message;
-  return new CardsError(e.code === "ENOSPC" ? "unavailable" : "usage", `cannot write the workspace into ${root}: ${reason} (${path})`, {
-    hint: "pick a directory you can write to",
+  return new CardsError(e.code === "ENOSPC" ? "unavailable" : "usage", `cannot write the workspace into ${root}: ${reason} (${path}); nothing was left behind`, {
+    hint: e.code === "ENOSPC" ? "free disk space and run `cards init` again" : "pick a directory you can write to",
   });
 }
