@@ -19,3 +19,9 @@ export function fileStamp(path: string): string | undefined {
 export function pathExists(path: string): boolean {
   return Bun.file(path).lastModified < ABSENT_MTIME;
 }
+
+/** The size of the file at `path` in bytes, or undefined when nothing is there. */
+export function fileSize(path: string): number | undefined {
+  const f = Bun.file(path);
+  return f.lastModified < ABSENT_MTIME ? f.size : undefined;
+}

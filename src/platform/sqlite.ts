@@ -62,3 +62,6 @@ export function sqliteErrorCode(e: unknown): string | undefined {
   const code = (e as { code?: unknown })?.code;
   return typeof code === "string" ? code : undefined;
 }
+
+/** File sizes for the driver (files.ts): whether a database file is there and holds anything. */
+export { fileSize } from "./files.ts";

@@ -153,6 +153,43 @@ describe("the database file replaced or deleted under a running server", () => {
   });
 });
 
+describe("a database deleted or emptied between calls", () => {
+  test("is refused, not started afresh as an empty workspace (before: {\"items\": []} and new writes into a new file)", async () => {
+    const dir = makeWorkspace();
+    expect(run(["cards", "create", "--type", "task", "--title", "kept"], { cwd: dir }).code).toBe(0);
+    expect(run(["cards", "list", "--q", "kept"], { cwd: dir }).code).toBe(0); // the search index exists now
+    const db = join(dir, ".cards/cards.db");
+    const saved = readFileSync(db);
+    for (const how of ["delete", "empty"] as const) {
+      if (how === "delete") rmSync(db);
+      else writeFileSync(db, "");
+      const r = run(["cards", "list"], { cwd: dir });
+      expect([how, r.code, r.error.error]).toEqual([how, 7, "unavailable"]);
+      expect(r.error.message).toContain("is missing or empty");
+      expect(r.error.hint).toContain("backup");
+      expect(run(["cards", "create", "--type", "task", "--title", "lost"], { cwd: dir }).code).toBe(7);
+    }
+    writeFileSync(db, saved); // put back: everything is there
+    expect(run(["cards", "list"], { cwd: dir }).json.items.map((c: any) => c.title)).toEqual(["kept"]);
+
+    // a server killed with its last commits still in the WAL, then the file deleted
+    const crashed = makeWorkspace();
+    const srv = await serve(crashed);
+    expect((await fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: "in the WAL" }) })).status).toBe(201);
+    srv.proc.kill("SIGKILL");
+    await new Promise((r) => srv.proc.once("exit", r));
+    const wal = join(crashed, ".cards/cards.db-wal");
+    expect(statSync(wal).size).toBeGreaterThan(0);
+    rmSync(join(crashed, ".cards/cards.db"));
+    const r = run(["cards", "list"], { cwd: crashed });
+    expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+    expect(r.error.message).toContain(wal);
+    // starting over on purpose: move the state away
+    renameSync(join(crashed, ".cards"), join(crashed, "old-state"));
+    expect(run(["cards", "list"], { cwd: crashed }).json.items).toEqual([]);
+  });
+});
+
 describe("idle connections", () => {
   test("a client that never finishes its request is cut after the idle timeout; others are served meanwhile", async () => {
     const srv = await serve(makeWorkspace(), { CARDS_IDLE_TIMEOUT_S: "2" });

@@ -5,7 +5,7 @@
  * lets a read see another request's uncommitted write).
  */
 import { parentPath as dirname } from "../../domain/paths.ts";
-import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
+import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../domain/errors.ts";
 import { SCHEMA_VERSION } from "./schema-version.ts";
 
@@ -44,6 +44,8 @@ export const OPEN_DEADLINE_MS = 10_000;
  * with short jittered pauses until OPEN_DEADLINE_MS.
  */
 export function openDatabase(path: string): SqliteDb {
+  // before SQLite opens it: opening an empty file deletes the WAL beside it
+  if (!fileSize(path)) assertNotLost(path);
   const deadline = Date.now() + OPEN_DEADLINE_MS;
   for (;;) {
     let db: SqliteDb | undefined;
@@ -88,6 +90,23 @@ export function openDatabase(path: string): SqliteDb {
       throw openError(path, e);
     }
   }
+}
+
+/**
+ * A missing or empty database beside what only a used one leaves: the search index and
+ * stored artifacts (both made after the schema), or a WAL with commits in it (made after
+ * the file's first page). The database was deleted or emptied; starting an empty one
+ * would hide that, and SQLite would delete the WAL and its last commits. Cheap: one
+ * stat of the database file on each open, three more only when it is missing or empty.
+ */
+function assertNotLost(path: string): void {
+  const dir = dirname(path);
+  const left = [`${dir}/search.db`, `${dir}/artifacts/sha256`].filter((p) => fileSize(p) !== undefined);
+  if (fileSize(`${path}-wal`)) left.push(`${path}-wal`);
+  if (left.length === 0) return;
+  throw new CardsError("unavailable", `${path} is missing or empty, but ${dir} holds what a used workspace leaves (${left.join(", ")}): the database was deleted or emptied`, {
+    hint: `put the database back from a backup (copy it to ${path}; docs/backup.md), or, to start again from a dump, move ${dir} away first and run \`cards restore\``,
+  });
 }
 
 /**
