@@ -18,6 +18,7 @@ beforeAll(() => {
     { id: "manual", kind: "service", autostart: false, run: sh("sleep.sh", "60") },
     { id: "web", kind: "service", restart_policy: "always", run: sh("sleep.sh", "60") },
     { id: "echo", kind: "run", run: sh("exit-with.sh", "0") },
+    { id: "missing", kind: "service", autostart: false, restart_policy: "always", run: ["/nonexistent/svc"] },
   ]);
 });
 afterAll(async () => { await srv?.stop(); }, 20_000);
@@ -29,7 +30,7 @@ test("ext start, stop and restart a service under the running server", async () 
   const none = run(["ext", "start", "manual"], { cwd: ws });
   expect([none.code, none.error.error, none.error.message]).toEqual([7, "unavailable", "no `cards serve` runs on this workspace: services run under it"]);
   const unknown = run(["ext", "start", "nope"], { cwd: ws });
-  expect([unknown.code, unknown.error.error, unknown.error.valid_options]).toEqual([3, "not_found", ["manual", "web"]]);
+  expect([unknown.code, unknown.error.error, unknown.error.valid_options]).toEqual([3, "not_found", ["manual", "web", "missing"]]);
   const notService = run(["ext", "stop", "echo"], { cwd: ws });
   expect([notService.code, notService.error.error, notService.error.hint]).toEqual([2, "bad_request", "run it with `cards ext run echo`"]);
 
@@ -68,4 +69,11 @@ test("ext start, stop and restart a service under the running server", async () 
   expect([again.code, again.json.state]).toEqual([0, "running"]);
   // starting what runs changes nothing
   expect(run(["ext", "start", "web"], { cwd: ws }).json.pid).toBe(again.json.pid);
+
+  // one that cannot be spawned waits in backoff: it does not run, so exit 7 (before: 0 with "state": "backoff")
+  for (const action of ["start", "restart"]) {
+    const failed = run(["ext", action, "missing"], { cwd: ws });
+    expect([action, failed.code, failed.error.error]).toEqual([action, 7, "unavailable"]);
+    expect(failed.error.message).toContain("service missing does not run after " + action + ": backoff (last exit: ");
+  }
 }, 60_000);

@@ -96,10 +96,11 @@ function serviceCommand(action: ServiceAction, description: string) {
       const { env: _env, ...decl } = def; // env may hold secrets
       const s = liveServiceStates(root).get(def.id);
       // asked to run, it does not: the server has not loaded this declaration yet (it follows
-      // edited definitions within a second), or the service exited at once
-      if (action !== "stop" && !(s && ["running", "starting", "backoff"].includes(s.state))) {
+      // edited definitions within a second), or the service exited at once (backoff: it
+      // waits to be started again, as one that cannot be spawned does)
+      if (action !== "stop" && !(s && ["running", "starting"].includes(s.state))) {
         const exit = s?.last_exit ? ` (last exit: ${s.last_exit.error ?? (s.last_exit.signal ? `signal ${s.last_exit.signal}` : `code ${s.last_exit.code}`)})` : "";
-        throw new CardsError("unavailable", `service ${def.id} is ${s?.state ?? "not known to the server"}${exit} after ${action}`, {
+        throw new CardsError("unavailable", `service ${def.id} does not run after ${action}: ${s?.state ?? "not known to the server"}${exit}`, {
           hint: s ? "see the server's log for its output" : "a server takes edited definitions within a second: ask again, or `cards workspace reload`",
         });
       }
