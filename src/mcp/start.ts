@@ -67,7 +67,19 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       server.peer.discardUnread(); // a line still arriving is no request anyone can hear the answer to
       void stop();
     });
-    process.stdin.on("data", (chunk: Uint8Array) => server.peer.feedBytes(chunk));
+    // input that never pauses (a line without end, `</dev/zero`) kept the loop reading it
+    // and never ran the signal handlers: after each MiB read, stdin rests for a turn of
+    // the loop, so SIGTERM and SIGINT are heard
+    let sinceRest = 0;
+    process.stdin.on("data", (chunk: Uint8Array) => {
+      server.peer.feedBytes(chunk);
+      sinceRest += chunk.length;
+      if (sinceRest >= 1 << 20 && !stopping) {
+        sinceRest = 0;
+        process.stdin.pause();
+        setTimeout(() => { if (!stopping) process.stdin.resume(); }, 0);
+      }
+    });
     process.stdin.on("end", () => void stop());
     process.stdin.on("error", () => void stop());
     process.on("SIGINT", () => void stop());

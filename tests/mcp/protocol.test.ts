@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { spawn, spawnSync } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { assertBinary, cleanEnv } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
 import { connect, init, rawSession, rpc } from "./helpers.ts";
@@ -143,6 +144,18 @@ describe("start-up", () => {
     const exited = new Promise<number | null>((r) => p.once("exit", (code) => r(code)));
     p.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+
+  test("SIGTERM while input never pauses (</dev/zero: one line without end) still ends the server (before: it never heard the signal)", async () => {
+    const zero = openSync("/dev/zero", "r");
+    const p = spawn(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "a" }), stdio: [zero, "pipe", "pipe"] });
+    closeSync(zero);
+    const exited = new Promise<number | null>((r) => p.once("exit", (code) => r(code)));
+    await Bun.sleep(1000); // reading for a while
+    p.kill("SIGTERM");
+    const code = await Promise.race([exited, Bun.sleep(5000).then(() => "still running")]);
+    if (code === "still running") p.kill("SIGKILL");
+    expect(code).toBe(0);
   });
 
   test("a missing workspace fails before serving: envelope on stderr, nothing on stdout", () => {
