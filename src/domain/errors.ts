@@ -104,13 +104,34 @@ export function fromEnvironment(e: unknown): unknown {
   return e;
 }
 
+/** An echoed value longer than this is cut in the envelope: it names the input, not repeats it. */
+export const ECHO_MAX_CHARS = 200;
+/** A message longer than this is cut (a 120 KB argument made a 240 KB error line). */
+const MESSAGE_MAX_CHARS = 2000;
+
+const cut = (s: string, keep: number): string => `${s.slice(0, keep)}… (${s.length} characters)`;
+
+/** The envelope with a long echoed `value` (and its copies in `message`) and a long message cut. */
+function shortened(env: Record<string, unknown>): Record<string, unknown> {
+  const value = env.value;
+  let message = env.message as string;
+  if (typeof value === "string" && value.length > ECHO_MAX_CHARS) {
+    const short = cut(value, ECHO_MAX_CHARS / 2);
+    env.value = short;
+    message = message.split(value).join(short);
+  }
+  if (message.length > MESSAGE_MAX_CHARS) message = cut(message, MESSAGE_MAX_CHARS / 2);
+  env.message = message;
+  return env;
+}
+
 /** The SPEC envelope for any thrown value. Unknown errors become a generic `internal`. */
 export function toEnvelope(e: unknown): ErrorEnvelope {
   if (isCardsError(e)) {
     const env: Record<string, unknown> = { error: e.code, message: e.message };
     // fixed key order on every surface; absent extras stay absent
     for (const key of ENVELOPE_EXTRAS) if (e.extra[key] !== undefined) env[key] = e.extra[key];
-    return env as unknown as ErrorEnvelope;
+    return shortened(env) as unknown as ErrorEnvelope;
   }
   return { error: "internal", message: "internal error; the server log has the details" };
 }
