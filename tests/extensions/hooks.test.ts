@@ -1,6 +1,6 @@
 /** Hook extensions with real child processes, driven by an in-process service. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHooks, type Hooks } from "../../src/extensions/hooks.ts";
 import { stderrNote } from "../../src/extensions/env.ts";
@@ -174,12 +174,16 @@ describe("hook failures are logged, never fatal", () => {
   test("concurrency is bounded per hook: the rest queue, past the queue cap they are dropped and logged", async () => {
     const { ws, svc, logs } = await setup([], { maxConcurrent: 2, maxQueue: 2 });
     const rec = recordDir(ws);
-    svc.defs = { ...svc.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "0.4"), env: { RECORD_DIR: rec } }] };
+    // each run waits at a gate the test opens: how many run at once does not depend on time
+    const gate = join(ws, "gate-open");
+    svc.defs = { ...svc.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: rec } }] };
     for (let i = 0; i < 6; i++) await createCard(svc, { type_id: "task", title: `c${i}` }, ctx);
-    await Bun.sleep(150);
-    expect(records(rec).length).toBe(2); // two at once
-    await waitFor(() => records(rec).length === 4, "the queued two", 3000);
-    await Bun.sleep(600);
+    await waitFor(() => records(rec).length === 2, "two at once", 5000);
+    await Bun.sleep(300); // the gate is shut: no third starts
+    expect(records(rec).length).toBe(2);
+    writeFileSync(gate, "");
+    await waitFor(() => records(rec).length === 4, "the queued two", 5000);
+    await Bun.sleep(300);
     expect(records(rec).length).toBe(4);
     const drops = logs.filter((l) => l.includes("dropped"));
     expect(drops.length).toBe(2);

@@ -72,7 +72,8 @@ describe.serial("board signals", () => {
     await page.waitForFunction(() => document.querySelector("#hidden-note")?.textContent === "1 hidden by the board's filter");
     expect(await note.isVisible()).toBe(true);
     await call(ui.srv.url, "PATCH", `/cards/${open.id}`, { version: 1, fields: { resolution: "wontfix" } }, "agent-1");
-    await page.waitForFunction(() => document.querySelector("#hidden-note")?.textContent === "2 hidden by the board's filter");
+    // the count is read again at most every 5 s: more than the default wait of 5 s
+    await page.waitForFunction(() => document.querySelector("#hidden-note")?.textContent === "2 hidden by the board's filter", undefined, { timeout: 15_000 });
     expect(await page.locator(`.card[data-id="${open.id}"]`).count()).toBe(0);
     // the main board has no default filter: no note
     await page.locator("#board-picker").selectOption("main");

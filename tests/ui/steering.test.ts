@@ -98,6 +98,9 @@ describe.serial("steering while an agent writes", () => {
     // (the change comes while "Delete for good?" stands: the yes is to the card asked about,
     // even if the panel re-read the card meanwhile)
     const del = d.locator("#detail-delete");
+    // the re-reads after the removal have run: the one below comes at once, well inside
+    // the 4 s the question stands (a throttle still warm delayed it up to 10x a read)
+    await page.waitForTimeout(1500);
     await del.click();
     const asked = Date.now();
     await evidence(c.id, await version(), "agent 4");

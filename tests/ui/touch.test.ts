@@ -31,7 +31,7 @@ test("a long press then a drag moves the card; a swipe scrolls the lanes", async
 
   const b = (await page.locator(`.card[data-id="${moved.id}"]`).boundingBox())!;
   await touch(cdp, "touchStart", b.x + 40, b.y + 20);
-  await sleep(500); // the long press
+  await page.locator("body.is-dragging").waitFor(); // the long press took the card (a fixed wait lost to a busy page)
   for (let i = 1; i <= 10; i++) await touch(cdp, "touchMove", b.x + 40 + i * 30, b.y + 30);
   await touch(cdp, "touchEnd");
   await page.locator(`.lane[data-lane="todo"] .card[data-id="${moved.id}"]`).waitFor();
@@ -62,7 +62,7 @@ test("a dragged card held at the edge scrolls past the next lane; snapping comes
 
   const b = (await page.locator(`.card[data-id="${far.id}"]`).boundingBox())!;
   await touch(cdp, "touchStart", b.x + 40, b.y + 20);
-  await sleep(500);
+  await page.locator("body.is-dragging").waitFor(); // the long press took the card
   // to the right edge, then hold the finger still there: the board scrolls on by itself
   for (let i = 1; i <= 6; i++) await touch(cdp, "touchMove", b.x + 40 + i * 50, b.y + 30);
   await touch(cdp, "touchMove", 382, b.y + 30);
