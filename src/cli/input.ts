@@ -35,13 +35,19 @@ function readBounded(file: string, limit: number, field: string): Uint8Array {
     if (!stdin) fd = openSync(file, "r");
     const st = fstatSync(fd);
     if (st.isFile() && st.size > limit) throw tooLarge();
-    const chunks: Uint8Array[] = [];
+    // one buffer, grown by doubling up to limit + 1 (a short read keeps no slack of its own)
+    let buf = new Uint8Array(st.isFile() ? st.size + 1 : 64 * 1024);
     let total = 0;
     for (;;) {
-      const chunk = new Uint8Array(st.isFile() ? Math.min(Math.max(st.size + 1, 1), limit + 1) : 64 * 1024);
+      if (total === buf.length) {
+        if (buf.length > limit) throw tooLarge();
+        const grown = new Uint8Array(Math.min(buf.length * 2, limit + 1));
+        grown.set(buf);
+        buf = grown;
+      }
       let n: number;
       try {
-        n = readSync(fd, chunk, 0, chunk.length, null);
+        n = readSync(fd, buf, total, buf.length - total, null);
       } catch (e) {
         // stdin left non-blocking by whoever shares it: wait for more, without spinning
         if ((e as { code?: string }).code === "EAGAIN") { Atomics.wait(pause, 0, 0, 5); continue; }
@@ -50,13 +56,8 @@ function readBounded(file: string, limit: number, field: string): Uint8Array {
       if (n === 0) break;
       total += n;
       if (total > limit) throw tooLarge();
-      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
     }
-    if (chunks.length === 1) return chunks[0]!;
-    const out = new Uint8Array(total);
-    let o = 0;
-    for (const c of chunks) { out.set(c, o); o += c.length; }
-    return out;
+    return buf.subarray(0, total);
   } catch (e) {
     if (e instanceof CardsError) throw e;
     throw new CardsError("usage", `cannot read ${file}: ${(e as Error).message}`, { field });

@@ -94,22 +94,26 @@ export function fromEnvironment(e: unknown): unknown {
     });
   }
   if (code === "EMFILE" || code === "ENFILE") {
-    return new CardsError("unavailable", `too many open files (${code}): nothing was done`, {
-      hint: "raise the limit (ulimit -n) or close what holds files open, then retry",
+    return new CardsError("unavailable", `too many open files (${code})`, {
+      hint: "raise the limit (ulimit -n) or close what holds files open; the call may not have completed: re-read before retrying a write",
     });
   }
   if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") {
-    return new CardsError("unavailable", `the disk is full (${code}): nothing was done`, { hint: "free disk space and retry" });
+    return new CardsError("unavailable", `the disk is full (${code})`, { hint: "free disk space; the call may not have completed: re-read before retrying a write" });
   }
   return e;
 }
 
 /** An echoed value longer than this is cut in the envelope: it names the input, not repeats it. */
-export const ECHO_MAX_CHARS = 200;
+const ECHO_MAX_CHARS = 200;
 /** A message longer than this is cut (a 120 KB argument made a 240 KB error line). */
 const MESSAGE_MAX_CHARS = 2000;
 
-const cut = (s: string, keep: number): string => `${s.slice(0, keep)}… (${s.length} characters)`;
+/** The first `keep` characters (one fewer when that would split a surrogate pair), and the length. */
+const cut = (s: string, keep: number): string => {
+  const high = s.charCodeAt(keep - 1);
+  return `${s.slice(0, high >= 0xd800 && high <= 0xdbff ? keep - 1 : keep)}… (${s.length} characters)`;
+};
 
 /** The envelope with a long echoed `value` (and its copies in `message`) and a long message cut. */
 function shortened(env: Record<string, unknown>): Record<string, unknown> {

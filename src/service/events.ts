@@ -49,7 +49,8 @@ export function listEvents(svc: Service, p: ListParams, viewer?: string): EventP
     q.types = types;
   }
   if (p.actor !== undefined) q.actor = ownerParam(svc, p.actor, viewer, false, "actor");
-  if (p.owner !== undefined) q.owner = ownerParam(svc, p.owner, viewer, p.cursor === undefined);
+  // checked on a first read only: a poll (since, cursor) may wait for an owner still to come
+  if (p.owner !== undefined) q.owner = ownerParam(svc, p.owner, viewer, p.cursor === undefined && p.since === undefined);
   if (p.board_id !== undefined) {
     q.cardTypeIds = svc.board(p.board_id).card_type_ids;
     q.boardId = p.board_id;

@@ -421,6 +421,8 @@ describe("GET /events", () => {
       expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "unknown_user", "owner"]);
       expect(typo.body.valid_options).toContain("agent-2");
       expect((await fresh.get("/cards?owner=agent-22")).body.error).toBe("unknown_user");
+      // a poll (since) may wait for an owner still to come
+      expect((await fresh.get("/events?owner=agent-22&since=000000000001")).body).toEqual({ items: [] });
       expect((await fresh.get("/events?board_id=bugs")).body.items.map((e: any) => e.card_id)).toEqual([b.id]);
       // a deleted card's events, its tombstone included, stay in its board's feed
       const gone = (await fresh.post("/cards", { type_id: "bug", title: "gone", fields: { steps: "s" } })).body;

@@ -11,6 +11,12 @@ describe("long echoed values", () => {
     expect(env.message).toBe(`card "${short}" not found`);
   });
 
+  test("a cut never splits a surrogate pair (a lone surrogate is refused by strict JSON readers)", () => {
+    const long = `${"a".repeat(99)}😀${"b".repeat(300)}`;
+    const env = toEnvelope(new CardsError("bad_request", "x", { value: long }));
+    expect(env.value).toBe(`${"a".repeat(99)}… (401 characters)`);
+  });
+
   test("a message long for another reason is cut; short ones and non-string values are left alone", () => {
     const env = toEnvelope(new CardsError("usage", `unexpected ${"x".repeat(5000)}`));
     expect(env.message).toBe(`unexpected ${"x".repeat(989)}… (5011 characters)`);

@@ -26,10 +26,13 @@ export default defineCommand({
       });
     }
     const written: string[] = [];
+    /** the outermost folders this init made (removed with the files on a failure) */
+    const made: string[] = [];
     for (const [rel, text] of Object.entries(files)) {
       const path = join(root, rel);
       try {
-        mkdirSync(dirname(path), { recursive: true });
+        const top = mkdirSync(dirname(path), { recursive: true });
+        if (top) made.push(top);
         // created (never over another file), then filled: one that fills part way (a full
         // disk) is removed with the rest
         const fd = openSync(path, "wx");
@@ -38,6 +41,7 @@ export default defineCommand({
       } catch (e) {
         // no half-written workspace: a second init would refuse it
         for (const w of written) rmSync(w, { force: true });
+        for (const d of made.reverse()) rmSync(d, { recursive: true, force: true }); // made by this init: nothing of anyone else's is in them
         throw cannotWrite(root, path, e as NodeJS.ErrnoException);
       }
     }

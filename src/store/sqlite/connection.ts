@@ -93,19 +93,24 @@ export function openDatabase(path: string): SqliteDb {
 }
 
 /**
- * A missing or empty database beside what only a used one leaves: the search index and
- * stored artifacts (both made after the schema), or a WAL with commits in it (made after
- * the file's first page). The database was deleted or emptied; starting an empty one
- * would hide that, and SQLite would delete the WAL and its last commits. Cheap: one
- * stat of the database file on each open, three more only when it is missing or empty.
+ * A missing or empty database beside what only a used one leaves: the search index (made
+ * after the schema), or a WAL with commits in it (made after the file's first page).
+ * Stored artifacts are no sign: a restore may find them copied in first. The database
+ * was deleted or emptied; starting an empty one would hide that, and SQLite would delete
+ * the WAL and its last commits. Cheap: one stat of the database file on each open, a
+ * few more only when it is missing or empty.
  */
 function assertNotLost(path: string): void {
   const dir = dirname(path);
-  const left = [`${dir}/search.db`, `${dir}/artifacts/sha256`].filter((p) => fileSize(p) !== undefined);
-  if (fileSize(`${path}-wal`)) left.push(`${path}-wal`);
-  if (left.length === 0) return;
+  const wal = `${path}-wal`;
+  const left = fileSize(`${dir}/search.db`) !== undefined ? [`${dir}/search.db`] : [];
+  if (fileSize(wal)) left.push(wal);
+  // another process may have created the file meanwhile (its first page comes before
+  // anything in the WAL): then this is a new workspace being made, not a lost one
+  if (left.length === 0 || fileSize(path)) return;
+  const walAside = left.includes(wal) ? `move ${wal} and ${path}-shm aside (SQLite would apply that WAL over the copy), then ` : "";
   throw new CardsError("unavailable", `${path} is missing or empty, but ${dir} holds what a used workspace leaves (${left.join(", ")}): the database was deleted or emptied`, {
-    hint: `put the database back from a backup (copy it to ${path}; docs/backup.md), or, to start again from a dump, move ${dir} away first and run \`cards restore\``,
+    hint: `put the database back from a backup: ${walAside}copy it to ${path} (docs/backup.md); or, to start again from a dump, move ${dir} away first and run \`cards restore\``,
   });
 }
 
