@@ -2,12 +2,12 @@
 import { CardsError } from "../domain/errors.ts";
 import { parseUntrustedJson } from "../domain/json.ts";
 import { MAX_BODY_BYTES } from "../api/types.ts";
+import { MAX_ARTIFACT_BYTES } from "../domain/limits.ts";
+import { waitAMoment } from "./write-all.ts";
 
 /** node:fs costs ~1.3 ms to load: only calls that read a file pay for it. */
 const fs = (): typeof import("node:fs") => process.getBuiltinModule("node:fs") as typeof import("node:fs");
 
-/** An artifact upload is at most this many bytes (service/artifacts.ts MAX_ARTIFACT_BYTES; docs/limits.md). */
-export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
 
 /** Reads the raw JSON text named by --data; undefined when the flag is absent. */
 export function readData(data: string | undefined): string | undefined {
@@ -16,8 +16,6 @@ export function readData(data: string | undefined): string | undefined {
   if (data.startsWith("@")) return utf8(readBounded(data.slice(1), MAX_BODY_BYTES, "--data"), data.slice(1));
   return data;
 }
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * A file's bytes (`-`: stdin), refused as `payload_too_large` once past `limit`: a file by
@@ -50,7 +48,7 @@ function readBounded(file: string, limit: number, field: string): Uint8Array {
         n = readSync(fd, buf, total, buf.length - total, null);
       } catch (e) {
         // stdin left non-blocking by whoever shares it: wait for more, without spinning
-        if ((e as { code?: string }).code === "EAGAIN") { Atomics.wait(pause, 0, 0, 5); continue; }
+        if ((e as { code?: string }).code === "EAGAIN") { waitAMoment(); continue; }
         throw e;
       }
       if (n === 0) break;
@@ -129,6 +127,6 @@ export function listFlag(raw: string | undefined): string[] | undefined {
 }
 
 /** Reads a file (or stdin for `-`) as bytes, at most `limit` of them (payload_too_large past it). */
-export function readBytes(file: string, limit = MAX_UPLOAD_BYTES): Uint8Array {
+export function readBytes(file: string, limit = MAX_ARTIFACT_BYTES): Uint8Array {
   return readBounded(file, limit, "file");
 }

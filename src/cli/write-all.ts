@@ -17,7 +17,12 @@ export function writeAll(fd: number, data: string | Uint8Array): void {
       o += writeSync(fd, bytes, o);
     } catch (e) {
       if ((e as { code?: string }).code !== "EAGAIN") throw e;
-      Atomics.wait(pause, 0, 0, 5);
+      waitAMoment();
     }
   }
+}
+
+/** Blocks this thread 5 ms without spinning: a descriptor that would block (EAGAIN) gets time to drain or fill. */
+export function waitAMoment(): void {
+  Atomics.wait(pause, 0, 0, 5);
 }

@@ -12,8 +12,9 @@ import type { Card } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import type { OpContext, Service } from "./service.ts";
 
-/** Upload limit (DECISIONS size limits): 64 MiB. */
-export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
+import { MAX_ARTIFACT_BYTES } from "../domain/limits.ts";
+
+export { MAX_ARTIFACT_BYTES };
 const BLOB_PATH = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
 
 export async function attachArtifact(
