@@ -389,6 +389,44 @@ describe("bad workspace states give a clear error naming the path", () => {
     }
   });
 
+  test("a damaged full-text index is named as the index, with the remedy (delete it, it is made again), never as the workspace database", async () => {
+    const dir = makeWorkspace();
+    for (let i = 0; i < 40; i++) run(["cards", "create", "--type", "task", "--title", `needle haystack ${i} lorem ipsum dolor sit amet`], { cwd: dir });
+    expect(run(["cards", "list", "--q", "needle", "--limit", "5"], { cwd: dir }).json.items).toHaveLength(5);
+    // the terms' pages, which a search with nothing new to index reads but does not write
+    const index = join(dir, ".cards/search.db");
+    const probe = new Database(index, { readonly: true });
+    const pages = (probe.query("SELECT pageno FROM dbstat WHERE name = 'cards_fts_data' AND pagetype = 'leaf'").all() as Array<{ pageno: number }>).map((p) => p.pageno);
+    const pageSize = Number((probe.query("PRAGMA page_size").get() as { page_size: number }).page_size);
+    probe.close();
+    const bytes = readFileSync(index);
+    for (const p of pages) bytes.fill(0xff, (p - 1) * pageSize + 8, (p - 1) * pageSize + 200);
+    writeFileSync(index, bytes);
+
+    const search = run(["cards", "list", "--q", "needle"], { cwd: dir });
+    expect([search.code, search.error.error]).toEqual([7, "unavailable"]);
+    expect(search.error.message).toStartWith("the full-text index .cards/search.db is damaged (");
+    expect(search.error.message).toEndWith("cards and events are not affected");
+    expect(search.error.hint).toContain("delete .cards/search.db");
+    const srv = await serve(dir);
+    try {
+      const res = await fetch(`${srv.url}/v1/cards?q=needle`); // the server's read thread
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { message: string }).message).toStartWith("the full-text index .cards/search.db is damaged (");
+      expect((await fetch(`${srv.url}/v1/cards?limit=3`)).status).toBe(200);
+    } finally {
+      await srv.stop();
+    }
+    const check = run(["check"], { cwd: dir });
+    expect([check.code, check.error.message]).toEqual([7, "the full-text index is damaged (above); cards and events are not affected"]);
+    expect(check.stderr).toContain(`damaged: the full-text index ${index}: `);
+    expect(check.error.hint).toContain("delete .cards/search.db");
+    // the remedy works: deleted, the next search makes the index again and finds every card
+    for (const s of ["", "-wal", "-shm"]) rmSync(index + s, { force: true });
+    expect(run(["cards", "list", "--q", "needle", "--limit", "100"], { cwd: dir }).json.items).toHaveLength(40);
+    expect(run(["check"], { cwd: dir }).code).toBe(0);
+  });
+
   test("no file descriptors left: unavailable, saying to raise ulimit -n (before: EMFILE as an internal error with a stack)", () => {
     const dir = makeWorkspace();
     const seen = new Set<string>();

@@ -22,8 +22,15 @@ export default defineCommand({
         const damage = r.damage();
         if (damage.length) {
           for (const d of damage) console.error(`damaged: ${d}`);
-          throw new CardsError("unavailable", `the workspace database is damaged: ${damage[0]}${damage.length > 1 ? ` (and ${damage.length - 1} more, above)` : ""}`, {
-            hint: "stop the processes using it and restore from a backup or dump (docs/backup.md)",
+          // the index alone is derived data: it is made again, not restored
+          const indexOnly = damage.every((d) => d.startsWith("the full-text index"));
+          const message = indexOnly
+            ? "the full-text index is damaged (above); cards and events are not affected"
+            : `the workspace database is damaged: ${damage[0]}${damage.length > 1 ? ` (and ${damage.length - 1} more, above)` : ""}`;
+          throw new CardsError("unavailable", message, {
+            hint: indexOnly
+              ? "the full-text index is made again from the cards: delete .cards/search.db with its -wal and -shm files while no process uses the workspace"
+              : "stop the processes using it and restore from a backup or dump (docs/backup.md)",
           });
         }
         assertSchemaFloor(r, defs);

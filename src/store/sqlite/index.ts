@@ -7,7 +7,7 @@ import { CardsError } from "../../domain/errors.ts";
 import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
-import { searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
+import { searchIndexDamaged, searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ServerCheckpoints } from "./server-checkpoints.ts";
 import type { SearchIndexer } from "./search-indexer.ts";
 import type { ReadOp, ReadThread } from "./read-thread.ts";
@@ -119,7 +119,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     hasCardAboveSchema: (t, v) => reader.hasCardAboveSchema(t, v),
     hasLinkOfType: (t) => reader.hasLinkOfType(t),
     cardsInUse: () => reader.cardsInUse(),
-    damage: () => reader.damage(),
+    damage: () => [...reader.damage(), ...searchIndex().indexDamage(searchFile)].slice(0, 20),
     countInStatus: (f, s, c) => reader.countInStatus(f, s, c),
     blockedCards: (f, l) => reader.blockedCards(f, l),
     dueCards: (f, s, c, a, b, l) => reader.dueCards(f, s, c, a, b, l),
@@ -299,6 +299,7 @@ function searchError(e: unknown, file: string): unknown {
   if (code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM") {
     return new CardsError("unavailable", `cannot open the full-text index ${file}`, { hint: "the first search creates it: check that the workspace's .cards directory is writable" });
   }
+  if (code?.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") return searchIndexDamaged((e as Error).message, file);
   return writeError(e, file);
 }
 

@@ -7,13 +7,13 @@ import { DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link
 /** The events that change a card (and its updated_at): a persisted condition does not. */
 const CARD_FACTS = DURABLE_CARD_EVENTS.map((t) => `'${t}'`).join(",");
 import type { CardsInUse, EventQuery, IdempotencyRecord, ListQuery, ReadCall, SearchConfig, StoreReads, StoreTx } from "../port.ts";
-import type { SqliteDb, SqlValue } from "../../platform/sqlite.ts";
+import { sqliteErrorCode, type SqliteDb, type SqlValue } from "../../platform/sqlite.ts";
 import { formatEventId, parseEventId } from "../../domain/ids.ts";
 import { byCodePoint, canonicalCard } from "../../domain/card.ts";
 import type { filterToSql as FilterToSql } from "./filter-sql.ts";
 import { sortToSql } from "./sort-sql.ts";
-import { cardParams, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
-import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S } from "./search-names.ts";
+import { cardParams, checkVerdicts, rowToCard, rowsToCards, rowToComment, rowToEvent, rowsToEvents, rowToLink, rowToUser, toFtsQuery } from "./rows.ts";
+import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S, searchIndexDamaged } from "./search-names.ts";
 
 /** meta key: the newest event id a restore wrote (StoreReads.historyThrough) */
 const HISTORY_THROUGH_KEY = "history_through";
@@ -71,6 +71,32 @@ export class SqliteQueries implements StoreTx {
   }
 
   listCards(q: ListQuery): { items: Card[]; keys: string[] } {
+    return q.q === undefined ? this.listPage(q) : this.searching(() => this.listPage(q));
+  }
+
+  /**
+   * A read that uses the full-text index: damage found there is the index's (derived, made
+   * again once deleted), not the workspace database's, when the index's own check fails.
+   */
+  private searching<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (e) {
+      const code = sqliteErrorCode(e);
+      if ((code?.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") && this.searchAttached) {
+        let verdict: string;
+        try {
+          verdict = String(Object.values(this.db.query(`PRAGMA ${S}.quick_check(1)`).get() ?? {})[0]);
+        } catch (err) {
+          verdict = (err as Error).message;
+        }
+        if (verdict !== "ok") throw searchIndexDamaged((e as Error).message);
+      }
+      throw e;
+    }
+  }
+
+  private listPage(q: ListQuery): { items: Card[]; keys: string[] } {
     if (q.asOfEvent !== undefined && !q.sort) return this.listCardsAsOf(q, q.asOfEvent);
     const { where, params } = this.whereClause(q);
     if (q.after) {
@@ -161,6 +187,11 @@ export class SqliteQueries implements StoreTx {
   }
 
   countByStatus(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number> {
+    if (q.q !== undefined) return this.searching(() => this.countPage({ ...q, q: q.q }));
+    return this.countPage(q);
+  }
+
+  private countPage(q: Omit<ListQuery, "limit" | "sort" | "after" | "asOfEvent">): Record<string, number> {
     const { where, params } = this.whereClause({ ...q, limit: 0 });
     const sql = `SELECT c.status AS status, count(*) AS n FROM cards c ${where.length ? "WHERE " + where.join(" AND ") : ""} GROUP BY c.status`;
     const out: Record<string, number> = {};
@@ -345,8 +376,12 @@ export class SqliteQueries implements StoreTx {
         add(`the database file: ${(e as Error).message}`);
       }
     };
-    scan("PRAGMA quick_check(20)", (r) => `the database file: ${String(Object.values(r)[0])}`);
-    if (out.length === 1 && out[0] === "the database file: ok") out.length = 0;
+    try {
+      const verdicts = checkVerdicts(this.db.query("PRAGMA main.quick_check(20)").all() as Record<string, unknown>[]);
+      if (verdicts.join() !== "ok") for (const v of verdicts) add(`the database file: ${v}`);
+    } catch (e) {
+      add(`the database file: ${(e as Error).message}`);
+    }
     scan("SELECT id FROM cards WHERE NOT json_valid(fields) OR NOT json_valid(tags) LIMIT 20", (r) => `card ${String(r.id)}: its stored fields or tags do not parse`);
     scan("SELECT seq FROM events WHERE NOT json_valid(diff) LIMIT 20", (r) => `event ${formatEventId(Number(r.seq))}: its stored diff does not parse`);
     return out;

@@ -5,7 +5,7 @@
  * held fail with ReadThreadDown and their callers run them here instead.
  */
 import { startModuleWorker } from "../../platform/worker.ts";
-import { CardsError } from "../../domain/errors.ts";
+import { CardsError, type ErrorCode, type ErrorExtra } from "../../domain/errors.ts";
 import type { FilterNode } from "../../domain/filters.ts";
 import type { ListQuery, ReadCall } from "../port.ts";
 import type { ConfigEntries } from "./search-indexer.ts";
@@ -18,7 +18,7 @@ export interface ReadRequest { type: "read"; id: number; op: ReadOp; q: ListQuer
 
 export type ReadReply =
   | { id: number; value: unknown }
-  | { id: number; error: { message: string; code?: string } };
+  | { id: number; error: { message: string; code?: string; cards?: { code: ErrorCode; extra: ErrorExtra } } };
 
 /** The read thread is gone: run the read on the calling thread. */
 export class ReadThreadDown extends Error {
@@ -105,7 +105,8 @@ export class ReadThread {
     if (!p) return;
     this.pending.delete(reply.id);
     if ("value" in reply) return p.resolve(reply.value);
-    const { message, code } = reply.error;
+    const { message, code, cards } = reply.error;
+    if (cards) return p.reject(new CardsError(cards.code, message, cards.extra));
     // the search index's file, as Store.prepareSearch reports it on the calling thread
     if (code === "SEARCH_UNAVAILABLE") return p.reject(new CardsError("unavailable", message, { hint: "check that the workspace's .cards directory is readable; searches without q are not affected" }));
     // else as SQLite's error would be thrown on the calling thread: its message and code (SQLITE_*)

@@ -11,6 +11,7 @@
  * skipped unanswered: the caller has given up on them. Out: {id, value} or {id, error}.
  */
 import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
+import { isCardsError } from "../../domain/errors.ts";
 import type { ListQuery, ReadCall } from "../port.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
 import { SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
@@ -112,6 +113,8 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure | Stop | ReadRequest>) => 
     // SQLite's errors only (the request was validated before it came here); a connection
     // in an unknown state (a vanished file, an I/O error) is opened anew next time
     reply = { id: m.id, error: { message: String((err as Error)?.message ?? err), code: (err as { code?: unknown })?.code as string | undefined } };
+    // a verdict of the reads themselves (a damaged search index) crosses whole
+    if (isCardsError(err)) reply.error.cards = { code: err.code, extra: err.extra };
     close();
   }
   postMessage(reply);

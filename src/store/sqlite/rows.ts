@@ -134,3 +134,11 @@ export function toFtsQuery(q: string): string | null {
   if (!tokens || tokens.length === 0) return null;
   return tokens.map((t, i) => `"${t}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
 }
+
+/**
+ * PRAGMA quick_check's rows as one finding a line: a row may hold several lines, headed
+ * by "*** in database main ***" (which file it is, the caller says). ["ok"] when whole.
+ */
+export function checkVerdicts(rows: Record<string, unknown>[]): string[] {
+  return rows.flatMap((r) => String(Object.values(r)[0]).split("\n")).filter((l) => l.trim() !== "" && !/^\*\*\* in database /.test(l));
+}

@@ -13,10 +13,10 @@
  * indexed for, and every search checks it against the card, so a seq that SQLite reuses
  * after a delete never makes a search answer the wrong card.
  */
-import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
+import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
-import { searchBody } from "./rows.ts";
+import { checkVerdicts, searchBody } from "./rows.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
 /** Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols (emoji) are words. */
@@ -82,6 +82,25 @@ export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
       }
       throw e;
     }
+  }
+}
+
+/**
+ * What `cards check` finds damaged in the index file (none when it does not exist yet):
+ * each line says the remedy, since the index is made again from the cards.
+ */
+export function indexDamage(path: string): string[] {
+  if (fileSize(path) === undefined) return [];
+  const say = (m: string): string => `the full-text index ${path}: ${m} (cards and events are not affected: delete it with its -wal and -shm files while no process uses the workspace, and the next search makes it again)`;
+  let db: SqliteDb | undefined;
+  try {
+    db = openSqlite(path, { readonly: true });
+    const verdicts = checkVerdicts(db.query("PRAGMA quick_check(5)").all() as Record<string, unknown>[]);
+    return verdicts.length === 1 && verdicts[0] === "ok" ? [] : verdicts.map(say);
+  } catch (e) {
+    return [say((e as Error).message)];
+  } finally {
+    try { db?.close(); } catch { /* closing */ }
   }
 }
 

@@ -3,6 +3,8 @@
  * a search or a server needs it: a one-shot call that does not search never evaluates it).
  */
 
+import { CardsError } from "../../domain/errors.ts";
+
 /** The name under which a connection of the main database attaches the index. */
 export const SEARCH_SCHEMA_NAME = "s";
 
@@ -22,4 +24,14 @@ export const SEARCH_EPOCH_KEY = "search_epoch";
 export function searchPath(dbPath: string): string {
   const slash = dbPath.lastIndexOf("/");
   return `${slash >= 0 ? dbPath.slice(0, slash + 1) : ""}search.db`;
+}
+
+/**
+ * The full-text index found damaged. It is derived from the cards, so the remedy is to let
+ * it be rebuilt, not to restore a backup (the cards and events are in the other file).
+ */
+export function searchIndexDamaged(detail: string, file = ".cards/search.db"): CardsError {
+  return new CardsError("unavailable", `the full-text index ${file} is damaged (${detail}); cards and events are not affected`, {
+    hint: `the index is made again from the cards: stop the processes using the workspace, delete ${file} with its -wal and -shm files, and search again`,
+  });
 }
