@@ -485,6 +485,14 @@ describe("bad workspace states give a clear error naming the path", () => {
       expect(found.json.items.map((c: any) => c.id)).toEqual([card.id]);
       // an index left behind cannot catch up on a read-only disk: it answers as it stands
       expect(run(["cards", "list", "--q", "later"], { cwd: dir }).code).toBe(0);
+      // a dump or backup onto the read-only disk: the machine's refusal (7) naming the
+      // cause, as for a full disk (before: dump said usage, exit 2; backup named a failed rm)
+      for (const args of [["dump", "--out", join(dir, "d.jsonl")], ["backup", "--out", join(dir, "b.db")]]) {
+        const r = run(args, { cwd: dir });
+        expect([args[0], r.code, r.error.error]).toEqual([args[0], 7, "unavailable"]);
+        expect(r.error.message).not.toContain(" rm ");
+      }
+      expect(run(["dump", "--out", join(dir, "d.jsonl")], { cwd: dir }).error.message).toContain("EROFS");
     } finally {
       spawnSync("mount", ["-o", "remount,rw", dir]);
     }

@@ -7,7 +7,7 @@
 import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { defineCommand } from "../define.ts";
-import { CardsError } from "../../domain/errors.ts";
+import { CardsError, fromEnvironment } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
 import { isAlive } from "../../extensions/state.ts";
@@ -36,6 +36,14 @@ export const dump = defineCommand({
         fd = openSync(partial, "w");
       } catch (e) {
         svc.close();
+        // a path that cannot be (no such directory, a directory, no permission) is the
+        // caller's to fix; a disk that will not take it (read-only, full) is the machine's
+        const code = (e as { code?: string }).code;
+        if (code === "EROFS" || code === "ENOSPC" || code === "EDQUOT" || code === "EIO") {
+          throw new CardsError("unavailable", `cannot write ${args.out}: ${(e as Error).message}`, { hint: "check the file system is writable and has space (nothing was written)" });
+        }
+        const machine = fromEnvironment(e); // no descriptors left
+        if (machine !== e) throw machine;
         throw new CardsError("usage", `cannot write ${args.out}: ${(e as Error).message}`, { field: "--out", hint: "name a file in a directory that exists and is writable" });
       }
     }

@@ -265,7 +265,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
         fs.linkSync(tmp, path); // EEXIST: a file of that name appeared meanwhile
         return { cards };
       } finally {
-        for (const f of [tmp, `${tmp}-journal`, `${tmp}-wal`, `${tmp}-shm`]) fs.rmSync(f, { force: true });
+        // never in place of the error that stopped the backup (on a read-only disk even
+        // removing a file that is not there fails)
+        for (const f of [tmp, `${tmp}-journal`, `${tmp}-wal`, `${tmp}-shm`]) {
+          try { fs.rmSync(f, { force: true }); } catch { /* nothing of it to remove */ }
+        }
       }
     },
     close() {
