@@ -98,6 +98,11 @@ export function fromEnvironment(e: unknown): unknown {
       hint: "raise the limit (ulimit -n) or close what holds files open; the call may not have completed: re-read before retrying a write",
     });
   }
+  if (code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_IOERR") || code === "EIO" || code === "EROFS") {
+    return new CardsError("unavailable", `a workspace file could not be opened, read or written (${code}: ${e.message})`, {
+      hint: "check the disk and the permissions of the workspace's .cards directory, and that this process may open more files (ulimit -n); the call may not have completed: re-read before retrying a write",
+    });
+  }
   if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") {
     return new CardsError("unavailable", `the disk is full (${code})`, { hint: "free disk space; the call may not have completed: re-read before retrying a write" });
   }

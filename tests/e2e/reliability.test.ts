@@ -501,6 +501,36 @@ describe("bad workspace states give a clear error naming the path", () => {
     expect(run(["cards", "list", "--q", "later"], { cwd: dir }).json.items.map((c: any) => c.id)).toEqual([later.id]);
   });
 
+  test.skipIf(!canMount)("a workspace copied onto a read-only disk without its -shm files reads, searches and serves (before: every command, reads too, failed to open)", async () => {
+    const dir = tmpfsWorkspace("4m")!;
+    const card = run(["cards", "create", "--type", "task", "--title", "snapshot"], { cwd: dir }).json;
+    expect(run(["cards", "list", "--q", "snapshot"], { cwd: dir }).json.items).toHaveLength(1); // builds the index
+    // as a copy without them would be (the last close left both WALs empty)
+    for (const f of ["cards.db-wal", "cards.db-shm", "search.db-wal", "search.db-shm"]) rmSync(join(dir, ".cards", f), { force: true });
+    expect(spawnSync("mount", ["-o", "remount,ro", dir]).status).toBe(0);
+    try {
+      expect(run(["cards", "get", card.id], { cwd: dir }).json.title).toBe("snapshot");
+      expect(run(["cards", "list", "--q", "snapshot"], { cwd: dir }).json.items.map((c: any) => c.id)).toEqual([card.id]);
+      expect(run(["check"], { cwd: dir }).code).toBe(0);
+      const w = run(["cards", "create", "--type", "task", "--title", "refused"], { cwd: dir });
+      expect([w.code, w.error.error]).toEqual([7, "unavailable"]);
+      expect(w.error.message).toContain("read-only");
+      const srv = await serve(dir);
+      try {
+        // the server's own read thread too (a sort other than by update, and a search)
+        for (const q of ["sort=title", "q=snapshot"]) {
+          const res = await fetch(`${srv.url}/v1/cards?${q}`);
+          expect([q, res.status]).toEqual([q, 200]);
+          expect(((await res.json()) as { items: Array<{ id: string }> }).items.map((c) => c.id)).toEqual([card.id]);
+        }
+      } finally {
+        await srv.stop();
+      }
+    } finally {
+      spawnSync("mount", ["-o", "remount,rw", dir]);
+    }
+  });
+
   test.skipIf(!canMount)("init on a full disk leaves nothing behind, so init works once there is space (before: an empty workspace.json that refused every command)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
     expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]).status).toBe(0);

@@ -29,8 +29,8 @@ describe("long echoed values", () => {
 describe("fromEnvironment", () => {
   const err = (code: string, message = "boom") => Object.assign(new Error(message), { code });
 
-  test("a damaged database, no descriptors left and a full disk are unavailable with what to do", () => {
-    for (const [code, says] of [["SQLITE_CORRUPT", "damaged"], ["SQLITE_CORRUPT_INDEX", "damaged"], ["SQLITE_NOTADB", "damaged"], ["EMFILE", "ulimit -n"], ["ENFILE", "ulimit -n"], ["ENOSPC", "free disk space"], ["SQLITE_FULL", "free disk space"]] as const) {
+  test("a damaged database, no descriptors left, a full disk and a file that cannot be opened or read are unavailable with what to do", () => {
+    for (const [code, says] of [["SQLITE_CORRUPT", "damaged"], ["SQLITE_CORRUPT_INDEX", "damaged"], ["SQLITE_NOTADB", "damaged"], ["EMFILE", "ulimit -n"], ["ENFILE", "ulimit -n"], ["ENOSPC", "free disk space"], ["SQLITE_FULL", "free disk space"], ["SQLITE_CANTOPEN", "permissions"], ["SQLITE_IOERR_READ", "check the disk"], ["SQLITE_READONLY", "permissions"], ["EROFS", "check the disk"], ["EIO", "check the disk"]] as const) {
       const e = fromEnvironment(err(code));
       expect([code, isCardsError(e) && e.code]).toEqual([code, "unavailable"]);
       expect(JSON.stringify(toEnvelope(e))).toContain(says);

@@ -87,8 +87,42 @@ export function openDatabase(path: string): SqliteDb {
         continue;
       }
       if (e instanceof CardsError) throw e;
+      if (sqliteErrorCode(e) === "SQLITE_CANTOPEN" && unshareable(path)) return openImmutable(path);
       throw openError(path, e);
     }
+  }
+}
+
+/**
+ * A database on a read-only disk with no `-shm` beside it (copied without it, or from a
+ * snapshot): SQLite can neither make the WAL index nor read without one. With no WAL to
+ * apply either, nothing can change the file, which is then read as it is (`immutable`).
+ */
+export function unshareable(path: string): boolean {
+  if (!fileSize(path) || fileSize(`${path}-wal`) || fileSize(`${path}-shm`) !== undefined) return false;
+  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+  try {
+    fs.accessSync(dirname(path), fs.constants.W_OK);
+    return false;
+  } catch (e) {
+    return (e as { code?: string }).code === "EROFS";
+  }
+}
+
+function openImmutable(path: string): SqliteDb {
+  let db: SqliteDb | undefined;
+  try {
+    db = openSqlite(path, { immutable: true });
+    const version = schemaVersion(db);
+    if (version !== SCHEMA_VERSION) {
+      throw new CardsError("unavailable", `${path} is on a read-only disk and at schema ${version}; this version of cards reads schema ${SCHEMA_VERSION}`, {
+        hint: version < SCHEMA_VERSION ? "open it once where it is writable (any command upgrades it), or with the version of cards that wrote it" : "upgrade cards",
+      });
+    }
+    return db;
+  } catch (e) {
+    try { db?.close(); } catch { /* closing a half-open handle */ }
+    throw isCardsError(e) ? e : openError(path, e);
   }
 }
 

@@ -170,6 +170,17 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     },
     prepareSearch(): void | Promise<void> {
       const db = readerDb ?? writerDb;
+      if (db.immutable) {
+        // a read-only disk without WAL index files (connection.ts): the index as it stands,
+        // read the same way; nothing can be written to bring it up to date
+        try {
+          if (!reader.searchAttached) db.attach(searchFile, SEARCH_SCHEMA_NAME);
+          reader.searchAttached = true;
+          return;
+        } catch (e) {
+          throw searchError(e, searchFile);
+        }
+      }
       try {
         searchDb ??= searchIndex().openSearchDb(searchFile);
         if (!reader.searchAttached) {

@@ -14,6 +14,7 @@ import { openSqlite, type SqliteDb } from "../../platform/sqlite.ts";
 import { isCardsError } from "../../domain/errors.ts";
 import type { ListQuery, ReadCall } from "../port.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
+import { unshareable } from "./connection.ts";
 import { SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ReadConfig, ReadOp, ReadReply, ReadRequest } from "./read-thread.ts";
 
@@ -37,7 +38,7 @@ function apply(c: ReadConfig): void {
 
 function connection(): { db: SqliteDb; queries: SqliteQueries } {
   if (!db || !queries) {
-    db = openSqlite(path, { create: false });
+    db = openSqlite(path, { create: false, immutable: unshareable(path) });
     db.exec(`PRAGMA busy_timeout = 5000; PRAGMA cache_size = -${cacheKib}`);
     queries = new SqliteQueries(db, config);
   }

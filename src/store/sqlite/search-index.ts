@@ -17,6 +17,7 @@ import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../plat
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
 import { checkVerdicts, searchBody } from "./rows.ts";
+import { unshareable } from "./connection.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
 /** Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols (emoji) are words. */
@@ -94,7 +95,8 @@ export function indexDamage(path: string): string[] {
   const say = (m: string): string => `the full-text index ${path}: ${m} (cards and events are not affected: delete it with its -wal and -shm files while no process uses the workspace, and the next search makes it again)`;
   let db: SqliteDb | undefined;
   try {
-    db = openSqlite(path, { readonly: true });
+    // on a read-only disk with no WAL index file beside it, as the database is read (connection.ts)
+    db = openSqlite(path, { readonly: true, immutable: unshareable(path) });
     const verdicts = checkVerdicts(db.query("PRAGMA quick_check(5)").all() as Record<string, unknown>[]);
     return verdicts.length === 1 && verdicts[0] === "ok" ? [] : verdicts.map(say);
   } catch (e) {
