@@ -18,7 +18,7 @@ const json = (schema: JsonSchema) => ({ "application/json": { schema } });
  */
 const TITLE_SCHEMA: JsonSchema = {
   type: "string", minLength: 1, maxLength: 1024, pattern: "\\S",
-  description: "one line, not blank; surrounding spaces are trimmed; at most 1,024 bytes of UTF-8 (413 beyond)",
+  description: "one line, not blank, no control characters (C0, DEL, C1); surrounding spaces are trimmed; at most 1,024 bytes of UTF-8 (413 beyond)",
 };
 
 /** The OpenAPI document for the definitions live now. */

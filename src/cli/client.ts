@@ -5,6 +5,7 @@
  */
 import { CardsError, type ErrorEnvelope } from "../domain/errors.ts";
 import type { ApiRequest } from "../api/types.ts";
+import { assertActorText } from "../domain/text.ts";
 
 export interface CliGlobals {
   dir?: string;
@@ -73,7 +74,7 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) query[k] = v;
   const headers: Record<string, string> = {};
   const actor = callerActor(g);
-  if (actor) headers["x-service-actor"] = actor;
+  if (actor) headers["x-service-actor"] = serverUrl(g) ? actorHeader(actor) : actor;
   if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body, keepNonFinite);
   if (call.contentType) headers["content-type"] = call.contentType;
@@ -103,6 +104,16 @@ function keepNonFinite(_key: string, v: unknown): unknown {
  */
 export function callerActor(g: CliGlobals): string | undefined {
   return g.actor ?? (g.env.CARDS_ACTOR?.trim() || undefined);
+}
+
+/**
+ * The actor as an X-Service-Actor value: its UTF-8 bytes, one per character, as HTTP
+ * carries them (fetch refuses a header value past U+00FF; the server reads the bytes back
+ * as UTF-8). An actor a header cannot carry at all is refused here, as the service would.
+ */
+export function actorHeader(actor: string): string {
+  assertActorText(actor);
+  return /[^\x00-\x7f]/.test(actor) ? String.fromCharCode(...new TextEncoder().encode(actor)) : actor;
 }
 
 /**

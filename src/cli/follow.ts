@@ -6,7 +6,7 @@
  * writes of every process within its polling interval (DECISIONS: within one second).
  * Durable events carry `id`; condition signals do not.
  */
-import { callerActor, serverUrl, type CliGlobals } from "./client.ts";
+import { actorHeader, callerActor, serverUrl, type CliGlobals } from "./client.ts";
 import { CardsError } from "../domain/errors.ts";
 import { writeAll } from "./write-all.ts";
 
@@ -92,7 +92,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
     const headers: Record<string, string> = { accept: "text/event-stream" };
     if (lastId) headers["last-event-id"] = lastId;
     const actor = callerActor(g);
-    if (actor) headers["x-service-actor"] = actor;
+    if (actor) headers["x-service-actor"] = actorHeader(actor);
     let res: Response;
     // a reconnect that gets no answer (a host gone, its packets dropped) gives up in time:
     // the deadline below is judged once per attempt

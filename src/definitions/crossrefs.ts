@@ -9,7 +9,7 @@ import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { enumOptionsByPath, type FilterValueField } from "../domain/filter-values.ts";
-import { checkFieldDefs, checkFieldValue, checkRef, type FieldContext } from "./fielddefs.ts";
+import { checkFieldDefs, checkFieldValue, checkRef, sameInAnotherForm, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
 
@@ -57,12 +57,13 @@ function checkNameMatchesId(p: Parsed, report: Report): void {
 
 /** Reports every repeat of a value in `values` (ids of a list of objects or plain strings). */
 function checkUnique(list: unknown, at: PathKey[], what: string, report: Report, byId: boolean): void {
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   arr(list).forEach((item, i) => {
     const val = byId ? obj(item).id : item;
     if (typeof val !== "string") return;
-    if (seen.has(val)) report(byId ? [...at, i, "id"] : [...at, i], `duplicate ${what} ${q(val)}`);
-    seen.add(val);
+    const first = seen.get(val.normalize("NFC"));
+    if (first !== undefined) report(byId ? [...at, i, "id"] : [...at, i], `duplicate ${what} ${q(val)}${first === val ? "" : sameInAnotherForm(first)}`);
+    else seen.set(val.normalize("NFC"), val);
   });
 }
 

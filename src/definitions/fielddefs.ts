@@ -206,11 +206,12 @@ function checkEnum(f: Record<string, unknown>, here: PathKey[], report: Report):
     return;
   }
   const options = strings(f.options);
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   if (Array.isArray(f.options)) (f.options as unknown[]).forEach((o, j) => {
     if (typeof o !== "string") return;
-    if (seen.has(o)) report([...here, "options", j], `duplicate option ${q(o)}`);
-    seen.add(o);
+    const first = seen.get(o.normalize("NFC"));
+    if (first !== undefined) report([...here, "options", j], `duplicate option ${q(o)}${first === o ? "" : sameInAnotherForm(first)}`);
+    else seen.set(o.normalize("NFC"), o);
   });
   if (isPlainObject(f.option_themes)) {
     for (const key of Object.keys(f.option_themes)) {
@@ -218,3 +219,7 @@ function checkEnum(f: Record<string, unknown>, here: PathKey[], report: Report):
     }
   }
 }
+
+/** Why two strings that look alike count as one (the same letters in two Unicode forms). */
+export const sameInAnotherForm = (first: string): string =>
+  `: it is ${q(first)} in another Unicode form (composed and decomposed accents look alike); keep one`;

@@ -5,6 +5,7 @@
  */
 import { LineCounter, parseDocument } from "yaml";
 import { findLoneSurrogate } from "../domain/json.ts";
+import { codePoint, controlCharIn } from "../domain/text.ts";
 
 /** `locate`: the line a JSON path's value starts on (or its nearest ancestor's); YAML only. */
 export type ParseResult = { ok: true; value: unknown; locate?: (path: readonly (string | number)[]) => number | undefined } | { ok: false; errors: string[] };
@@ -43,11 +44,14 @@ export function findJsonError(text: string): { offset: number; message: string }
           // a lone surrogate is no character: strict JSON readers refuse what echoes it
           const low = /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(text.slice(i + 6, i + 12));
           if ((unit >= 0xd800 && unit <= 0xdbff && !low) || (unit >= 0xdc00 && unit <= 0xdfff)) fail(`unpaired UTF-16 surrogate \\u${hex} (write the character itself, or a high and low surrogate pair)`);
+          if (controlCharIn(String.fromCharCode(unit), true)) fail(controlMessage(String.fromCharCode(unit)));
           i += unit >= 0xd800 && unit <= 0xdbff ? 12 : 6;
         }
-        else if ("\"\\/bfnrt".includes(e) && e !== "") i += 2;
+        else if (e === "b" || e === "f") fail(controlMessage(e === "b" ? "\b" : "\f"));
+        else if ("\"\\/nrt".includes(e) && e !== "") i += 2;
         else fail(`bad escape \\${e}`);
       } else if (c < " ") fail("line break or control character inside a string (write \\n)");
+      else if (c >= "\u007f" && c <= "\u009f") fail(controlMessage(c));
       else i++;
     }
   };
@@ -85,6 +89,7 @@ export function findJsonError(text: string): { offset: number; message: string }
       NUMBER.lastIndex = i;
       const m = NUMBER.exec(text);
       if (!m) fail("bad number");
+      if (!Number.isFinite(Number((m as RegExpExecArray)[0]))) fail(`${(m as RegExpExecArray)[0]} is past the largest number (about 1.8e308)`);
       i += (m as RegExpExecArray)[0].length;
     } else {
       for (const lit of ["true", "false", "null"]) if (text.startsWith(lit, i)) { i += lit.length; return; }
@@ -100,6 +105,39 @@ export function findJsonError(text: string): { offset: number; message: string }
     if (e instanceof RangeError) return { offset: i, message: `nested more than ${MAX_DEPTH} levels deep` };
     throw e;
   }
+}
+
+/** A control character in a definition: it would reach terminals, logs and the board raw. */
+const controlMessage = (c: string): string =>
+  `control character ${codePoint(c)} inside a string: definitions are text people read in terminals and on the board (tab and line breaks aside)`;
+
+/**
+ * What YAML lets through that a definition must not hold (JSON's scanner above finds the
+ * same with line:col): a control character, or a number that is not finite (`.inf`).
+ */
+function findUnfitValue(value: unknown): { at: string; message: string } | undefined {
+  const stack: Array<[unknown, string]> = [[value, ""]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "string") {
+      const c = controlCharIn(v, true);
+      if (c) return { at: path, message: controlMessage(String.fromCodePoint(parseInt(c.slice(2), 16))) };
+      continue;
+    }
+    if (typeof v === "number" && !Number.isFinite(v)) return { at: path, message: `${v} is not a finite number` };
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+      continue;
+    }
+    for (const [k, child] of Object.entries(v)) {
+      const at = path ? `${path}.${k}` : k;
+      const c = controlCharIn(k);
+      if (c) return { at, message: controlMessage(String.fromCodePoint(parseInt(c.slice(2), 16))) };
+      stack.push([child, at]);
+    }
+  }
+  return undefined;
 }
 
 /** 1-based line and column of an offset. */
@@ -174,6 +212,8 @@ export function parseYamlText(text: string): ParseResult {
     if (tooDeep(value)) return deepError("YAML");
     const at = findLoneSurrogate(value);
     if (at !== undefined) return { ok: false, errors: [`invalid YAML: unpaired UTF-16 surrogate at ${at || "the top"} (write the character itself, or a high and low surrogate pair)`] };
+    const odd = findUnfitValue(value);
+    if (odd) return { ok: false, errors: [`invalid YAML: ${odd.message} at ${odd.at || "the top"}`] };
     // a problem found in the value is told by line too: people count lines, not list items
     const locate = (path: readonly (string | number)[]): number | undefined => {
       for (let n = path.length; n >= 0; n--) {

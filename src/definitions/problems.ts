@@ -2,6 +2,7 @@
  * Collecting definition problems. Every check reports into a `Problems` list and
  * keeps going, so one load shows everything that is wrong at once.
  */
+import { escapeControls } from "../domain/text.ts";
 import { CardsError, type DefinitionProblem } from "../domain/errors.ts";
 
 /** One step of a JSON path: an object key or an array index. */
@@ -70,7 +71,8 @@ function oneLine(p: DefinitionProblem): string {
   const opts = p.valid_options && p.valid_options.length > 0 && !/valid options|allowed keys/.test(p.message)
     ? ` (valid options: ${p.valid_options.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join(", ")})`
     : "";
-  return `${where}: ${p.message}${opts}`;
+  // a file name may hold an escape sequence: the line goes to terminals and logs
+  return escapeControls(`${where}: ${p.message}${opts}`);
 }
 
 /** Human-readable multi-line list of problems, one per line (for `cards check`). */

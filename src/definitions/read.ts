@@ -4,6 +4,7 @@
  * Synchronous node:fs on purpose: node:fs/promises costs ~1.5 ms to load on every CLI call.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { isUtf8 } from "node:buffer";
 import { hash128 } from "../domain/hash.ts";
 import { join, resolve } from "node:path";
 import type { DefinitionProblem } from "../domain/errors.ts";
@@ -31,7 +32,14 @@ function readIfPresent(abs: string): string | undefined | { unread: string } {
     if (st.size > MAX_DEFINITION_FILE_BYTES) {
       return { unread: `not read: ${st.size} bytes; a definition file holds at most ${MAX_DEFINITION_FILE_BYTES} (4 MiB)` };
     }
-    return readFileSync(abs, "utf8");
+    const bytes = readFileSync(abs);
+    if (!isUtf8(bytes)) {
+      // read as UTF-8, each bad byte would become U+FFFD: an option "café" saved in
+      // Latin-1 would load as "caf\uFFFD" and never match what callers send
+      const line = bytes.toString("utf8").slice(0, bytes.toString("utf8").indexOf("\uFFFD")).split("\n").length;
+      return { unread: `not read: not UTF-8 text (first bad byte on line ${line}); save the file as UTF-8` };
+    }
+    return bytes.toString("utf8");
   } catch (e) {
     if (isMissing(e) || (e as NodeJS.ErrnoException)?.code === "EISDIR") return undefined;
     throw e;

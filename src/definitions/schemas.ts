@@ -8,7 +8,8 @@
 import * as v from "valibot";
 import { ALL_EVENT_TYPES, CONDITION_EVENTS, FIELD_TYPES } from "../domain/types.ts";
 import { isDuration, parseDuration } from "../domain/durations.ts";
-import { MAX_ID_LENGTH } from "../domain/ids.ts";
+import { MAX_ID_LENGTH, USER_ID_PATTERN, USER_ID_RULE } from "../domain/ids.ts";
+import { hasLineBreak } from "../domain/text.ts";
 
 /** Ids of workspaces, columns, types, fields, boards, views, users, extensions. */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/i;
@@ -154,16 +155,15 @@ export const LinkTypeSchema = strict({
 /** User ids name no tool: the API's 64 characters (`POST /users`), not the 40 of other ids. */
 const UserId = v.pipe(
   v.string(),
-  v.minLength(1, "must not be empty: ids are ASCII letters, digits, \"_\" and \"-\""),
+  v.minLength(1, `must not be empty: ${USER_ID_RULE}`),
   v.maxLength(64, (i) => `is ${String(i.input).length} characters: user ids are at most 64`),
-  v.regex(ID_PATTERN, (i) =>
-    `${quote(i.input)} is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit`),
+  v.regex(USER_ID_PATTERN, (i) => `${quote(i.input)} is not a valid user id: ${USER_ID_RULE} (as POST /users takes them)`),
   v.check((s) => s !== "me", '"me" is reserved: it names the caller in filters, owner and assign_to'),
 );
 
 export const UserDefSchema = strict({
   id: UserId,
-  display_name: v.optional(Str),
+  display_name: v.optional(v.pipe(v.string(), v.check((s) => !hasLineBreak(s), "must be one line"))),
   kind: oneOf(["human", "agent"] as const, "user kind"),
   created_at: v.optional(Timestamp),
 });

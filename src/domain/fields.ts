@@ -12,8 +12,9 @@
  */
 import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN } from "./ids.ts";
-import { parseRfc3339 } from "./rfc3339.ts";
+import { isRfc3339Shape, parseRfc3339 } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
+import { controlCharIn, hasLineBreak } from "./text.ts";
 
 /**
  * DECISIONS "Size limits": one field value (for repeating fields: one entry) in UTF-8
@@ -201,13 +202,10 @@ export function validateTitle(title: unknown): string {
   if (typeof title !== "string") throw _invalid("title", "title must be a string", title);
   const t = title.trim();
   if (t === "") throw _invalid("title", "title is required and must not be blank", title);
-  if (/[\r\n]/.test(t)) throw _invalid("title", "title must be a single line", title);
-  // NUL, tab, escape and the like break terminals, shells and C string readers of a title
-  const control = /[\u0000-\u001f\u007f]/.exec(t);
-  if (control) {
-    const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-    throw _invalid("title", `title holds a control character (${code}): a title is one line of text`, title);
-  }
+  if (hasLineBreak(t)) throw _invalid("title", "title must be a single line", title);
+  // NUL, tab, escape, CSI and the like break terminals, shells and C string readers of a title
+  const control = controlCharIn(t);
+  if (control) throw _invalid("title", `title holds a control character (${control}): a title is one line of text`, title);
   if (_utf8Length(t) > MAX_TITLE_BYTES) {
     throw new CardsError("payload_too_large", `title is longer than ${MAX_TITLE_BYTES} bytes`, {
       field: "title", hint: `shorten the title to at most ${MAX_TITLE_BYTES} bytes; put details in a text field`,
@@ -226,11 +224,16 @@ export function validateTags(
 ): string[] {
   if (!Array.isArray(tags)) throw _invalid(field, `${field} must be an array of strings`, tags);
   const seen = new Set<string>();
-  for (const t of tags) {
-    if (typeof t !== "string" || t === "" || /[\r\n]/.test(t)) {
-      throw _invalid(field, "each tag must be a non-empty single-line string", t);
+  for (const given of tags) {
+    if (typeof given !== "string" || given === "" || hasLineBreak(given)) {
+      throw _invalid(field, "each tag must be a non-empty single-line string", given);
     }
-    if (seen.has(t)) throw _invalid(field, `duplicate tag ${JSON.stringify(t)}`, t);
+    const control = controlCharIn(given);
+    if (control) throw _invalid(field, `tag ${JSON.stringify(given)} holds a control character (${control})`, given);
+    // one tag in one Unicode form: tag_set's, else the composed one (NFC), so a decomposed
+    // "é" neither misses tag_set nor makes a second tag that looks the same
+    const t = sameText(tagSet, given) ?? given.normalize("NFC");
+    if (seen.has(t)) throw _invalid(field, `duplicate tag ${JSON.stringify(given)}`, given);
     seen.add(t);
     if (settings.tag_policy === "locked" && !tagSet.includes(t)) {
       throw new CardsError("unknown_tag", `${JSON.stringify(t)} is not in the workspace tag_set`, {
@@ -239,7 +242,7 @@ export function validateTags(
       });
     }
   }
-  return [...tags] as string[];
+  return [...seen];
 }
 
 /** True for exactly `artifacts/sha256/<2 hex>/<64 hex>` with matching folder (LOCAL_ARTIFACT_PREFIX). */
@@ -378,7 +381,10 @@ function _checkField(def: FieldDef, v: unknown, path: string, ctx: _Ctx): unknow
       if (typeof v !== "string") throw _invalid(path, `${path} must be a string`, v);
       return v;
     case "number":
-      if (typeof v !== "number" || !Number.isFinite(v)) throw _invalid(path, `${path} must be a finite number`, v);
+      if (typeof v !== "number" || !Number.isFinite(v)) {
+        const quoted = typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v));
+        throw _invalid(path, quoted ? `${path} must be a number, not a string: write ${v.trim()} without quotes` : `${path} must be a finite number`, v);
+      }
       if (def.min !== undefined && v < def.min) throw _invalid(path, `${path} must be >= min ${def.min}`, v);
       if (def.max !== undefined && v > def.max) throw _invalid(path, `${path} must be <= max ${def.max}`, v);
       return v;
@@ -401,7 +407,9 @@ function _checkField(def: FieldDef, v: unknown, path: string, ctx: _Ctx): unknow
 function _checkDate(def: FieldDef, v: unknown, path: string): string {
   const ms = typeof v === "string" ? parseRfc3339(v) : undefined;
   if (ms === undefined) {
-    throw _invalid(path, `${path} must be an RFC 3339 timestamp with a time zone`, v, "for example 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00");
+    // the right shape, but no such day or time (2025-02-30, 24:00, a leap second)
+    const why = typeof v === "string" && isRfc3339Shape(v) ? `${path}: ${JSON.stringify(v)} is no such date and time` : `${path} must be an RFC 3339 timestamp with a time zone`;
+    throw _invalid(path, why, v, "for example 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00");
   }
   const secs = ms / 1000;
   if (def.min !== undefined && secs < def.min) {
@@ -410,7 +418,8 @@ function _checkDate(def: FieldDef, v: unknown, path: string): string {
   if (def.max !== undefined && secs > def.max) {
     throw _invalid(path, `${path} must not be after max ${new Date(def.max * 1000).toISOString()} (${def.max} Unix seconds)`, v);
   }
-  return v as string;
+  // "t" and "z" as "T" and "Z" (RFC 3339 allows both): stored dates compare as written
+  return (v as string).toUpperCase();
 }
 
 type _ElemCheck = (def: FieldDef, v: unknown, path: string) => string;
@@ -419,9 +428,18 @@ function _checkEnumValue(def: FieldDef, v: unknown, path: string): string {
   const options = def.options ?? [];
   if (typeof v !== "string") throw _invalid(path, `${path} values are strings`, v, undefined, options);
   if (!options.includes(v)) {
+    // the same letters in another Unicode form (a decomposed "é") are that option
+    const same = sameText(options, v);
+    if (same !== undefined) return same;
     throw new CardsError("unknown_enum", `${JSON.stringify(v)} is not an option of ${path}`, { field: path, value: v, valid_options: [...options] });
   }
   return v;
+}
+
+/** The entry of `among` that is `s` in Unicode's composed form (NFC), if any. */
+function sameText(among: readonly string[], s: string): string | undefined {
+  const nfc = s.normalize("NFC");
+  return nfc === s && among.includes(s) ? s : among.find((o) => o.normalize("NFC") === nfc);
 }
 
 function _checkUserValue(_def: FieldDef, v: unknown, path: string): string {
@@ -444,7 +462,7 @@ function _checkMulti(def: FieldDef, v: unknown, path: string, check: _ElemCheck)
     if (seen.has(s)) throw _invalid(path, `duplicate value ${JSON.stringify(s)} in ${path}`, s);
     seen.add(s);
   }
-  return [...v] as string[];
+  return [...seen];
 }
 
 function _checkRepeating(def: FieldDef, v: unknown, path: string, ctx: _Ctx): Array<Record<string, unknown>> {

@@ -39,3 +39,7 @@ export const MAX_ID_LENGTH = 40;
 
 /** The token that names the calling actor wherever a user is named (filters, owner, assign_to). */
 export const ME = "me";
+
+/** What a user id may look like, wherever users are registered (POST /users, workspace.json). */
+export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+export const USER_ID_RULE = 'user ids are 1-64 ASCII letters, digits, ".", "_", "@" or "-", starting with a letter or digit';

@@ -28,6 +28,9 @@ export function parseRfc3339(s: string): number | undefined {
 
 const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
+/** True when `s` is written as an RFC 3339 timestamp, whether or not that day and time exist. */
+export const isRfc3339Shape = (s: string): boolean => RFC3339_RE.test(s);
+
 function daysInMonth(y: number, m: number): number {
   if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
   return [4, 6, 9, 11].includes(m) ? 30 : 31;

@@ -1,4 +1,5 @@
 /** Comments: add and edit; each bumps the card version by one (DECISIONS). */
+import { controlCharIn } from "../domain/text.ts";
 import { CardsError, notFound } from "../domain/errors.ts";
 import { newCommentId } from "../domain/ids.ts";
 import type { Card, Comment } from "../domain/types.ts";
@@ -57,7 +58,12 @@ function assertCommentChars(id: string, total: number): void {
 
 function commentText(input: unknown): string {
   const { body } = parseShape(CommentBody, input, "comment");
-  if (body.trim() === "") throw new CardsError("validation_failed", "comment body is empty", { field: "body" });
+  // zero-width characters show nothing either
+  if (body.replace(/[\u200b-\u200d\u2060\ufeff]/g, "").trim() === "") throw new CardsError("validation_failed", "comment body is empty", { field: "body" });
+  const control = controlCharIn(body, true);
+  if (control) {
+    throw new CardsError("validation_failed", `comment body holds a control character (${control}); tabs and line breaks are fine`, { field: "body" });
+  }
   if (new TextEncoder().encode(body).byteLength > MAX_COMMENT_BYTES) {
     throw new CardsError("payload_too_large", `comment body over ${MAX_COMMENT_BYTES} bytes`, { field: "body", hint: "split it over several comments, or attach the text to an artifact field (cards cards artifacts put)" });
   }

@@ -6,6 +6,7 @@
 import { CardsError, conflictForActor, notFound } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
+import { assertActorText } from "../domain/text.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
@@ -107,6 +108,7 @@ export class Service {
     if (a.length > MAX_ACTOR_LENGTH) {
       throw new CardsError("bad_request", `the actor is ${a.length} characters; at most ${MAX_ACTOR_LENGTH}`, { field: "actor", hint: "see docs/limits.md" });
     }
+    assertActorText(a);
     return a;
   }
 

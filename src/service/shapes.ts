@@ -12,7 +12,8 @@
  */
 import * as v from "valibot";
 import { CardsError } from "../domain/errors.ts";
-import { ME } from "../domain/ids.ts";
+import { ME, USER_ID_PATTERN, USER_ID_RULE } from "../domain/ids.ts";
+import { controlCharIn, hasLineBreak } from "../domain/text.ts";
 
 /** A schema built on its first use, then kept; `quick` accepts a subset of its valid inputs without it. */
 export type Shape<S extends v.GenericSchema = v.GenericSchema> = (() => S) & { quick?: (x: object) => boolean };
@@ -83,11 +84,11 @@ export type PatchCardInput = v.InferOutput<ReturnType<typeof PatchCardBody>>;
 export const RegisterUserBody = shape(() => v.strictObject({
   id: v.pipe(
     v.string(),
-    v.regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "user ids are 1-64 letters, digits, . _ @ or -, starting with a letter or digit"),
+    v.regex(USER_ID_PATTERN, USER_ID_RULE),
     v.check((s) => s !== ME, `"${ME}" is reserved: it names the caller in filters, owner and assign_to`),
   ),
   kind: v.picklist(["human", "agent"], 'must be "human" or "agent"'),
-  display_name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  display_name: v.optional(v.pipe(v.string(), v.maxLength(200), v.check((s) => !controlCharIn(s) && !hasLineBreak(s), "must be one line of text without control characters"))),
 }));
 export type RegisterUserInput = v.InferOutput<ReturnType<typeof RegisterUserBody>>;
 

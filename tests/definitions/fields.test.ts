@@ -96,6 +96,8 @@ describe("enum options and themes", () => {
   test("duplicate options", async () => {
     const { list, at } = await withField({ id: "x", type: "enum", options: ["a", "b", "a"] });
     expectOnly(list, { file: TASK, path: `${at}.options[2]`, message: 'duplicate option "a"' });
+    const nfd = await withField({ id: "x", type: "enum", options: ["\u00fcber", "b", "u\u0308ber"] });
+    expectOnly(nfd.list, { file: TASK, path: `${nfd.at}.options[2]`, message: /^duplicate option "u\u0308ber": it is "\u00fcber" in another Unicode form/ });
   });
 
   test("option_themes keys are options", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CardsError, toEnvelope } from "../../src/domain/errors.ts";
@@ -81,6 +81,41 @@ describe("syntax errors", () => {
     expect(await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', '"Bug \\ud83d\\ude80 triage"'); })).toEqual([]);
     const yaml = await problems((f) => { f[EXT] = '- id: x\n  kind: hook\n  on: ["card_created"]\n  run: ["echo", "\\ud800"]\n'; });
     expectOnly(yaml, { file: EXT, path: "", message: "unpaired UTF-16 surrogate at [0].run[1]" });
+  });
+
+  test("control characters in a string (escape, NUL, C1) are an error with line:col, in JSON and YAML; tab and line breaks are fine", async () => {
+    for (const bad of ["\\u001b]0;pwned\\u0007", "\\u0000", "\\b", "\u009b2J"]) {
+      const json = await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', `"Bug ${bad} triage"`); });
+      const p = expectOnly(json, { file: BUGS, path: "", message: /^invalid JSON at 1:\d+: control character U\+00[0-9A-F]{2} inside a string/ });
+      expect(p.message).toContain("tab and line breaks aside");
+    }
+    expect(await problems((f) => { f[BUGS] = JSON.stringify(f[BUGS]).replace('"Bug triage"', '"Bug\\ttriage\\nboard"'); })).toEqual([]);
+    const yaml = await problems((f) => { f[EXT] = '- id: x\n  kind: hook\n  on: ["card_created"]\n  run: ["echo", "\\e[2J"]\n'; });
+    expectOnly(yaml, { file: EXT, path: "", message: "invalid YAML: control character U+001B inside a string: definitions are text people read in terminals and on the board (tab and line breaks aside) at [0].run[1]" });
+  });
+
+  test("a number past the largest (1e309, YAML's .inf) is an error, not a bound of null that refuses every value", async () => {
+    const json = await problems((f) => { f[TASK] = JSON.stringify(f[TASK]).replace(/"max":\s*\d+/, '"max":1e309'); });
+    expectOnly(json, { file: TASK, path: "", message: /^invalid JSON at 1:\d+: 1e309 is past the largest number/ });
+    const yaml = await problems((f) => { f[EXT] = "- id: x\n  kind: hook\n  on: [card_created]\n  run: [cat]\n  timeout: .inf\n"; });
+    expectOnly(yaml, { file: EXT, path: "", message: "invalid YAML: Infinity is not a finite number at [0].timeout" });
+  });
+
+  test("a file that is not UTF-8 (Latin-1) is not read, naming the line, instead of loading U+FFFD in place of its letters", async () => {
+    const dir = writeWorkspace(sample());
+    const text = readFileSync(join(dir, TASK), "utf8").replace('"name": "Task"', '"name": "T\u00e2che"');
+    expect(text).toContain("T\u00e2che");
+    writeFileSync(join(dir, TASK), Buffer.from(text, "latin1"));
+    const list = await problemsAt(dir);
+    const p = expectProblem(list, { file: TASK, path: "", message: /^not read: not UTF-8 text \(first bad byte on line \d+\); save the file as UTF-8$/ });
+    expect(p.message).toContain(`line ${text.slice(0, text.indexOf("T\u00e2che")).split("\n").length}`);
+  });
+
+  test("a file name holding an escape sequence is printed escaped by cards check", async () => {
+    const list = await problems((f) => { f["definitions/card-types/\u001b[7mrev.json"] = { ...f[BUG], id: "rev" }; });
+    const text = formatProblems(list);
+    expect(text).toContain("\\u001b[7mrev.json");
+    expect(text).not.toContain("\u001b");
   });
 
   test("extensions must be a list", async () => {

@@ -55,8 +55,23 @@ describe("workspace.json shape", () => {
 
   test("ids must match the id pattern, and the error says so", async () => {
     expectOnly(await problems((f) => { f[W].users.push({ id: "Bad Id!", kind: "human" }); }), {
-      file: W, path: "users[3].id", message: '"Bad Id!" is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit',
+      file: W, path: "users[3].id", message: '"Bad Id!" is not a valid user id: user ids are 1-64 ASCII letters, digits, ".", "_", "@" or "-", starting with a letter or digit (as POST /users takes them)',
     });
+  });
+
+  test("a user id POST /users takes (with . and @) may be declared too, and named as default_user", async () => {
+    expect(await problems((f) => { f[W].users.push({ id: "a.b@example.com", kind: "human" }); f[W].settings.default_user = "a.b@example.com"; })).toEqual([]);
+  });
+
+  test("a display_name is one line", async () => {
+    expectOnly(await problems((f) => { f[W].users.push({ id: "bob", kind: "human", display_name: "Bob\nSmith" }); }), {
+      file: W, path: "users[3].display_name", message: "must be one line",
+    });
+  });
+
+  test("two tags or options that differ only in Unicode form (composed and decomposed accents) are one twice", async () => {
+    const p = expectOnly(await problems((f) => { f[W].tag_set.push("caf\u00e9", "cafe\u0301"); }), { file: W, path: "tag_set[9]", message: /^duplicate tag / });
+    expect(p.message).toBe(`duplicate tag ${JSON.stringify("cafe\u0301")}: it is ${JSON.stringify("caf\u00e9")} in another Unicode form (composed and decomposed accents look alike); keep one`);
   });
 
   test("user ids may be as long as the API allows (64), unlike other ids (40)", async () => {

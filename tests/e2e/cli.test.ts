@@ -409,6 +409,22 @@ describe("embedded and remote modes print the same bytes", () => {
     }
   });
 
+  test("an actor past Latin-1 (josé🚀, łukasz) acts remotely as embedded; one holding a control character is refused alike in both (before: remote failed as unreachable, exit 7, or got an empty 400)", () => {
+    for (const actor of ["jos\u00e9\u{1f680}", "\u0142ukasz", "caf\u00e9"]) {
+      const local = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor } });
+      const remote = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } });
+      expect([actor, local.code, remote.code]).toEqual([actor, 0, 0]);
+      expect([local.json.created_by, remote.json.created_by]).toEqual([actor, actor]);
+      expect(run(["cards", "list", "--owner", "me"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } }).code).toBe(0);
+    }
+    for (const actor of ["ev\u001b[2Jil", "a\u009bb"]) {
+      const local = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor } });
+      const remote = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } });
+      expect([local.code, local.error.error, local.error.field]).toEqual([2, "bad_request", "actor"]);
+      expect(remote.stderr).toBe(local.stderr);
+      expect(remote.code).toBe(local.code);
+    }
+  });
 
   const commands: string[][] = [
     ["workspace"], ["health"], ["boards", "get", "main"], ["boards", "get", "nope"],

@@ -178,7 +178,8 @@ describe("cards restore", () => {
   test("text holding U+2028 and U+2029 round-trips (the dump escapes them; restore splits lines at \\n only)", () => {
     const a = makeWorkspace();
     const text = "line\u2028separator\u2029paragraph";
-    const card = run(["cards", "create", "--type", "task", "--title", `t\u2028x`, "--fields", JSON.stringify({ description: text })], { cwd: a }).json;
+    // (a title is one line: U+2028 is refused there since 2026-11-25)
+    const card = run(["cards", "create", "--type", "task", "--title", "t", "--fields", JSON.stringify({ description: text })], { cwd: a }).json;
     run(["cards", "comments", "add", card.id, `c\u2029d`], { cwd: a });
     const dumped = run(["dump"], { cwd: a }).stdout;
     expect(dumped).not.toMatch(/[\u2028\u2029]/);
@@ -187,7 +188,6 @@ describe("cards restore", () => {
     expect(r.code).toBe(0);
     const back = run(["cards", "get", card.id], { cwd: b }).json;
     expect(back.fields.description).toBe(text);
-    expect(back.title).toBe("t\u2028x");
     expect(back.comments[0].body).toBe("c\u2029d");
     // a dump written by another tool with the characters raw restores too
     const raw = dumped.replace(/\\u2028/g, "\u2028").replace(/\\u2029/g, "\u2029");

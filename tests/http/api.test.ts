@@ -47,6 +47,16 @@ describe("POST /users", () => {
     expect(clash.body.error).toBe("user_exists");
   });
 
+  test("a display_name is one line without control characters; an id names the rule of ASCII letters", async () => {
+    for (const display_name of ["Bob\u001b[2J", "Bob\u0000", "Bob\nSmith", "Bob\u009b"]) {
+      const r = await api.post("/users", { id: "bob-x", kind: "human", display_name });
+      expect([r.status, r.body.field, r.body.message]).toEqual([422, "display_name", expect.stringContaining("one line of text without control characters")]);
+    }
+    const id = await api.post("/users", { id: "jos\u00e9", kind: "human" });
+    expect([id.status, id.body.message]).toEqual([422, expect.stringContaining("ASCII letters")]);
+    expect((await api.post("/users", { id: "a.b@example.com", kind: "human", display_name: "Ana B\u00e9" })).status).toBe(201);
+  });
+
   test("kind is checked; a registered user can then own cards", async () => {
     const bad = await api.post("/users", { id: "x", kind: "robot" });
     expect(bad.status).toBe(422);

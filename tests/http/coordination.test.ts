@@ -565,6 +565,19 @@ describe("comments", () => {
     expect((await api.patch(`/cards/${c.id}/comments/cmt_nope`, { body: "x" })).status).toBe(404);
     expect((await api.post(`/cards/${c.id}/comments`, { body: "x".repeat(65 * 1024) })).status).toBe(413);
   });
+
+  test("a body of zero-width characters is empty; control characters are refused (tab and line breaks are fine)", async () => {
+    const c = await api.task();
+    for (const body of ["\u200b", "\u200b \ufeff"]) expect((await api.post(`/cards/${c.id}/comments`, { body })).body.message).toBe("comment body is empty");
+    for (const [body, code] of [["nul\u0000", "U+0000"], ["\u001b]0;pwned\u0007", "U+001B"], ["c1 \u009b2J", "U+009B"]]) {
+      const r = await api.post(`/cards/${c.id}/comments`, { body });
+      expect([r.status, r.body.error, r.body.message]).toEqual([422, "validation_failed", `comment body holds a control character (${code}); tabs and line breaks are fine`]);
+    }
+    const ok = await api.post(`/cards/${c.id}/comments`, { body: "line one\n\tindented\r\nthree" });
+    expect(ok.status).toBe(201);
+    const first = ok.body.comments[0];
+    expect((await api.patch(`/cards/${c.id}/comments/${first.id}`, { body: "\u001b[2J" })).status).toBe(422); // an edit too
+  });
 });
 
 describe("repeating entries", () => {

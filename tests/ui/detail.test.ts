@@ -62,4 +62,24 @@ describe.serial("card detail", () => {
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("TEXTAREA");
     await page.close();
   }, T);
+
+  test("a title of hundreds of characters keeps the panel usable: the sticky head stays short, Delete and the comment box are reachable", async () => {
+    const c = await task(`T1 ${"W".repeat(600)}`);
+    const page = await ui.browser.page();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await openCard(page, c.id);
+    const head = await page.locator("#detail .detail-head").boundingBox();
+    expect(head!.height).toBeLessThan(300); // before: 894 of 900 px, covering all below it
+    for (const sel of ["#detail-delete", "#detail .comment-form textarea"]) {
+      const el = page.locator(sel);
+      await el.scrollIntoViewIfNeeded();
+      // what is at its centre is itself, not the sticky head drawn over it
+      expect([sel, await el.evaluate((node) => {
+        const r = node.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return top === node || node.contains(top);
+      })]).toEqual([sel, true]);
+    }
+    await page.close();
+  }, T);
 });

@@ -182,8 +182,11 @@ describe.serial("lanes", () => {
     }
     const left = (await call(ui.srv.url, "GET", "/boards/main/counts")).counts.backlog;
     expect(left).toBeGreaterThan(0);
-    await page.waitForFunction((n) => document.querySelectorAll('.lane[data-lane="backlog"] .card').length === n, Math.min(100, left), { timeout: 15_000 });
-    expect(await backlog.locator(".lane-count").textContent()).toBe(String(left));
+    // the lane holds a full page throughout (it refills), so wait for the count as well: the
+    // last re-read may still be on its way when the cards already number 100
+    const settled = await page.waitForFunction(([n, count]) => document.querySelectorAll('.lane[data-lane="backlog"] .card').length === n
+      && document.querySelector('.lane[data-lane="backlog"] .lane-count')?.textContent === count, [Math.min(100, left), String(left)] as const, { timeout: 15_000 }).then(() => true, () => false);
+    expect([settled, await backlog.locator(".lane-count").textContent()]).toEqual([true, String(left)]);
     await page.close();
   }, 60_000);
 

@@ -347,6 +347,11 @@ describe("validateTitle", () => {
   test.each([["a\u0000b", "U+0000"], ["a\tb", "U+0009"], ["a\u001bb", "U+001B"], ["a\u007fb", "U+007F"]])("%j is refused naming its control character", (t, code) => {
     expect(err(() => validateTitle(t))).toMatchObject({ error: "validation_failed", field: "title", message: expect.stringContaining(`control character (${code})`) });
   });
+  test.each([["a\u009bb", "U+009B"], ["a\u009d0;x\u009cb", "U+009D"], ["a\u0085b", null], ["a\u2028b", null], ["a\u2029b", null]])("%j (C1 controls, which terminals act on as on ESC; Unicode line breaks) is refused", (t, code) => {
+    const e = err(() => validateTitle(t));
+    expect(e).toMatchObject({ error: "validation_failed", field: "title" });
+    expect(e.message).toBe(code ? `title holds a control character (${code}): a title is one line of text` : "title must be a single line");
+  });
   test("other characters pass: accents, emoji, CJK, a non-breaking space", () => {
     expect(validateTitle("Café 🚀 修复\u00a0it")).toBe("Café 🚀 修复\u00a0it");
   });
@@ -366,8 +371,35 @@ describe("validateTags", () => {
     expect(err(() => validateTags(["x"], locked, TAG_SET))).toMatchObject({ error: "unknown_tag", field: "tags", value: "x", valid_options: TAG_SET });
   });
   test("open: any tag passes", () => expect(validateTags(["x"], open, TAG_SET)).toEqual(["x"]));
-  test.each([[["a", "a"]], ["a"], [[1]], [[""]]])("%j is validation_failed", (t) => {
+  test.each([[["a", "a"]], ["a"], [[1]], [[""]], [["a\u0000"]], [["\u001b[31mred"]], [["a\u009b"]], [["a\u2028b"]]])("%j is validation_failed", (t) => {
     expect(err(() => validateTags(t, open, []))).toMatchObject({ error: "validation_failed", field: "tags" });
+  });
+  test("a tag in another Unicode form is the tag_set's (locked and open), and a decomposed tag is stored composed", () => {
+    const nfd = "cafe\u0301", nfc = "caf\u00e9";
+    expect(validateTags([nfd], locked, [nfc])).toEqual([nfc]);
+    expect(validateTags([nfd], open, [])).toEqual([nfc]);
+    // two forms of one tag are one tag twice
+    expect(err(() => validateTags([nfc, nfd], open, []))).toMatchObject({ error: "validation_failed", message: `duplicate tag ${JSON.stringify(nfd)}` });
+    // tag_set's own form is kept, whichever it is
+    expect(validateTags([nfc], locked, [nfd])).toEqual([nfd]);
+  });
+});
+
+describe("text of enum, number and date fields", () => {
+  test("an enum value in another Unicode form is stored as the option; other values stay unknown_enum", () => {
+    const type = { ...TYPE, fields: [...TYPE.fields, { id: "place", type: "enum", options: ["caf\u00e9", "bar"] }, { id: "places", type: "enum", options: ["caf\u00e9", "bar"], multiple: true }] } as never;
+    expect(run({ place: "cafe\u0301", places: ["cafe\u0301", "bar"] }, { type }).fields).toMatchObject({ place: "caf\u00e9", places: ["caf\u00e9", "bar"] });
+    expect(err(() => run({ places: ["cafe\u0301", "caf\u00e9"] }, { type }))).toMatchObject({ error: "validation_failed" }); // the same option twice
+    expect(err(() => run({ place: "cafe" }, { type }))).toMatchObject({ error: "unknown_enum" });
+  });
+  test("a number in quotes is told to lose them; a date of the right shape that does not exist is told so", () => {
+    expect(err(() => run({ estimate: "5" })).message).toBe("estimate must be a number, not a string: write 5 without quotes");
+    expect(err(() => run({ estimate: "five" })).message).toBe("estimate must be a finite number");
+    expect(err(() => run({ due: "2026-02-30T00:00:00Z" })).message).toBe('due: "2026-02-30T00:00:00Z" is no such date and time');
+    expect(err(() => run({ due: "2026-05-01" })).message).toBe("due must be an RFC 3339 timestamp with a time zone");
+  });
+  test("a date written with a small t and z is stored with capitals", () => {
+    expect(run({ due: "2026-05-01t10:00:00z" }).fields.due).toBe("2026-05-01T10:00:00Z");
   });
 });
 

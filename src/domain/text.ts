@@ -1,0 +1,48 @@
+/**
+ * Characters that text bound for terminals, logs and single lines may not hold. JSON
+ * escapes C0 controls on output but not DEL or C1 (CSI U+009B, OSC U+009D ...), which
+ * terminals act on as they do on ESC.
+ */
+
+import { CardsError } from "./errors.ts";
+
+/** C0 controls, DEL and C1 controls. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** The same, tab, line feed and carriage return aside (text of several lines). */
+const CONTROL_BESIDES_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+/** What ends a line: LF, CR, NEL, and Unicode's line and paragraph separators. */
+const LINE_BREAK = /[\n\r\u0085\u2028\u2029]/;
+
+/** A character as people look it up: "U+001B". */
+export const codePoint = (c: string): string => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/** The first control character of `s` as "U+001B" (tab and line breaks allowed with `lines`), or undefined. */
+export function controlCharIn(s: string, lines = false): string | undefined {
+  const m = (lines ? CONTROL_BESIDES_LINES : CONTROL).exec(s);
+  return m ? codePoint(m[0]) : undefined;
+}
+
+/** True when `s` holds a line break of any kind. */
+export const hasLineBreak = (s: string): boolean => LINE_BREAK.test(s);
+
+/**
+ * `s` with control characters written as escapes, for a line a person reads (a file name
+ * in a message): "\u001b" instead of the escape itself.
+ */
+export function escapeControls(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * An actor is any string (SPEC) that can be sent and shown: no control characters, which
+ * an HTTP header cannot carry and which would reach terminals raw from created_by and
+ * every event's actor.
+ */
+export function assertActorText(actor: string): void {
+  const c = controlCharIn(actor);
+  if (c) {
+    throw new CardsError("bad_request", `the actor holds a control character (${c})`, {
+      field: "actor", hint: "name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)",
+    });
+  }
+}
