@@ -190,6 +190,11 @@ function openError(path: string, e: unknown): CardsError {
   if (code === "SQLITE_FULL" || code === "SQLITE_IOERR") {
     return new CardsError("unavailable", `cannot write ${path} (${msg})`, { hint: "free disk space and retry" });
   }
+  if (code === "SQLITE_BUSY") {
+    return new CardsError("unavailable", `cannot open ${path}: another process held it locked for ${OPEN_DEADLINE_MS / 1000} s (${msg})`, {
+      hint: "retry: a long write or, after an upgrade of cards, the first open bringing a large database to the new schema holds it meanwhile",
+    });
+  }
   return new CardsError("unavailable", `cannot open ${path}: ${msg}`);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Versioned schema migrations for the SQLite driver. `PRAGMA user_version` records the
- * applied version; each step runs in its own transaction. Append steps, never edit one,
+ * applied version; the pending steps run together in one transaction (connection.ts
+ * `migrate`), so a process killed midway leaves the old version whole. Append steps, never edit one,
  * and raise SCHEMA_VERSION (schema-version.ts) with each.
  */
 export const MIGRATIONS: readonly string[] = [
