@@ -85,20 +85,28 @@ function task(item: string): string {
   return item;
 }
 
+/**
+ * A link's `(url "title")`: the url may hold one level of balanced parentheses (as in
+ * Wikipedia's `Foo_(bar)`), the title is optional (its quotes are escaped by now).
+ */
+const TARGET = String.raw`\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+&quot;([^\n]*?)&quot;)?\)`;
+
 /** Inline markup on escaped text; code spans and links are stashed so nothing inside them is re-parsed. */
 export function inline(text: string): string {
   const stash: string[] = [];
   const keep = (html: string) => `\u0000${stash.push(html) - 1}\u0000`;
   let s = text.replace(/\u0000/g, "").replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _t, code: string) => keep(`<code>${code.trim()}</code>`));
-  s = s.replace(/!\[([^\]\n]*)\]\(([^)\s]+)\)/g, (all, alt: string, url: string) => {
-    if (alt.includes("\u0000")) return all; // alt text is an attribute: no stashed markup in it
-    if (imageUrl(url)) return keep(`<img src="${url}" alt="${alt}" loading="lazy" referrerpolicy="no-referrer">`);
+  s = s.replace(new RegExp(`!\\[([^\\]\\n]*)\\]${TARGET}`, "g"), (all, alt: string, url: string, title?: string) => {
+    if (alt.includes("\u0000") || title?.includes("\u0000")) return all; // attributes: no stashed markup in them
+    const t = title ? ` title="${title}"` : "";
+    if (imageUrl(url)) return keep(`<img src="${url}" alt="${alt}"${t} loading="lazy" referrerpolicy="no-referrer">`);
     const href = safeUrl(url); // a picture the page may not load is offered as a link
-    return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${alt || href}</a>`) : all;
+    return href ? keep(`<a href="${href}"${t} target="_blank" rel="noopener noreferrer">${alt || href}</a>`) : all;
   });
-  s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (all, label: string, url: string) => {
+  s = s.replace(new RegExp(`\\[([^\\]\\n]+)\\]${TARGET}`, "g"), (all, label: string, url: string, title?: string) => {
+    if (title?.includes("\u0000")) return all;
     const href = safeUrl(url);
-    return href ? keep(`<a href="${href}" target="_blank" rel="noopener noreferrer">${label}</a>`) : all;
+    return href ? keep(`<a href="${href}"${title ? ` title="${title}"` : ""} target="_blank" rel="noopener noreferrer">${label}</a>`) : all;
   });
   // a bare URL ends before a placeholder: it must never swallow a stashed tag into its href
   s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&(?:quot|lt|gt|#39);)[^\s)\u0000])*[^\s).,;:!?\u0000])/g, (_, pre: string, url: string) =>

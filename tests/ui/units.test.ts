@@ -13,6 +13,10 @@ describe("markdown", () => {
   test("links only to http(s), mailto and relative targets", () => {
     expect(markdown("[a](https://x.y/?a=1&b=2)")).toBe('<p><a href="https://x.y/?a=1&amp;b=2" target="_blank" rel="noopener noreferrer">a</a></p>');
     expect(markdown("[a](javascript:alert(1))")).not.toContain("<a");
+    // one level of parentheses in a target (Wikipedia), and a title
+    expect(markdown("[w](https://en.wikipedia.org/wiki/Foo_(bar))")).toBe('<p><a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer">w</a></p>');
+    expect(markdown('![i](https://x.y/p.png "a <c> & d")')).toBe('<p><img src="https://x.y/p.png" alt="i" title="a &lt;c&gt; &amp; d" loading="lazy" referrerpolicy="no-referrer"></p>');
+    expect(markdown('[t](https://x.y "hi")')).toBe('<p><a href="https://x.y" title="hi" target="_blank" rel="noopener noreferrer">t</a></p>');
     expect(markdown("[a](JaVaScRiPt:alert)")).not.toContain("<a");
     expect(markdown("[a](data:text/html,x)")).not.toContain("<a");
     expect(markdown('[a](https://x.y/"onmouseover="x)')).not.toContain('"onmouseover');
