@@ -67,6 +67,7 @@ describe("schema migrations", () => {
       DROP INDEX once_keys_by_at;
       DROP INDEX cards_by_status_type;
       DROP INDEX events_deleted;
+      DROP INDEX cards_unowned_by_type;
       PRAGMA user_version = 4;`);
     expect(indexColumns(db, "cards_by_updated")).toEqual(["updated_at desc", "id desc"]);
     db.close();
@@ -153,6 +154,28 @@ describe("schema migrations", () => {
       expect(first.card?.id).toBe(oldest.id);
       expect(first.card?.owner).toBe("ada");
       expect(Number((db.query("SELECT count(*) AS n FROM cards INDEXED BY cards_unowned WHERE owner IS NULL").get() as { n: number }).n)).toBe(5);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("take-next scoped to a type walks that type's unowned cards, not its owned history (migration 12)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    // a history: 300 owned tasks older than the one unowned task
+    for (let i = 0; i < 300; i++) await createCard(svc, { type_id: "task", title: `done ${i}`, status: "todo" }, as("ada"));
+    for (let i = 0; i < 300; i++) await takeNext(svc, { type_id: "task" }, as("ada"));
+    const fresh = await createCard(svc, { type_id: "task", title: "fresh", status: "todo" }, as("ada"));
+    svc.close();
+    const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
+    try {
+      db.exec("ANALYZE"); // the planner as a long-lived workspace would have it
+    } catch { /* read-only: the plan without statistics */ }
+    try {
+      const sql = `SELECT c.id AS id, c.status AS status FROM cards c WHERE ((c.type_id IS NOT NULL) AND (c.type_id = ? COLLATE BINARY)) AND c.owner IS NULL ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+      const plan = (db.query(`EXPLAIN QUERY PLAN ${sql}`).all("task", 4) as Array<{ detail: string }>).map((r) => r.detail);
+      expect(plan).toEqual(["SEARCH c USING COVERING INDEX cards_unowned_by_type (type_id=?)"]);
+      expect((db.query(sql).all("task", 4) as Array<{ id: string }>).map((r) => r.id)).toEqual([fresh.id]);
     } finally {
       db.close();
     }

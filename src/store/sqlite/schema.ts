@@ -157,4 +157,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX events_deleted ON events(card_id) WHERE type = 'card_deleted';
   `,
+  // 12: take-next scoped to one card type walks that type's unowned cards only. Through
+  // cards_by_type it walked every owned card of the type older than the oldest unowned one
+  // (a workspace's history: 12 ms behind 38,000 owned tasks, against 1 ms by board scope).
+  // Only unowned cards enter it, so a claim removes an entry rather than adding one.
+  `
+  CREATE INDEX cards_unowned_by_type ON cards(type_id, updated_at, id, status, owner) WHERE owner IS NULL;
+  `,
 ];
