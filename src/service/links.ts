@@ -51,12 +51,48 @@ export async function addLink(svc: Service, id: string, input: unknown, ctx: OpC
       });
     }
     const blocks = BLOCKING_LINK_TYPES.includes(lt.id) ? new BlockWatch(w.tx).watch([id]) : undefined;
+    if (blocks) {
+      const loop = waitPath(w.tx, target.id, id);
+      if (loop) {
+        const shown = loop.length > 8 ? [...loop.slice(0, 4), `… ${loop.length - 6} more …`, ...loop.slice(-2)] : loop;
+        throw new CardsError("validation_failed", `${id} would wait on ${target.id}, which already waits on it (${shown.join(" -> ")}): every card of that loop would stay blocked for good`, {
+          field: "target", value: target.id, hint: "remove a link of the loop first, or link the other way round",
+        });
+      }
+    }
     const link: Link = { type_id: lt.id, target: target.id, ...(body.note !== undefined ? { note: body.note } : {}), created_by: ctx.actor, created_at: w.now };
     w.tx.addLink(id, link);
     const card = commitUpdate(w, cur, cur, [{ type: "link_added", diff: { type_id: lt.id, target: target.id, note: body.note ?? null } }]);
     blocks?.flush(w);
     return withParts(w.tx, card);
   });
+}
+
+/** How many cards a cycle check visits at most (a bound on one link's cost). */
+const MAX_WAIT_WALK = 20_000;
+
+/**
+ * The chain of blocking links from `from` to `to` (both included), or undefined when
+ * `to` cannot be reached: adding `to` -> `from` would then close a loop of cards each
+ * waiting on the next. Breadth first, so the shortest chain is told.
+ */
+function waitPath(tx: StoreTx, from: string, to: string): string[] | undefined {
+  const cameFrom = new Map<string, string | null>([[from, null]]);
+  const queue = [from];
+  for (let i = 0; i < queue.length && cameFrom.size <= MAX_WAIT_WALK; i++) {
+    const at = queue[i]!;
+    for (const l of tx.listLinks(at)) {
+      if (!BLOCKING_LINK_TYPES.includes(l.type_id) || cameFrom.has(l.target)) continue;
+      cameFrom.set(l.target, at);
+      if (l.target === to) {
+        const path = [to];
+        for (let p = at; p !== null; p = cameFrom.get(p)!) path.unshift(p);
+        return path;
+      }
+      queue.push(l.target);
+    }
+  }
+  return undefined;
 }
 
 export async function removeLink(svc: Service, id: string, typeId: string, target: string, ctx: OpContext): Promise<Card> {

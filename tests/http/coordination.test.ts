@@ -542,6 +542,26 @@ describe("links and blocking", () => {
   });
 });
 
+describe("blocking loops", () => {
+  test("a blocking link that would close a loop is refused naming the loop; other link types, and loops of them, are not", async () => {
+    const chain = [await api.task(), await api.task(), await api.task(), await api.task()];
+    // 0 waits on 1 (depends-on), 1 on 2 (blocked-by), 2 on 3
+    for (let i = 0; i < 3; i++) expect((await api.post(`/cards/${chain[i]!.id}/links`, { type_id: i % 2 ? "blocked-by" : "depends-on", target: chain[i + 1]!.id })).status).toBe(201);
+    for (const type_id of ["depends-on", "blocked-by"]) {
+      const loop = await api.post(`/cards/${chain[3]!.id}/links`, { type_id, target: chain[0]!.id });
+      expect([loop.status, loop.body.error, loop.body.field]).toEqual([422, "validation_failed", "target"]);
+      expect(loop.body.message).toBe(`${chain[3]!.id} would wait on ${chain[0]!.id}, which already waits on it (${chain.map((c) => c.id).join(" -> ")}): every card of that loop would stay blocked for good`);
+    }
+    const two = await api.post(`/cards/${chain[1]!.id}/links`, { type_id: "depends-on", target: chain[0]!.id });
+    expect(two.status).toBe(422);
+    // nothing was written: the last card is not blocked by the first
+    expect((await api.get(`/cards/${chain[3]!.id}`)).body.links).toEqual([]);
+    // a link that closes no loop, and a loop of links that block nothing, are fine
+    expect((await api.post(`/cards/${chain[3]!.id}/links`, { type_id: "related", target: chain[0]!.id })).status).toBe(201);
+    expect((await api.post(`/cards/${chain[0]!.id}/links`, { type_id: "depends-on", target: chain[3]!.id })).status).toBe(201);
+  });
+});
+
 describe("comments", () => {
   test("add 201 and edit 200, each version +1 with comment_id in the diff", async () => {
     const c = await api.task();
