@@ -19,6 +19,7 @@ export interface CliOutcome { text?: string; exitCode?: number; }
 export async function runCli(root: CommandDef, argv: string[], version: string): Promise<number> {
   const env = process.env as Record<string, string | undefined>;
   try {
+    if (argv.some((a) => a.includes("\uFFFD")) || env.CARDS_ACTOR?.includes("\uFFFD")) assertUtf8Input(env);
     const { globals, rest } = extractGlobals(argv, env);
     if (rest[0] === "--version" || rest[0] === "-v") {
       console.log(version);
@@ -52,6 +53,42 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     console.error(JSON.stringify(env));
     return isCardsError(e) ? EXIT_CODE[e.code] : 1;
   }
+}
+
+/**
+ * Arguments and CARDS_ACTOR arrive decoded, each byte that is not UTF-8 as U+FFFD: a title
+ * typed in a Latin-1 terminal would be stored as "caf\uFFFD". Where the raw bytes can be
+ * read (Linux), such input is refused, as a body or file that is not UTF-8 is; a U+FFFD
+ * the caller really wrote passes.
+ */
+function assertUtf8Input(env: Record<string, string | undefined>): void {
+  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+  const { isUtf8 } = process.getBuiltinModule("node:buffer") as typeof import("node:buffer");
+  let cmdline: Buffer, environ: Buffer;
+  try {
+    cmdline = fs.readFileSync("/proc/self/cmdline");
+    environ = fs.readFileSync("/proc/self/environ");
+  } catch {
+    return; // no /proc: taken as decoded
+  }
+  if (!isUtf8(cmdline)) {
+    throw new CardsError("usage", "an argument is not UTF-8 text (bytes of another encoding, such as Latin-1)", {
+      hint: "pass text as UTF-8: set the terminal or script to a UTF-8 locale, or send the value in a UTF-8 file with --data @file",
+    });
+  }
+  if (env.CARDS_ACTOR?.includes("\uFFFD")) {
+    const entry = environ.toString("latin1").split("\0").findIndex((e) => e.startsWith("CARDS_ACTOR="));
+    const raw = entry >= 0 ? environ.subarray(...spanOf(environ, entry)) : undefined;
+    if (raw && !isUtf8(raw)) throw new CardsError("usage", "CARDS_ACTOR is not UTF-8 text (bytes of another encoding, such as Latin-1)", { field: "CARDS_ACTOR", hint: "set it as UTF-8, or pass --actor" });
+  }
+}
+
+/** Start and end of the `n`th NUL-separated entry of `buf`. */
+function spanOf(buf: Buffer, n: number): [number, number] {
+  let start = 0;
+  for (let i = 0; i < n; i++) start = buf.indexOf(0, start) + 1;
+  const end = buf.indexOf(0, start);
+  return [start, end < 0 ? buf.length : end];
 }
 
 function print(result: unknown): number {

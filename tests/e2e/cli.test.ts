@@ -449,6 +449,19 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(run(["cards", "get", id], { cwd: dir }).code).toBe(0); // still there
   });
 
+  test("an argument or CARDS_ACTOR in Latin-1 bytes is refused (before: stored with U+FFFD); a U+FFFD really typed passes", () => {
+    const sh = (script: string, env: Record<string, string> = {}) => {
+      const r = spawnSync("sh", ["-c", script, BIN], { cwd: dir, env: cleanEnv({ CARDS_ACTOR: "ada", ...env }), encoding: "utf8" });
+      return { code: r.status, stdout: r.stdout, error: r.stderr.trim() ? JSON.parse(r.stderr.trim().split("\n").at(-1)!) : undefined };
+    };
+    const title = sh(`exec "$0" cards create --type task --title "$(printf 'caf\\351')"`);
+    expect([title.code, title.error?.error, title.error?.message]).toEqual([2, "usage", "an argument is not UTF-8 text (bytes of another encoding, such as Latin-1)"]);
+    const actor = sh(`CARDS_ACTOR="$(printf 'jos\\351')" exec "$0" cards create --type task --title plain`);
+    expect([actor.code, actor.error?.field]).toEqual([2, "CARDS_ACTOR"]);
+    const real = sh(`exec "$0" cards create --type task --title "$(printf 'a \\357\\277\\275 b')"`);
+    expect([real.code, JSON.parse(real.stdout).title]).toEqual([0, "a \uFFFD b"]);
+  });
+
   test("the body the CLI builds is what the caller gave, in both modes (review 2026-11-25)", () => {
     const bad = join(dir, "latin1.json");
     writeFileSync(bad, Buffer.concat([Buffer.from('{"type_id":"task","title":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]));
