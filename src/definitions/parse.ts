@@ -4,7 +4,7 @@
  * scanner locates the first JSON syntax error itself. YAML uses the `yaml` package.
  */
 import { LineCounter, parseDocument } from "yaml";
-import { findLoneSurrogate } from "../domain/json.ts";
+import { findInValue, findLoneSurrogate } from "../domain/json.ts";
 import { codePoint, controlCharIn } from "../domain/text.ts";
 
 /** `locate`: the line a JSON path's value starts on (or its nearest ancestor's); YAML only. */
@@ -44,14 +44,14 @@ export function findJsonError(text: string): { offset: number; message: string }
           // a lone surrogate is no character: strict JSON readers refuse what echoes it
           const low = /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(text.slice(i + 6, i + 12));
           if ((unit >= 0xd800 && unit <= 0xdbff && !low) || (unit >= 0xdc00 && unit <= 0xdfff)) fail(`unpaired UTF-16 surrogate \\u${hex} (write the character itself, or a high and low surrogate pair)`);
-          if (controlCharIn(String.fromCharCode(unit), true)) fail(controlMessage(String.fromCharCode(unit)));
+          if (controlCharIn(String.fromCharCode(unit), true)) fail(controlMessage(codePoint(String.fromCharCode(unit))));
           i += unit >= 0xd800 && unit <= 0xdbff ? 12 : 6;
         }
-        else if (e === "b" || e === "f") fail(controlMessage(e === "b" ? "\b" : "\f"));
+        else if (e === "b" || e === "f") fail(controlMessage(codePoint(e === "b" ? "\b" : "\f")));
         else if ("\"\\/nrt".includes(e) && e !== "") i += 2;
         else fail(`bad escape \\${e}`);
       } else if (c < " ") fail("line break or control character inside a string (write \\n)");
-      else if (c >= "\u007f" && c <= "\u009f") fail(controlMessage(c));
+      else if (c >= "\u007f" && c <= "\u009f") fail(controlMessage(codePoint(c)));
       else i++;
     }
   };
@@ -107,37 +107,23 @@ export function findJsonError(text: string): { offset: number; message: string }
   }
 }
 
-/** A control character in a definition: it would reach terminals, logs and the board raw. */
-const controlMessage = (c: string): string =>
-  `control character ${codePoint(c)} inside a string: definitions are text people read in terminals and on the board (tab and line breaks aside)`;
+/** A control character (as "U+001B") in a definition: it would reach terminals, logs and the board raw. */
+const controlMessage = (code: string): string =>
+  `control character ${code} inside a string: definitions are text people read in terminals and on the board (tab and line breaks aside)`;
 
 /**
  * What YAML lets through that a definition must not hold (JSON's scanner above finds the
  * same with line:col): a control character, or a number that is not finite (`.inf`).
  */
 function findUnfitValue(value: unknown): { at: string; message: string } | undefined {
-  const stack: Array<[unknown, string]> = [[value, ""]];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+  const found = findInValue(value, (v, isKey) => {
     if (typeof v === "string") {
-      const c = controlCharIn(v, true);
-      if (c) return { at: path, message: controlMessage(String.fromCodePoint(parseInt(c.slice(2), 16))) };
-      continue;
+      const code = controlCharIn(v, !isKey);
+      return code && controlMessage(code);
     }
-    if (typeof v === "number" && !Number.isFinite(v)) return { at: path, message: `${v} is not a finite number` };
-    if (v === null || typeof v !== "object") continue;
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
-      continue;
-    }
-    for (const [k, child] of Object.entries(v)) {
-      const at = path ? `${path}.${k}` : k;
-      const c = controlCharIn(k);
-      if (c) return { at, message: controlMessage(String.fromCodePoint(parseInt(c.slice(2), 16))) };
-      stack.push([child, at]);
-    }
-  }
-  return undefined;
+    return typeof v === "number" && !Number.isFinite(v) ? `${v} is not a finite number` : undefined;
+  });
+  return found && { at: found.at, message: found.problem };
 }
 
 /** 1-based line and column of an offset. */

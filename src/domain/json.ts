@@ -59,21 +59,30 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
  * escape, and strict JSON readers (jq, Python) refuse every read that echoes it.
  */
 export function findLoneSurrogate(value: unknown): string | undefined {
+  return findInValue(value, (v) => (typeof v === "string" && !v.isWellFormed() ? "unpaired surrogate" : undefined))?.at;
+}
+
+/**
+ * The first key or leaf of `value` (depth first, in order) that `test` finds a problem
+ * with, and its JSON path ("" for the value itself). Walked without recursion.
+ */
+export function findInValue(value: unknown, test: (v: unknown, isKey: boolean) => string | undefined): { at: string; problem: string } | undefined {
   const stack: Array<[unknown, string]> = [[value, ""]];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
-    if (typeof v === "string") {
-      if (!v.isWellFormed()) return path;
+    if (v === null || typeof v !== "object") {
+      const problem = test(v, false);
+      if (problem) return { at: path, problem };
       continue;
     }
-    if (v === null || typeof v !== "object") continue;
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
       continue;
     }
     for (const [k, child] of Object.entries(v)) {
       const at = path ? `${path}.${k}` : k;
-      if (!k.isWellFormed()) return at;
+      const problem = test(k, true);
+      if (problem) return { at, problem };
       stack.push([child, at]);
     }
   }
