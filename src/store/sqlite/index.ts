@@ -84,7 +84,21 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const snapshot = <T>(fn: (r: StoreReads) => T): T => {
     const db = readerDb ?? writerDb;
     db.exec("BEGIN");
-    try { return fn(reader); } finally { db.exec("COMMIT"); }
+    let read = false;
+    try {
+      const out = fn(reader);
+      read = true;
+      return out;
+    } finally {
+      // after a failed read, ending the snapshot may fail as well (SQLite's corrupt-page
+      // error again, from the attached index): the read's own error is the one to tell
+      try {
+        db.exec("COMMIT");
+      } catch (e) {
+        if (db.inTransaction()) try { db.exec("ROLLBACK"); } catch { /* the next BEGIN tells */ }
+        if (read) throw e;
+      }
+    }
   };
   /** `inline` here, or on the read thread when the read is costly and the thread is up. */
   let closed = false;

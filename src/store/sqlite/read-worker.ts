@@ -52,7 +52,7 @@ function read(op: ReadOp, payload: ListQuery | readonly ReadCall[]): unknown {
     try {
       return (payload as readonly ReadCall[]).map((call) => runReadCall(c.queries, call));
     } finally {
-      if (c.db.inTransaction()) c.db.exec("COMMIT");
+      endSnapshot(c.db);
     }
   }
   const q = payload as ListQuery;
@@ -74,7 +74,21 @@ function read(op: ReadOp, payload: ListQuery | readonly ReadCall[]): unknown {
     return { ...c.queries.listCards(q), lastEventId };
   } finally {
     // SQLite may have ended the transaction itself (an I/O error): the error then stands
-    if (c.db.inTransaction()) c.db.exec("COMMIT");
+    endSnapshot(c.db);
+  }
+}
+
+/**
+ * Ends a read's snapshot. After a failed read the COMMIT may fail too (a corrupt page of
+ * the attached index): that error must not replace the read's own, which names the file;
+ * the connection is closed afterwards anyway (a reply with an error closes it).
+ */
+function endSnapshot(d: SqliteDb): void {
+  try {
+    if (d.inTransaction()) d.exec("COMMIT");
+  } catch {
+    // the read's error stands, or none: a snapshot holds no writes to lose
+    if (d.inTransaction()) try { d.exec("ROLLBACK"); } catch { /* closed after an error reply */ }
   }
 }
 
