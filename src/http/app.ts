@@ -9,7 +9,7 @@ import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
-import { eventStream } from "./sse.ts";
+import { eventStream, utf8Header } from "./sse.ts";
 import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
@@ -143,15 +143,4 @@ export function toResponse(res: ApiResponse): Response {
   return new Response(JSON.stringify(res.body), { status: res.status, headers });
 }
 
-/**
- * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
- * is read back as UTF-8; anything that does not decode stays as it came.
- */
-function utf8Header(v: string | undefined): string | undefined {
-  if (v === undefined || !/[\u0080-\u00ff]/.test(v)) return v;
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(v, (c) => c.charCodeAt(0)));
-  } catch {
-    return v;
-  }
-}
+

@@ -19,11 +19,24 @@ export function closeAllStreams(): void {
   for (const close of [...open]) close();
 }
 
+/**
+ * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
+ * is read back as UTF-8; anything that does not decode stays as it came.
+ */
+export function utf8Header(v: string | undefined): string | undefined {
+  if (v === undefined || !/[\u0080-\u00ff]/.test(v)) return v;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(v, (c) => c.charCodeAt(0)));
+  } catch {
+    return v;
+  }
+}
+
 export function eventStream(svc: Service, req: Request): Response {
   const url = new URL(req.url);
   const q: Record<string, string> = {};
   for (const [k, v] of url.searchParams) q[k] = v;
-  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(req.headers.get("x-service-actor")));
+  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(utf8Header(req.headers.get("x-service-actor") ?? undefined)));
   const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};

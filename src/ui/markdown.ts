@@ -87,9 +87,10 @@ function task(item: string): string {
 
 /**
  * A link's `(url "title")`: the url may hold one level of balanced parentheses (as in
- * Wikipedia's `Foo_(bar)`), the title is optional (its quotes are escaped by now).
+ * Wikipedia's `Foo_(bar)`), the title is optional (its quotes are escaped by now) and
+ * short: an unbounded one was tried from every `](` to the end of the line (quadratic).
  */
-const TARGET = String.raw`\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+&quot;([^\n]*?)&quot;)?\)`;
+const TARGET = String.raw`\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+&quot;((?:(?!&quot;)[^\n)]){0,300})&quot;)?\)`;
 
 /** Inline markup on escaped text; code spans and links are stashed so nothing inside them is re-parsed. */
 export function inline(text: string): string {

@@ -449,6 +449,24 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(run(["cards", "get", id], { cwd: dir }).code).toBe(0); // still there
   });
 
+  test("the live stream reads an X-Service-Actor sent as UTF-8 as the JSON API does: actor=me finds a non-ASCII caller's events", async () => {
+    const made = run(["cards", "create", "--type", "task", "--title", "streamed"], { cwd: dir, env: { CARDS_ACTOR: "j\u00f6rg" } }).json;
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}/v1/events/stream?actor=me&types=card_created`, {
+      headers: { "x-service-actor": String.fromCharCode(...new TextEncoder().encode("j\u00f6rg")), "last-event-id": "000000000000" }, signal: ac.signal,
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    const deadline = Date.now() + 5000;
+    while (!text.includes(made.id) && Date.now() < deadline) {
+      const { value, done } = await Promise.race([reader.read(), Bun.sleep(500).then(() => ({ value: undefined, done: false }))]);
+      if (done) break;
+      if (value) text += new TextDecoder().decode(value);
+    }
+    ac.abort();
+    expect(text).toContain(made.id);
+  });
+
   test("an argument or CARDS_ACTOR in Latin-1 bytes is refused (before: stored with U+FFFD); a U+FFFD really typed passes", () => {
     const sh = (script: string, env: Record<string, string> = {}) => {
       const r = spawnSync("sh", ["-c", script, BIN], { cwd: dir, env: cleanEnv({ CARDS_ACTOR: "ada", ...env }), encoding: "utf8" });

@@ -100,6 +100,9 @@ export function indexDamage(path: string): string[] {
     const verdicts = checkVerdicts(db.query("PRAGMA quick_check(5)").all() as Record<string, unknown>[]);
     return verdicts.length === 1 && verdicts[0] === "ok" ? [] : verdicts.map(say);
   } catch (e) {
+    // not openable here (a read-only disk, a WAL with commits and no WAL index beside it)
+    // is not damage: a search says what it cannot open
+    if (sqliteErrorCode(e) === "SQLITE_CANTOPEN") return [];
     return [say((e as Error).message)];
   } finally {
     try { db?.close(); } catch { /* closing */ }
