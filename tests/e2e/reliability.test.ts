@@ -87,7 +87,7 @@ describe("artifact uploads", () => {
     } finally {
       await srv.stop();
     }
-  });
+  }, 30_000); // two bodies of 128 MiB: ~1-2 s alone, past the 5 s default under CI's load
 });
 
 test("the temp files of uploads a killed process left are removed at the next upload; a running one's are kept", () => {
