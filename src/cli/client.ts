@@ -74,6 +74,9 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) query[k] = v;
   const headers: Record<string, string> = {};
   const actor = callerActor(g);
+  // refused on every call, embedded too: a header cannot carry it, so a remote read
+  // refused it while the same read embedded answered
+  if (actor) assertActorText(actor);
   if (actor) headers["x-service-actor"] = serverUrl(g) ? actorHeader(actor) : actor;
   if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body, keepNonFinite);

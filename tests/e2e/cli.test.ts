@@ -423,6 +423,11 @@ describe("embedded and remote modes print the same bytes", () => {
       expect([local.code, local.error.error, local.error.field]).toEqual([2, "bad_request", "actor"]);
       expect(remote.stderr).toBe(local.stderr);
       expect(remote.code).toBe(local.code);
+      // a read too: embedded it answered while the same read remotely was refused
+      const localRead = run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: actor } });
+      const remoteRead = run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } });
+      expect([localRead.code, localRead.error?.error, localRead.error?.field]).toEqual([2, "bad_request", "actor"]);
+      expect([remoteRead.code, remoteRead.stderr]).toEqual([localRead.code, localRead.stderr]);
     }
   });
 
