@@ -163,11 +163,13 @@ export const ROUTES: Route[] = [
     handle: async (c) => write(c, 201, async (ctx) => (await load.artifacts()).attachArtifact(c.svc, c.params.id!, c.params.field!, c.req.stream ?? new Uint8Array(0), c.req.headers["content-type"], ctx)) },
   { method: "GET", path: "/artifacts/**:path", summary: "Download an artifact's bytes", rawResponse: true,
     handle: async (c) => {
-      const a = await (await load.artifacts()).openArtifact(c.svc, c.params.path!);
+      const m = await load.artifacts();
+      const a = await m.openArtifact(c.svc, c.params.path!);
       // stored bytes are anyone's: served from the board's origin they must never run there
-      // (an HTML or SVG artifact with a script), so no sniffing and a sandbox CSP
+      // (an HTML or SVG artifact with a script), so no sniffing and a sandbox CSP; a
+      // script or stylesheet goes as text/plain, so no page of the origin can load it
       return { status: 200, body: null, raw: a.body, headers: {
-        "content-type": a.mime, "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable",
+        "content-type": m.servedMime(a.mime), "content-length": String(a.size), "cache-control": "public, max-age=31536000, immutable",
         "x-content-type-options": "nosniff", "content-security-policy": "sandbox; default-src 'none'",
       } };
     } },

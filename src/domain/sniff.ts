@@ -42,3 +42,21 @@ function trimPartial(b: Uint8Array): Uint8Array {
   }
   return b.subarray(0, end);
 }
+
+/** JavaScript MIME types (WHATWG MIME Sniffing) and CSS: what a page can load and run as its own. */
+const ACTIVE_TYPES = new Set([
+  "application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
+  "text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
+  "text/javascript1.3", "text/javascript1.4", "text/javascript1.5", "text/jscript", "text/livescript",
+  "text/x-ecmascript", "text/x-javascript", "text/css",
+]);
+
+/**
+ * The Content-Type an artifact is served with. Stored bytes are anyone's and are served
+ * from the board's origin: a script or a stylesheet goes out as text/plain, which a
+ * browser (with nosniff) neither runs nor applies when a page loads it, so an upload can
+ * never pass the board's `script-src 'self'`. The field keeps the declared type.
+ */
+export function servedMime(mime: string): string {
+  return ACTIVE_TYPES.has(mime.split(";")[0]!.trim().toLowerCase()) ? "text/plain; charset=utf-8" : mime;
+}

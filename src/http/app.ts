@@ -45,6 +45,23 @@ function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean): CardsE
   return undefined;
 }
 
+/** RFC 9110 §7.2: a host (a bracketed IPv6 literal, or a name or IPv4 address) and an optional port. */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{0,5}))?$/;
+
+/**
+ * A Host header that is not one host and port (RFC 9112 §3.2: answered 400): two Host
+ * fields (which arrive joined by a comma), a port past 65535, userinfo, a path. A request
+ * without Host (HTTP/1.0) passes.
+ */
+export function malformedHost(host: string | null): CardsError | undefined {
+  if (host === null) return undefined;
+  const m = HOST_VALUE.exec(host);
+  if (m && !(m[1] && Number(m[1]) > 65535)) return undefined;
+  return new CardsError("bad_request", `malformed Host header ${JSON.stringify(host)}: one host and an optional port are expected`, {
+    field: "Host", value: host, hint: "send one Host header, such as 127.0.0.1:4777",
+  });
+}
+
 export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   const app = new H3({
     silent: true,
@@ -122,6 +139,13 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
       hint: "the API lives under /v1 and the board under /ui",
     }))));
 
+  // h3 builds the request's URL from Host before any handler runs: a port past 65535 threw
+  // there and Bun answered with its 500 page (stack, source and the workspace path)
+  const routed = app.fetch;
+  app.fetch = (req: Request) => {
+    const bad = malformedHost(req.headers.get("host"));
+    return bad ? toResponse(errorResponse(bad)) : routed(req);
+  };
   return app;
 }
 

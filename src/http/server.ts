@@ -12,7 +12,8 @@ import { startHooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
-import { createHttpApp } from "./app.ts";
+import { createHttpApp, toResponse } from "./app.ts";
+import { errorResponse } from "../api/dispatch.ts";
 import { closeAllStreams } from "./sse.ts";
 
 export interface ServeOptions {
@@ -66,7 +67,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   // process groups, so the hangup never reaches them; they are stopped like on SIGTERM
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => void stop(sig));
   try {
-    server = await startServer(app, { host: o.host, port: o.port, idleTimeoutS });
+    server = await startServer(app, { host: o.host, port: o.port, idleTimeoutS, onError: (e) => toResponse(errorResponse(e)) });
   } catch (e) {
     monitor.stop();
     unwatch();

@@ -40,7 +40,7 @@ export function uiResponse(req: Request, rel: string): Response {
   if (asset) return send(req, rel, asset, IMMUTABLE);
   // a missing script or stylesheet must not be answered with the page
   if (/\.(m?js|css|map|png|svg|ico|woff2?|json)$/i.test(rel)) {
-    return new Response(`no UI file ${rel}\n`, { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+    return new Response(`no UI file ${rel}\n`, { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" } });
   }
   const index = UI_ASSETS[INDEX]!;
   return send(req, INDEX, index, "no-cache", { "content-security-policy": CSP, "referrer-policy": "same-origin" });

@@ -15,7 +15,7 @@ export interface RunningServer {
 export const IDLE_TIMEOUT_S = 120;
 
 /** Starts listening; nothing is printed and no signal handler is installed (stack.md §1.4). */
-export async function startServer(app: H3, opts: { host: string; port: number; idleTimeoutS?: number }): Promise<RunningServer> {
+export async function startServer(app: H3, opts: { host: string; port: number; idleTimeoutS?: number; onError?: (e: unknown) => Response }): Promise<RunningServer> {
   if (typeof Bun !== "undefined") {
     const server = Bun.serve({
       // a connection that sends and reads nothing for this long is closed: a client that
@@ -26,6 +26,10 @@ export async function startServer(app: H3, opts: { host: string; port: number; i
       // it with the error envelope; Bun's own limit (128 MiB) answered an empty 413 first
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch: (req) => app.fetch(req),
+      // what escapes the app is answered by it (the error envelope), never with Bun's
+      // development page, which shows the stack, source lines and working directory
+      development: false,
+      ...(opts.onError ? { error: opts.onError } : {}),
     });
     // the bound address, as srvx reports it (`--host localhost` binds 127.0.0.1 here)
     const bound = (server as unknown as { address?: { address: string; port: number } }).address;

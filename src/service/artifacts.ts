@@ -7,14 +7,14 @@
 import { CardsError, notFound } from "../domain/errors.ts";
 import { hash128 } from "../domain/hash.ts";
 import { isMediaType, LOCAL_ARTIFACT_PREFIX, localArtifactUri } from "../domain/fields.ts";
-import { sniffMime } from "../domain/sniff.ts";
+import { servedMime, sniffMime } from "../domain/sniff.ts";
 import type { Card } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import type { OpContext, Service } from "./service.ts";
 
 import { MAX_ARTIFACT_BYTES } from "../domain/limits.ts";
 
-export { MAX_ARTIFACT_BYTES };
+export { MAX_ARTIFACT_BYTES, servedMime };
 const BLOB_PATH = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
 
 export async function attachArtifact(

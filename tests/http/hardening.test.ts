@@ -90,6 +90,29 @@ describe("HTTP details", () => {
     expect(r.headers.get("x-content-type-options")).toBe("nosniff");
     expect(r.headers.get("content-security-policy")).toContain("sandbox");
   });
+
+  test("a script or stylesheet artifact is served as text/plain, so no page of the origin can load it (its field keeps the declared type)", async () => {
+    const c = (await (await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "js" }) })).json()) as any;
+    for (const [type, body] of [["text/javascript", "alert(1) // js"], ["application/javascript; charset=utf-8", "alert(2)"], ["text/css", "body { display: none }"]] as const) {
+      const up = await app.fetch(new Request(`${BASE}/v1/cards/${c.id}/artifacts/output`, { method: "POST", body, headers: { "content-type": type } }));
+      const field = ((await up.json()) as any).fields.output;
+      expect(field.mime).toBe(type);
+      const r = await send("GET", `/${field.uri}`);
+      expect([type, r.headers.get("content-type"), r.headers.get("x-content-type-options")]).toEqual([type, "text/plain; charset=utf-8", "nosniff"]);
+      expect(await r.text()).toBe(body);
+    }
+    const png = await app.fetch(new Request(`${BASE}/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: "not really a png", headers: { "content-type": "image/png" } }));
+    const uri = ((await png.json()) as any).fields.output.uri;
+    expect((await send("GET", `/${uri}`)).headers.get("content-type")).toBe("image/png");
+  });
+
+  test("a Host header that is not one host and port is a 400 in the envelope", async () => {
+    for (const host of ["localhost:99999", "127.0.0.1:4777, evil.example", "a@b", "x/y"]) {
+      const r = await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host } }));
+      expect([host, r.status, ((await r.json()) as any).field]).toEqual([host, 400, "Host"]);
+    }
+    expect((await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host: "127.0.0.1:4777" } }))).status).toBe(200);
+  });
 });
 
 test("an upgrade report with non-ASCII defaults travels in its header (it was a 500 after the write)", async () => {
