@@ -25,6 +25,7 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     if (d.default !== undefined) out[name] = d.default as string | boolean;
   }
   const free: string[] = [];
+  const seen = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--") { free.push(...argv.slice(i + 1)); break; }
@@ -59,7 +60,11 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     if (d.type === "enum" && d.options && !d.options.includes(value)) {
       throw new CardsError("usage", `--${key} must be one of ${d.options.join(", ")}`, { field: `--${key}`, value, valid_options: d.options });
     }
-    out[name] = value;
+    // a list flag given again adds to it (`--tags a --tags b` is `--tags a,b`): keeping
+    // the last one dropped values a script had built one flag at a time
+    const before = out[name];
+    out[name] = seen.has(name) && typeof before === "string" && isListFlag(d) ? `${before},${value}` : value;
+    seen.add(name);
   }
   out._ = free;
   if (free.length > positionals.length) {
@@ -85,6 +90,11 @@ export function parseCliArgs(argv: string[], def: ArgsDef, path: string): Parsed
     }
   }
   return out;
+}
+
+/** A flag whose value is a comma-separated list (its help says so). */
+function isListFlag(d: ArgsDef[string]): boolean {
+  return d.description?.includes("comma-separated") === true;
 }
 
 /**

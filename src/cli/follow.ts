@@ -7,8 +7,8 @@
  * Durable events carry `id`; condition signals do not.
  */
 import { actorHeader, callerActor, serverUrl, type CliGlobals } from "./client.ts";
-import { CardsError } from "../domain/errors.ts";
-import { writeAll } from "./write-all.ts";
+import { CardsError, EXIT_CODE, toEnvelope } from "../domain/errors.ts";
+import { stdoutFailure, writeAll } from "./write-all.ts";
 
 /** How long remote --follow keeps reconnecting to a server it lost before exiting 7 (--reconnect-for). */
 export const FOLLOW_RECONNECT_S = 60;
@@ -31,8 +31,10 @@ export interface FollowQuery {
 function writeLine(line: string): void {
   try {
     writeAll(1, `${line}\n`);
-  } catch {
-    process.exit(0);
+  } catch (e) {
+    const failure = stdoutFailure(e, "the events not written are still in the feed: resume with --since");
+    if (failure) console.error(JSON.stringify(toEnvelope(failure)));
+    process.exit(failure ? EXIT_CODE.unavailable : 0);
   }
 }
 

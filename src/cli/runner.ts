@@ -8,6 +8,7 @@ import type { ArgsDef, CommandDef } from "citty";
 import { parseCliArgs } from "./args.ts";
 import { CardsError, EXIT_CODE, fromEnvironment, isCardsError, toEnvelope } from "../domain/errors.ts";
 import type { CliGlobals } from "./client.ts";
+import { printOut } from "./write-all.ts";
 
 const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
   "--dir": "dir", "--url": "url", "--actor": "actor", "--idempotency-key": "idempotencyKey",
@@ -45,7 +46,7 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     rejectUnknownFlags(args, def, path);
     const parsed = parseCliArgs(args, def, path.join(" "));
     const result = await cmd.run({ rawArgs: args, args: parsed as never, cmd, data: globals });
-    return print(result);
+    return await print(result);
   } catch (caught) {
     const e = fromEnvironment(caught);
     const env = toEnvelope(e);
@@ -91,14 +92,14 @@ function spanOf(buf: Buffer, n: number): [number, number] {
   return [start, end < 0 ? buf.length : end];
 }
 
-function print(result: unknown): number {
+async function print(result: unknown): Promise<number> {
   if (result === undefined) return 0;
   if (result && typeof result === "object" && "__cli" in result) {
     const o = (result as { __cli: CliOutcome }).__cli;
-    if (o.text !== undefined) console.log(o.text);
+    if (o.text !== undefined) await printOut(`${o.text}\n`);
     return o.exitCode ?? 0;
   }
-  console.log(JSON.stringify(result));
+  await printOut(`${JSON.stringify(result)}\n`);
   return 0;
 }
 

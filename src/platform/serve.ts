@@ -29,6 +29,9 @@ export async function startServer(app: H3, opts: { host: string; port: number; i
       // what escapes the app is answered by it (the error envelope), never with Bun's
       // development page, which shows the stack, source lines and working directory
       development: false,
+      // which would also turn SO_REUSEPORT on: a second server on a port in use would share
+      // it (each taking some of the connections) instead of failing with EADDRINUSE
+      reusePort: false,
       ...(opts.onError ? { error: opts.onError } : {}),
     });
     // the bound address, as srvx reports it (`--host localhost` binds 127.0.0.1 here)

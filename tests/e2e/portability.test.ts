@@ -83,9 +83,9 @@ describe("cards dump", () => {
   test("--out is written whole or not at all: a dump that cannot be put in place leaves the target and no partial file", () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-dump-"));
     const target = join(dir, "taken");
-    mkdirSync(target); // a directory of that name: the dump is made, then cannot be renamed over it
+    mkdirSync(target); // a directory of that name: refused before anything is written
     const r = run(["dump", "--out", target], { cwd: src });
-    expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+    expect([r.code, r.error.error]).toEqual([2, "usage"]);
     // before: written straight into the target, so a dump cut short restored as a smaller workspace
     expect(readdirSync(dir)).toEqual(["taken"]);
     const ok = run(["dump", "--out", join(dir, "d.jsonl")], { cwd: src });

@@ -42,7 +42,7 @@ const ALLOWED: Record<string, (target: string) => boolean> = {
   // api sits right above the service and loads its modules lazily (cold-path cost)
   api: (t) => ["domain", "api", "service"].includes(layer(t)),
   http: (t) => ["domain", "api", "http", "generated", "extensions"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("platform/"),
-  cli: (t) => ["domain", "cli", "extensions"].includes(layer(t)) || t.startsWith("api/") || t.startsWith("service/index") || t.startsWith("platform/open") || t === "definitions/load.ts" || t === "definitions/sample.ts",
+  cli: (t) => ["domain", "cli", "extensions"].includes(layer(t)) || t.startsWith("api/") || t.startsWith("service/index") || t.startsWith("platform/open") || t === "platform/stdout.ts" || t === "definitions/load.ts" || t === "definitions/sample.ts",
   mcp: (t) => ["domain", "mcp"].includes(layer(t)) || t.startsWith("service/index") || t.startsWith("platform/"),
   platform: (t) => ["domain", "platform"].includes(layer(t)) || t === "generated/worker-sources.gen.ts" || ["service/index.ts", "service/workspace.ts", "service/service.ts"].includes(t) || t.startsWith("store/sqlite/") || t === "blobs/fs.ts",
   main: (t) => ["cli", "http", "mcp"].includes(layer(t)),

@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { defineCommand } from "../define.ts";
 import { callRaw, envelopeError, serverUrl, type CliGlobals } from "../client.ts";
 import { intFlag } from "../input.ts";
+import { printOut } from "../write-all.ts";
 import { CardsError, notFound } from "../../domain/errors.ts";
 
 export default defineCommand({
@@ -33,8 +34,7 @@ export default defineCommand({
           writeFileSync(args.out, res.bytes);
           return { path: args.out, size: res.bytes.byteLength, mime: res.headers?.["content-type"] };
         }
-        // NOTE: binary output needs process.stdout (its cost is paid only by this command)
-        await new Promise<void>((resolve, reject) => process.stdout.write(res.bytes!, (e) => (e ? reject(e) : resolve())));
+        await printOut(res.bytes);
         return undefined;
       },
     }),

@@ -19,7 +19,7 @@ const list = () => defineCommand({
     ...narrowingArgs,
     filter: { type: "string", description: "name of a saved filter of --board" },
     sort: { type: "string", description: "created_at | updated_at | title | fields.<id>, leading - for descending" },
-    include: { type: "string", description: "links,comments" },
+    include: { type: "string", description: "links,comments (comma-separated)" },
     cursor: { type: "string", description: "next_cursor of the previous page" },
     limit: { type: "string", description: "page size (default 50, max 200)" },
     brief: { type: "boolean", description: "each card as id, type_id, title, status, owner, tags, version, updated_at (no fields)" },

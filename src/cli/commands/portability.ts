@@ -4,8 +4,8 @@
  * reads one snapshot), so they refuse CARDS_URL / --url. A progress line goes to stderr
  * when stderr is a terminal.
  */
-import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { closeSync, createReadStream, fsyncSync, lstatSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 import { defineCommand } from "../define.ts";
 import { CardsError, fromEnvironment } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
@@ -24,20 +24,23 @@ export const dump = defineCommand({
   },
   run: async ({ args, data }) => {
     const g = local(data as CliGlobals, "dump");
+    // where --out really writes: through a symbolic link to its target; a device or a pipe
+    // (/dev/null, /dev/stdout) is written as it is, never replaced by a file
+    const target = args.out === undefined ? undefined : outTarget(args.out);
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
     let fd = 1;
-    // written beside the target and renamed over it once whole: a dump cut short (a kill,
-    // a full disk) never leaves a file that restores as a smaller workspace, nor costs the
-    // previous dump of that name
-    const partial = args.out ? `${args.out}.${process.pid}.partial` : undefined;
-    if (args.out) removeLeftovers(args.out);
-    if (partial) {
+    // a file is written beside the target and renamed over it once whole: a dump cut short
+    // (a kill, a full disk) never leaves a file that restores as a smaller workspace, nor
+    // costs the previous dump of that name
+    const partial = target && !target.direct ? `${target.path}.${process.pid}.partial` : undefined;
+    if (partial) removeLeftovers(target!.path);
+    if (target) {
       try {
-        fd = openSync(partial, "w");
+        fd = openSync(partial ?? target.path, "w");
       } catch (e) {
         svc.close();
-        // a path that cannot be (no such directory, a directory, no permission) is the
-        // caller's to fix; a disk that will not take it (read-only, full) is the machine's
+        // a path that cannot be (no such directory, no permission) is the caller's to fix;
+        // a disk that will not take it (read-only, full) is the machine's
         const code = (e as { code?: string }).code;
         if (code === "EROFS" || code === "ENOSPC" || code === "EDQUOT" || code === "EIO") {
           throw new CardsError("unavailable", `cannot write ${args.out}: ${(e as Error).message}`, { hint: "check the file system is writable and has space (nothing was written)" });
@@ -48,12 +51,15 @@ export const dump = defineCommand({
       }
     }
     let buf = "";
+    let readerGone = false;
     const flush = () => {
       if (!buf) return;
       try {
         writeAll(fd, buf); // all of it: a pipe takes part of a write, or none (EAGAIN)
       } catch (e) {
-        throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: args.out ? "check the disk has space (nothing was written)" : "check the disk has space (the dump is incomplete)" });
+        // a reader that stopped reading (`cards dump | head`) ends the dump quietly
+        if ((e as { code?: string }).code === "EPIPE" && !partial) throw (readerGone = true, e);
+        throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: partial ? "check the disk has space (nothing was written)" : "check the disk has space (the dump is incomplete)" });
       }
       buf = "";
     };
@@ -64,7 +70,7 @@ export const dump = defineCommand({
       if (partial) {
         try {
           fsyncSync(fd);
-          renameSync(partial, args.out!);
+          renameSync(partial, target!.path);
         } catch (e) {
           throw new CardsError("unavailable", `cannot write ${args.out}: ${(e as Error).message}`, { hint: "check the disk has space (nothing was written)" });
         }
@@ -72,15 +78,43 @@ export const dump = defineCommand({
       whole = true;
       done(n, "dumped");
       return args.out ? { out: args.out, ...n } : undefined;
+    } catch (e) {
+      if (readerGone) return undefined;
+      throw e;
     } finally {
-      if (partial) {
-        closeSync(fd);
-        if (!whole) rmSync(partial, { force: true });
-      }
+      if (target) closeSync(fd);
+      if (partial && !whole) rmSync(partial, { force: true });
       svc.close();
     }
   },
 });
+
+/**
+ * The file `--out` names, through symbolic links (a link is written through, never
+ * replaced); `direct` for what is not a regular file (a device such as /dev/null, a pipe),
+ * which is written as it is. A directory is the caller's to fix.
+ */
+function outTarget(out: string): { path: string; direct: boolean } {
+  let path = out;
+  try {
+    path = realpathSync(out);
+  } catch {
+    // nothing there, or a link to nothing yet: the file the link names is made
+    try {
+      if (lstatSync(out).isSymbolicLink()) path = resolve(dirname(out), readlinkSync(out));
+    } catch { /* nothing there: made */ }
+  }
+  let kind;
+  try {
+    kind = statSync(path);
+  } catch {
+    return { path, direct: false };
+  }
+  if (kind.isDirectory()) {
+    throw new CardsError("usage", `cannot write ${out}: it is a directory`, { field: "--out", value: out, hint: "name a file, such as --out workspace.jsonl" });
+  }
+  return { path, direct: !kind.isFile() };
+}
 
 export const restore = defineCommand({
   meta: { name: "restore", description: "Load a JSONL dump into a workspace that holds no cards (all or nothing)" },

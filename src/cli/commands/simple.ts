@@ -5,6 +5,7 @@ import { intFlag, readBytes, readData } from "../input.ts";
 import { outcome } from "../runner.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
+import { printOut } from "../write-all.ts";
 
 const g = (data: unknown) => data as CliGlobals;
 
@@ -152,7 +153,7 @@ export const api = defineCommand({
     if (res.status >= 400) throw envelopeError(JSON.parse(res.text));
     if (raw && res.bytes) {
       const bytes = res.bytes;
-      await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
+      await printOut(bytes);
       return undefined;
     }
     return outcome({ text: res.text });
