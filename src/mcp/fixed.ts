@@ -130,7 +130,11 @@ export function fixedTools(defs: Definitions): Tool[] {
       types: str("comma-separated"), board_id: str(), since: str("event id"), limit: int("default 100, max 500"),
     }, [], (a, c) => listEvents(c.svc, params(a, ["types", "board_id", "since", "limit"]))),
   ];
-  for (const t of tools) if (READ_ONLY.has(t.spec.name)) t.spec.annotations = { readOnlyHint: true };
+  const ADDITIVE = new Set(["append_entry", "add_link", "add_comment"]);
+  for (const t of tools) {
+    const name = t.spec.name;
+    t.spec.annotations = READ_ONLY.has(name) ? { readOnlyHint: true, openWorldHint: false } : ADDITIVE.has(name) ? { destructiveHint: false, openWorldHint: false } : { openWorldHint: false };
+  }
   return tools;
 }
 

@@ -224,10 +224,18 @@ export class RpcPeer {
       return errorMessage(idOf(m), INVALID_REQUEST, "invalid request: method must be a string");
     }
     const isNotification = !("id" in m);
-    if (!isNotification && !validId(m.id)) return errorMessage(null, INVALID_REQUEST, "invalid request: id must be a string or an integer (MCP: never null)");
+    if (!isNotification && !validId(m.id)) {
+      // an integer past 2^53 is read rounded: answered under it, the caller could not match it
+      const why = Number.isInteger(m.id) ? "an integer past 2^53 - 1 cannot be echoed exactly; send it as a string" : "it must be a string or an integer (MCP: never null)";
+      return errorMessage(null, INVALID_REQUEST, `invalid request: id ${JSON.stringify(m.id)}: ${why}`);
+    }
     if (isNotification && m.method === "notifications/cancelled") return void this.cancel(m.params);
     const id = m.id as JsonRpcId;
     const cancellable = !isNotification && m.method !== "initialize";
+    // two requests in flight under one id: a cancel, or an answer, could not tell them apart
+    if (cancellable && this.running.has(id)) {
+      return errorMessage(id, INVALID_REQUEST, `invalid request: id ${JSON.stringify(id)} is in use by a request still running; ids must be unique among requests in flight`);
+    }
     if (cancellable) this.running.set(id, false);
     const cancelled = (): boolean => {
       if (!cancellable) return false;

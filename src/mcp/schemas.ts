@@ -13,8 +13,12 @@ export interface ToolSpec {
   name: string;
   description: string;
   inputSchema: JsonSchema;
-  /** MCP tool annotations: read tools say so, so a harness need not ask before each read */
-  annotations?: { readOnlyHint: true };
+  /**
+   * MCP tool annotations: read tools say so, so a harness need not ask before each read;
+   * writes that only add say they destroy nothing; none reaches outside the workspace
+   * (MCP's defaults for a tool that says nothing are destructive and open-world)
+   */
+  annotations?: { readOnlyHint?: true; destructiveHint?: false; openWorldHint: false };
 }
 
 /** create_<type_id>: title, status, tags and the type's fields (required ones without a default are required). */

@@ -75,11 +75,11 @@ function typeTools(defs: Definitions, fixedNames: ReadonlySet<string>): Tool[] {
   };
   for (const type of defs.cardTypes.values()) {
     out.push({
-      spec: { ...createTool(type, defs), name: named("create", type.id) },
+      spec: { ...createTool(type, defs), name: named("create", type.id), annotations: { destructiveHint: false, openWorldHint: false } },
       run: (a, c) => createCard(c.svc, { type_id: type.id, ...a }, c),
     });
     out.push({
-      spec: { ...updateTool(type, defs), name: named("update", type.id) },
+      spec: { ...updateTool(type, defs), name: named("update", type.id), annotations: { openWorldHint: false } },
       run: (a, c) => {
         const { card_id, ...body } = a;
         const card = getCard(c.svc, card_id);

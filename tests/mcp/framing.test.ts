@@ -133,6 +133,35 @@ test("notifications/cancelled: a request still running gets no answer; others do
   expect(out.map((a) => a.id).sort()).toEqual([2, 3]);
 });
 
+test("a second request under the id of one still running is refused; a cancel reaches the first (before: the cancel silenced the wrong one)", async () => {
+  const out: any[] = [];
+  const gates: Array<() => void> = [];
+  const p = new RpcPeer({
+    dispatch: (method) => new Promise((resolve) => gates.push(() => resolve({ method }))),
+    write: (l) => out.push(JSON.parse(l)), log: () => {},
+  });
+  const send = (m: object) => p.feed(`${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`);
+  send({ id: "dup", method: "slow" });
+  send({ id: "dup", method: "ping" });
+  send({ method: "notifications/cancelled", params: { requestId: "dup" } });
+  for (const open of gates) open();
+  await p.drain();
+  expect(out).toHaveLength(1);
+  expect(out[0]).toMatchObject({ id: "dup", error: { code: -32600, message: expect.stringContaining("in use by a request still running") } });
+  // once answered, the id may be used again
+  send({ id: "dup", method: "ping" });
+  for (const open of gates) open();
+  await p.drain();
+  expect(out[1]).toMatchObject({ id: "dup", result: { method: "ping" } });
+});
+
+test("an integer id past 2^53 is refused with a message that says why (it was \"must be an integer\")", async () => {
+  const { p, out } = peer();
+  p.feed('{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}\n');
+  await p.drain();
+  expect(out[0]).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("send it as a string") } });
+});
+
 test("the instructions tell an actor that is not registered so, and teach review in place (review 2026-11-25)", () => {
   const ws = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }] } as any;
   expect(instructions("agent-3", ws, false)).toContain('"agent-3" is not a registered user: claim and owner changes fail until `cards users add agent-3 --kind agent`');

@@ -113,6 +113,17 @@ describe("tools/list", () => {
     expect(readOnly).toEqual(["breaches", "events", "get_artifact", "get_card", "history", "list_cards", "search_cards", "workspace"]);
   });
 
+  test("writes that only add say they destroy nothing, and no tool reaches outside the workspace (MCP's defaults: destructive, open-world)", () => {
+    const all = [...tools.values()];
+    expect(all.filter((t) => t.annotations?.openWorldHint !== false).map((t) => t.name)).toEqual([]);
+    const additive = all.filter((t) => t.annotations?.destructiveHint === false).map((t) => t.name).sort();
+    expect(additive).toEqual(["add_comment", "add_link", "append_entry", "create_bug", "create_review", "create_task"]);
+    // the others may overwrite or remove: they keep MCP's destructive default
+    for (const name of ["update_task", "remove_link", "remove_entry", "edit_comment", "claim", "release", "take_next"]) {
+      expect([name, tools.get(name)!.annotations?.destructiveHint]).toEqual([name, undefined]);
+    }
+  });
+
   test("the whole list stays well under the 6,000-token budget (bytes/4)", () => {
     const bytes = JSON.stringify({ tools: [...tools.values()] }).length;
     expect(bytes / 4).toBeLessThan(6000);
