@@ -67,7 +67,12 @@ function valueSchema(f: FieldDef, defs: Definitions): JsonSchema {
       return { type: "array", items };
     }
     case "artifact":
-      return { ...ARTIFACT };
+      // local bytes are uploaded (attach_artifact, POST /cards/{id}/artifacts/{field}): a uri
+      // here can only name bytes already stored, so the schema says which uris pass
+      return f.artifact_policy === "uri" ? { ...ARTIFACT } : obj({
+        uri: { type: "string", pattern: "^artifacts/sha256/[0-9a-f]{2}/[0-9a-f]{64}$", description: "a stored artifact's uri: upload the bytes with attach_artifact (POST /cards/{id}/artifacts/{field})" },
+        mime: str(), size: int(), sha256: str(),
+      }, ["uri"]);
   }
 }
 

@@ -113,6 +113,14 @@ describe("tools/list", () => {
     expect(readOnly).toEqual(["breaches", "events", "get_artifact", "get_card", "history", "list_cards", "search_cards", "workspace"]);
   });
 
+  test("a local artifact field takes only a stored artifact's uri (an invented https uri passed the schema and was always refused)", () => {
+    for (const name of ["create_task", "update_task"]) {
+      const uri = tools.get(name).inputSchema.properties.fields.properties.output.properties.uri;
+      expect([name, uri.pattern]).toEqual([name, "^artifacts/sha256/[0-9a-f]{2}/[0-9a-f]{64}$"]);
+      expect(uri.description).toContain("attach_artifact");
+    }
+  });
+
   test("writes that only add say they destroy nothing, and no tool reaches outside the workspace (MCP's defaults: destructive, open-world)", () => {
     const all = [...tools.values()];
     expect(all.filter((t) => t.annotations?.openWorldHint !== false).map((t) => t.name)).toEqual([]);
