@@ -58,7 +58,10 @@ export const dump = defineCommand({
         writeAll(fd, buf); // all of it: a pipe takes part of a write, or none (EAGAIN)
       } catch (e) {
         // a reader that stopped reading (`cards dump | head`) ends the dump quietly
-        if ((e as { code?: string }).code === "EPIPE" && !partial) throw (readerGone = true, e);
+        if ((e as { code?: string }).code === "EPIPE" && !partial) {
+          readerGone = true;
+          throw e;
+        }
         throw new CardsError("unavailable", `cannot write ${args.out ?? "stdout"}: ${(e as Error).message}`, { hint: partial ? "check the disk has space (nothing was written)" : "check the disk has space (the dump is incomplete)" });
       }
       buf = "";
