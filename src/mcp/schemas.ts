@@ -26,8 +26,10 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const f of type.fields) {
-    props[f.id] = fieldSchema(f, defs);
-    if (f.required && f.default === undefined) required.push(f.id);
+    // null (and [] for a multiple one) stands for "not given", as over HTTP: the default applies
+    const mustGive = f.required && f.default === undefined;
+    props[f.id] = mustGive ? fieldSchema(f, defs) : clearable(fieldSchema(f, defs));
+    if (mustGive) required.push(f.id);
   }
   const statuses = statusesOf(type, defs);
   const properties: Record<string, JsonSchema> = {
@@ -78,8 +80,8 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
 
 /**
  * An update may clear a field: `null` removes it, and so does `[]` for a multiple one
- * (SPEC multi-value rules). The schema says so, or a harness that checks arguments
- * against it would refuse both.
+ * (SPEC multi-value rules); on create both stand for a field not given. The schema says
+ * so, or a harness that checks arguments against it would refuse both.
  */
 function clearable(s: JsonSchema): JsonSchema {
   const out: JsonSchema = { ...s };

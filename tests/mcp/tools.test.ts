@@ -58,20 +58,22 @@ describe("tools/list", () => {
     const bug = tools.get("create_bug").inputSchema;
     expect(task.required).toEqual(["title"]); // priority is required but has a default
     expect(task.properties.status.enum).toEqual(["backlog", "todo", "doing", "review", "done"]);
-    expect(f.priority).toMatchObject({ type: "string", enum: ["low", "normal", "high", "urgent"], default: "normal", description: "How soon this should be picked up." });
-    expect(f.components).toMatchObject({ type: "array", items: { enum: ["api", "cli", "ui", "store", "docs"] }, uniqueItems: true, minItems: 1 });
-    expect(f.estimate_hours).toEqual({ type: "number", minimum: 0, maximum: 200 }); // the label says no more than the id
+    expect(f.priority).toMatchObject({ type: ["string", "null"], enum: ["low", "normal", "high", "urgent", null], default: "normal", description: "How soon this should be picked up." });
+    expect(f.components).toMatchObject({ type: ["array", "null"], items: { enum: ["api", "cli", "ui", "store", "docs"] }, uniqueItems: true });
+    expect(f.estimate_hours).toEqual({ type: ["number", "null"], minimum: 0, maximum: 200 }); // the label says no more than the id
     expect(bug.properties.fields.properties.steps.description).toBe("Steps to reproduce");
-    expect(f.due).toMatchObject({ type: "string", format: "date-time" });
-    expect(f.parent).toMatchObject({ type: "string", pattern: "^card_" });
-    expect(f.evidence).toMatchObject({ type: "array", items: { type: "object", required: ["note"], properties: { at: { format: "date-time" } } } });
-    expect(f.output).toMatchObject({ type: "object", required: ["uri"], properties: { uri: {}, mime: {}, size: {}, sha256: {} } });
+    expect(f.due).toMatchObject({ type: ["string", "null"], format: "date-time" });
+    expect(f.parent).toMatchObject({ type: ["string", "null"], pattern: "^card_" });
+    expect(f.evidence).toMatchObject({ type: ["array", "null"], items: { type: "object", required: ["note"], properties: { at: { format: "date-time" } } } });
+    expect(f.output).toMatchObject({ type: ["object", "null"], required: ["uri"], properties: { uri: {}, mime: {}, size: {}, sha256: {} } });
     expect(bug.required).toEqual(["title", "fields"]);
     expect(bug.properties.fields.required).toEqual(["steps"]);
+    // a field that must be given takes no null (the service refuses it as missing)
+    expect(bug.properties.fields.properties.steps.type).toBe("string");
     expect(bug.properties.tags.items.enum).toContain("needs-human");
     const review = tools.get("create_review").inputSchema;
     expect(review.properties.status.enum).toEqual(["todo", "doing", "review", "done"]);
-    expect(review.properties.fields.properties.reviewers).toMatchObject({ type: "array", items: { type: "string" }, default: ["ada"] });
+    expect(review.properties.fields.properties.reviewers).toMatchObject({ type: ["array", "null"], items: { type: "string" }, default: ["ada"] });
   });
 
   test("update_<type> requires card_id and version, takes repeating fields only as null, and nothing required inside fields", () => {
@@ -104,8 +106,23 @@ describe("tools/list", () => {
     expect(f.estimate_hours.type).toEqual(["number", "null"]);
     expect(f.components.type).toEqual(["array", "null"]);
     expect(f.components.minItems).toBeUndefined();
-    // create keeps its stricter shapes
-    expect(tools.get("create_task").inputSchema.properties.fields.properties.priority.type).toBe("string");
+  });
+
+  test("create_<type> takes null and [] for a field not given, as the service does: a harness checking arguments passes them, and the default applies", async () => {
+    const Ajv = (await import("ajv/dist/2020.js")).default;
+    const addFormats = (await import("ajv-formats")).default;
+    const ajv = new Ajv({ strict: false });
+    addFormats(ajv);
+    const check = ajv.compile(tools.get("create_task").inputSchema);
+    const args = { title: "nulls", fields: { priority: null, components: [], estimate_hours: null, due: null, parent: null, evidence: null, output: null } };
+    expect([check(args), check.errors]).toEqual([true, null]);
+    const r = await s.call("create_task", args);
+    expect(r.isError).toBe(false);
+    expect(r.data.fields).toEqual({ priority: "normal" });
+    // a field that must be given still must be: the schema and the service both refuse null
+    const bug = ajv.compile(tools.get("create_bug").inputSchema);
+    expect(bug({ title: "b", fields: { steps: null } })).toBe(false);
+    expect((await s.call("create_bug", { title: "b", fields: { steps: null } })).isError).toBe(true);
   });
 
   test("read tools carry readOnlyHint (a harness need not ask before each read); writes do not", () => {
