@@ -14,7 +14,7 @@ import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
 import { createHttpApp, toResponse } from "./app.ts";
 import { errorResponse } from "../api/dispatch.ts";
-import { closeAllStreams } from "./sse.ts";
+import { closeAllStreams, setMaxStreams, SSE_MAX_STREAMS } from "./sse.ts";
 
 export interface ServeOptions {
   dir?: string;
@@ -32,6 +32,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   // NOTE stack.md §9: consola writes info to stdout unless told otherwise.
   const log = createConsola({ stdout: process.stderr, stderr: process.stderr });
   const idleTimeoutS = idleTimeout(o.env); // a bad value is a usage error before anything starts
+  setMaxStreams(streamLimit(o.env));
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
   const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly });
@@ -104,6 +105,17 @@ function idleTimeout(env: Record<string, string | undefined>): number | undefine
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 255) {
     throw new CardsError("usage", "CARDS_IDLE_TIMEOUT_S must be a whole number of seconds from 1 to 255", { field: "CARDS_IDLE_TIMEOUT_S", value: raw });
+  }
+  return n;
+}
+
+/** CARDS_MAX_STREAMS (1-1,000,000) overrides how many event streams may be open at once (docs/limits.md). */
+function streamLimit(env: Record<string, string | undefined>): number {
+  const raw = env.CARDS_MAX_STREAMS;
+  if (raw === undefined || raw === "") return SSE_MAX_STREAMS;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 1_000_000) {
+    throw new CardsError("usage", "CARDS_MAX_STREAMS must be a whole number from 1 to 1000000", { field: "CARDS_MAX_STREAMS", value: raw });
   }
   return n;
 }

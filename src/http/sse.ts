@@ -5,14 +5,23 @@
  * `: dropped, reconnect` and is closed; publishers never wait on it (stack.md §1.5).
  */
 import { eventMatcher, onReload, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT, type Service, type StreamFilter } from "../service/index.ts";
+import { CardsError } from "../domain/errors.ts";
 import { formatEventId, parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
+/** open streams one server keeps at most (CARDS_MAX_STREAMS overrides; docs/limits.md) */
+export const SSE_MAX_STREAMS = 1000;
 
 const encoder = new TextEncoder();
 const open = new Set<() => void>();
+let maxStreams = SSE_MAX_STREAMS;
+
+/** Sets how many streams may be open at once; the next one past it is refused with 503. */
+export function setMaxStreams(n: number): void {
+  maxStreams = n;
+}
 
 /** Closes every open stream (graceful shutdown). */
 export function closeAllStreams(): void {
@@ -33,6 +42,13 @@ export function utf8Header(v: string | undefined): string | undefined {
 }
 
 export function eventStream(svc: Service, req: Request): Response {
+  // each stream holds a socket, a buffer and a timer: a client that opens streams in a
+  // loop and never closes them would otherwise take every descriptor the server has
+  if (open.size >= maxStreams) {
+    throw new CardsError("unavailable", `too many open event streams: this server keeps at most ${maxStreams}`, {
+      hint: "close streams no longer read and retry; CARDS_MAX_STREAMS raises the limit",
+    });
+  }
   const url = new URL(req.url);
   const q: Record<string, string> = {};
   for (const [k, v] of url.searchParams) q[k] = v;

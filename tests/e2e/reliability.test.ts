@@ -215,6 +215,52 @@ describe("idle connections", () => {
   });
 });
 
+describe("event stream limit", () => {
+  test("past CARDS_MAX_STREAMS open streams the next is refused with 503 and the envelope; one closing makes room", async () => {
+    const srv = await serve(makeWorkspace(), { CARDS_MAX_STREAMS: "3" });
+    const streams: AbortController[] = [];
+    try {
+      const openStream = async () => {
+        const ac = new AbortController();
+        const res = await fetch(`${srv.url}/v1/events/stream`, { signal: ac.signal });
+        if (res.status === 200) {
+          streams.push(ac);
+          // the first frame: the stream is registered by then
+          const reader = res.body!.getReader();
+          await reader.read();
+        }
+        return res;
+      };
+      for (let i = 0; i < 3; i++) expect((await openStream()).status).toBe(200);
+      const refused = await openStream();
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toMatchObject({ error: "unavailable", message: expect.stringContaining("at most 3"), hint: expect.stringContaining("CARDS_MAX_STREAMS") });
+      // the rest of the API is still served
+      expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
+      streams.shift()!.abort();
+      let again = 503;
+      for (let i = 0; i < 50 && again !== 200; i++) {
+        await Bun.sleep(50);
+        const r = await openStream();
+        again = r.status;
+        if (r.status !== 200) await r.body?.cancel();
+      }
+      expect(again).toBe(200);
+    } finally {
+      for (const ac of streams) ac.abort();
+      await srv.stop();
+    }
+  });
+
+  test("a bad CARDS_MAX_STREAMS is a usage error before anything starts", () => {
+    for (const bad of ["0", "2.5", "lots", "-1"]) {
+      const r = run(["serve", "--port", "0"], { cwd: makeWorkspace(), env: { CARDS_MAX_STREAMS: bad } });
+      expect([bad, r.code]).toEqual([bad, 2]);
+      expect(r.error).toMatchObject({ error: "usage", field: "CARDS_MAX_STREAMS", value: bad });
+    }
+  });
+});
+
 describe("SIGHUP", () => {
   test("stops the server like SIGTERM, and its services with it (they run in their own process groups)", async () => {
     const dir = makeWorkspace((f) => {
