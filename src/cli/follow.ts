@@ -48,6 +48,11 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
   const { eventMatcher, parseStreamFilter, replayEvents, STREAM_REPLAY_LIMIT } = await import("../service/index.ts");
   const { parseEventId } = await import("../domain/ids.ts");
   const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
+  // before the first line is printed: a caller that stops the follower once it has read
+  // one line (a signal right after it) ended it by the signal (exit 130), not with exit 0
+  const stop = (): void => { svc.close(); process.exit(0); };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   const query: Record<string, string> = {};
   for (const [k, v] of Object.entries(q)) if (v !== undefined) query[k] = v;
   const f = parseStreamFilter(svc, query, undefined, svc.resolveActor(callerActor(g)));
@@ -67,9 +72,6 @@ async function followEmbedded(g: CliGlobals, q: FollowQuery): Promise<never> {
       if (matches(e)) print(e);
     }
   }
-  const stop = (): void => { svc.close(); process.exit(0); };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
   // the feed's polling timer does not hold the process (a one-shot call must exit): this does
   setInterval(() => {}, 1 << 30);
   return new Promise<never>(() => {});
