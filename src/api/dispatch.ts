@@ -23,6 +23,19 @@ export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<A
         hint: "send the version guard as a query parameter: ?version=N",
       });
     }
+    if (req.method !== "GET") {
+      // a write's options go in its body; a query key it does not take (`?dry_run=true`)
+      // is refused before anything is written, not ignored
+      const allowed = route.writeQuery ?? [];
+      for (const k of Object.keys(req.query)) {
+        if (!allowed.includes(k)) {
+          throw new CardsError("bad_request", `unknown query parameter ${JSON.stringify(k)}`, {
+            field: k, valid_options: allowed,
+            hint: allowed.length ? `${req.method} ${route.path} takes only ${allowed.join(", ")} in the query; the rest goes in the JSON body` : `${req.method} ${route.path} takes no query parameters; send options in the JSON body`,
+          });
+        }
+      }
+    }
     if (route.serveOnly && svc.mode !== "serve") {
       throw new CardsError("serve_only", `${route.method} ${route.path} exists only on a running server`, {
         hint: "start `cards serve` and call it with CARDS_URL or --url",

@@ -16,6 +16,11 @@ export interface Route {
   rawBody?: boolean;
   /** answers with raw bytes (ApiResponse.raw), not JSON */
   rawResponse?: boolean;
+  /**
+   * the query parameters a write takes (DELETE's version guard); any other is refused
+   * before the write runs: `POST /cards?dry_run=true` would otherwise store a card
+   */
+  writeQuery?: string[];
   handle(c: RouteCall): ApiResponse | Promise<ApiResponse>;
 }
 
@@ -97,12 +102,13 @@ export const ROUTES: Route[] = [
       return load.list.loaded ? run(load.list.loaded) : load.list().then(run);
     } },
   { method: "POST", path: "/workspace/reload", summary: "Re-read the definitions and swap them in (serve mode only)", serveOnly: true,
-    handle: async (c) => write(c, 200, async (ctx) => (await load.reload()).reloadDefinitions(c.svc, ctx)) },
+    handle: async (c) => write(c, 200, async (ctx) => (await load.reload()).reloadRequested(c.svc, c.json(), ctx)) },
   { method: "POST", path: "/boards", summary: "Write a board definition and reload (serve mode only)", serveOnly: true,
     handle: async (c) => {
       const ctx = c.op(201);
       const r = await (await load.reload()).putBoard(c.svc, c.json(), ctx);
-      return ok(r.board, r.created ? 201 : 200);
+      // a replay answers as the first call did: its status, and Idempotent-Replayed
+      return written(c, r.board, r.created ? 201 : 200, false, ctx.replayed);
     } },
   { method: "POST", path: "/users", summary: "Register a user",
     handle: async (c) => {
@@ -137,9 +143,8 @@ export const ROUTES: Route[] = [
       const card = await (await load.cards()).patchCard(c.svc, c.params.id!, body, ctx);
       return written(c, card, 200, isDryRun(body), ctx.replayed);
     } },
-  { method: "DELETE", path: "/cards/:id", summary: "Delete a card (optional version guard)",
+  { method: "DELETE", path: "/cards/:id", summary: "Delete a card (optional version guard)", writeQuery: ["version"],
     handle: async (c) => {
-      c.onlyQuery("version");
       const ctx = c.op(200);
       const card = await (await load.cards()).deleteCard(c.svc, c.params.id!, c.intQuery("version"), ctx);
       return written(c, card, 200, false, ctx.replayed);
@@ -196,8 +201,8 @@ export const ROUTES: Route[] = [
     handle: async (c) => write(c, 201, async (ctx) => (await load.entries()).appendEntry(c.svc, c.params.id!, c.params.field!, c.json(), ctx)) },
   { method: "PATCH", path: "/cards/:id/fields/:field/:entry_id", summary: "Update an entry (keys merged)",
     handle: async (c) => write(c, 200, async (ctx) => (await load.entries()).updateEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.json(), ctx)) },
-  { method: "DELETE", path: "/cards/:id/fields/:field/:entry_id", summary: "Remove an entry",
-    handle: async (c) => { c.onlyQuery("version"); return write(c, 200, async (ctx) => (await load.entries()).removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)); } },
+  { method: "DELETE", path: "/cards/:id/fields/:field/:entry_id", summary: "Remove an entry", writeQuery: ["version"],
+    handle: async (c) => write(c, 200, async (ctx) => (await load.entries()).removeEntry(c.svc, c.params.id!, c.params.field!, c.params.entry_id!, c.intQuery("version"), ctx)) },
 
   { method: "GET", path: "/events", summary: "The durable event feed",
     handle: (c) => withModule(load.events, (m) => ok(m.listEvents(c.svc, c.query, c.viewer()))) },

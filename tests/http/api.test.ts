@@ -388,6 +388,28 @@ describe("GET /cards", () => {
   });
 });
 
+describe("query parameters on writes", () => {
+  test("a write refuses a query key it does not take, before writing: POST /cards?dry_run=true stored a real card", async () => {
+    const fresh = await testApi();
+    try {
+      const r = await fresh.post("/cards?dry_run=true", { type_id: "task", title: "not stored" });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: "bad_request", field: "dry_run", valid_options: [], hint: expect.stringContaining("JSON body") });
+      expect((await fresh.get("/cards")).body.items).toEqual([]);
+      const c = await fresh.task();
+      expect((await fresh.patch(`/cards/${c.id}?force=true`, { version: 1, title: "x" })).status).toBe(400);
+      expect((await fresh.post(`/cards/${c.id}/claim?version=1`, {})).status).toBe(400);
+      // DELETE's version guard is the query's to carry; nothing else is
+      const odd = await fresh.del(`/cards/${c.id}?version=1&hard=1`);
+      expect([odd.status, odd.body.field, odd.body.valid_options]).toEqual([400, "hard", ["version"]]);
+      expect((await fresh.get(`/cards/${c.id}`)).status).toBe(200);
+      expect((await fresh.del(`/cards/${c.id}?version=1`)).status).toBe(200);
+    } finally {
+      fresh.close();
+    }
+  });
+});
+
 describe("GET /events", () => {
   test("id order, zero-padded ids, since and cursor are exclusive floors, cursor wins", async () => {
     const fresh = await testApi();
