@@ -18,6 +18,7 @@ import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
 import { registerUsersIn, searchConfig } from "./workspace.ts";
 import { laneCrossings } from "./lanes.ts";
+import { parseShape, ReloadBody } from "./shapes.ts";
 
 let queue: Promise<unknown> = Promise.resolve();
 /** Reloads run one at a time. */
@@ -47,8 +48,27 @@ export function onReload(svc: Service, fn: (defs: Definitions) => void): () => v
  * `announce: false` for a process following another's reload: the set was announced
  * already, and a second announcement would reach every stream twice.
  */
+/** POST /workspace/reload: the body, if any, is an empty object (an option it does not take is refused, not ignored). */
+export function reloadRequested(svc: Service, body: unknown, ctx: OpContext): Promise<ReloadResult> {
+  parseShape(ReloadBody, body, "reload");
+  return reloadDefinitions(svc, ctx);
+}
+
 export function reloadDefinitions(svc: Service, ctx: OpContext, opts: { announce?: boolean } = {}): Promise<ReloadResult> {
-  return serial(() => reloadNow(svc, ctx, opts.announce !== false));
+  return serial(() => answerOnce(svc, ctx, () => reloadNow(svc, ctx, opts.announce !== false)));
+}
+
+/**
+ * Idempotency-Key for the writes that are files and a swap, not one transaction: a
+ * replay answers what the first call did; the answer is stored once the work is done
+ * (a crash in between leaves the key unused, and a retry does the work again, which for
+ * a reload or the same board file changes nothing more).
+ */
+async function answerOnce<T>(svc: Service, ctx: OpContext, work: () => Promise<T>): Promise<T> {
+  const prior = svc.priorAnswer<T>(ctx);
+  if (prior !== undefined) return prior;
+  const answer = await work();
+  return ctx.idempotency ? svc.mutate(ctx, () => answer) : answer;
 }
 
 async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promise<ReloadResult> {
@@ -130,7 +150,7 @@ const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENG
 
 /** POST /boards: writes definitions/boards/<id>.json, reloads, and restores the file if the reload fails. */
 export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<{ board: Board; created: boolean }> {
-  return serial(async () => {
+  return serial(() => answerOnce(svc, ctx, async () => {
     const parsed = v.safeParse(BoardFile, input);
     if (!parsed.success) {
       throw new CardsError("validation_failed", `a board definition needs an id of letters, digits, - and _, at most ${MAX_ID_LENGTH} characters`, { field: "id", value: (input as { id?: unknown })?.id });
@@ -155,7 +175,7 @@ export function putBoard(svc: Service, input: unknown, ctx: OpContext): Promise<
       throw e;
     }
     return { board: svc.origin.defs.boards.get(id)!, created: before === undefined };
-  });
+  }));
 }
 
 /** Loads today's definition files with `rel` replaced by `text`; refuses (and announces) as a failed reload would. */

@@ -208,6 +208,26 @@ export class Service {
     return result;
   }
 
+  /**
+   * For a write that is not one transaction (a reload, a board file): the answer stored
+   * under this call's Idempotency-Key, if any (a different request under the key is 422).
+   * The caller runs its work only when there is none, then stores its answer with
+   * `mutate(ctx, () => answer)`.
+   */
+  priorAnswer<T>(ctx: OpContext): T | undefined {
+    const idem = ctx.idempotency;
+    if (!idem) return undefined;
+    const rec = this.store.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(this.store.getIdempotency(idem.key), ctx.actor);
+    if (!rec) return undefined;
+    if (rec.request_hash !== idem.hash) {
+      throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
+        value: idem.key, hint: "use a new key for a new request",
+      });
+    }
+    ctx.replayed = true;
+    return JSON.parse(rec.body) as T;
+  }
+
   /** Records a condition signal outside any card write (e.g. transition_rejected after a refused move). */
   async signal(ctx: OpContext, e: EventInput): Promise<void> {
     const event = wireEvent(e, ctx.actor, nowIso());

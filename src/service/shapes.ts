@@ -186,6 +186,9 @@ export const UpgradeBody = shape(() => v.strictObject({
   dry_run: v.optional(v.boolean()),
 }));
 
+/** POST /workspace/reload takes no options: an empty object or no body. */
+export const ReloadBody = shape(() => v.strictObject({}));
+
 /** The static request shapes by OpenAPI component name (per-type card bodies are built from the definitions). */
 export const REQUEST_SHAPES: Record<string, Shape> = {
   RegisterUserBody, ClaimBody, ReleaseBody, TakeNextBody, LinkBody, CommentBody, EntryBody, UpgradeBody,

@@ -32,6 +32,32 @@ describe("POST /workspace/reload", () => {
     }
   });
 
+  test("Idempotency-Key: a replay answers the first reload's result without reloading again; another body under the key is 422", async () => {
+    const api = await testApi();
+    const seen: CardEvent[] = [];
+    api.svc.subscribe((e) => seen.push(e));
+    try {
+      const h = { "idempotency-key": "reload-1" };
+      editJson(api.dir, "definitions/boards/bugs.json", (b) => { b.wip_limits = { doing: 5 }; });
+      const a = await api.post("/workspace/reload", undefined, h);
+      editJson(api.dir, "definitions/boards/bugs.json", (b) => { b.wip_limits = { doing: 6 }; });
+      const b = await api.post("/workspace/reload", undefined, h);
+      expect([a.status, b.status, b.text, b.headers.get("idempotent-replayed")]).toEqual([200, 200, a.text, "true"]);
+      expect(a.body.changed).toBe(true);
+      // the replay did not reload: the second edit is not live
+      expect((await api.get("/boards/bugs")).body.wip_limits).toEqual({ doing: 5 });
+      await Bun.sleep(50);
+      expect(seen.filter((e) => e.type === "definition_reloaded").length).toBe(1);
+      expect((await api.post("/cards", { type_id: "task", title: "x" }, h)).body.error).toBe("idempotency_key_reused");
+      // reload takes no options: one sent is refused, not ignored
+      const odd = await api.post("/workspace/reload", { force: true });
+      expect([odd.status, odd.body.error, odd.body.field]).toEqual([422, "validation_failed", "force"]);
+      expect((await api.post("/workspace/reload", {})).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+
   test("users newly declared in workspace.json are registered, and a new workspace id (no card holds the old one) shows on every card read", async () => {
     const api = await testApi();
     try {
@@ -401,6 +427,25 @@ describe("POST /boards", () => {
       expect((await api.get("/boards/reviews")).status).toBe(200);
       expect((await api.post("/boards", { ...board, name: "Review queue" })).status).toBe(200);
       expect((await api.get("/boards/reviews")).body.name).toBe("Review queue");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("Idempotency-Key: a replay answers the first call's 201 and body; the key with another board is 422 and writes nothing", async () => {
+    const api = await testApi();
+    try {
+      const h = { "idempotency-key": "board-1" };
+      const board = { id: "qb", name: "Queue", columns: ["todo", "done"], card_type_ids: ["task"] };
+      const a = await api.post("/boards", board, h);
+      // the file changed meanwhile: a replay must not write it back
+      editJson(api.dir, "definitions/boards/qb.json", (b) => { b.name = "Edited by hand"; });
+      const b = await api.post("/boards", board, h);
+      expect([a.status, b.status, b.text, b.headers.get("idempotent-replayed")]).toEqual([201, 201, a.text, "true"]);
+      expect(JSON.parse(readFileSync(join(api.dir, "definitions/boards/qb.json"), "utf8")).name).toBe("Edited by hand");
+      const other = await api.post("/boards", { ...board, id: "qc" }, h);
+      expect([other.status, other.body.error]).toEqual([422, "idempotency_key_reused"]);
+      expect(existsSync(join(api.dir, "definitions/boards/qc.json"))).toBe(false);
     } finally {
       api.close();
     }
