@@ -47,6 +47,13 @@ export interface HookOptions {
 }
 
 export interface Hooks {
+  /**
+   * Shutdown, first step: stops taking events (another server on the workspace claims the
+   * ones that come after) and resolves once the runs taken so far have finished.
+   */
+  quiesce(): Promise<void>;
+  /** runs matched and being claimed, queued or running now */
+  busy(): number;
   /** stops taking events, drops the queue, terminates running hooks (SIGTERM, SIGKILL after the grace) */
   stop(): Promise<void>;
   /** after a definitions reload: use the new hook list and re-declare the consumed event types */
@@ -56,7 +63,8 @@ export interface Hooks {
 }
 
 interface Job { hook: ExtensionDef; event: CardEvent }
-interface Lane { running: Set<SupervisedChild>; queue: Job[] }
+/** `claiming`: runs being claimed now, counted against the lane's room before they are won */
+interface Lane { running: Set<SupervisedChild>; queue: Job[]; claiming: number }
 
 const TYPE_CACHE_MAX = 10_000;
 
@@ -75,7 +83,13 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   let hooks: ExtensionDef[] = [];
   let pending: Job[] = [];
   let claimScheduled = false;
+  /** matched pairs in a claim not finished yet */
+  let claimsInFlight = 0;
   let stopped = false;
+  /** set by quiesce: no new event is taken; the runs taken go on */
+  let quiescing = false;
+  /** resolves quiesce once no run is claimed, queued or running */
+  let idle: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
   /** the consumed types declared with the subscription (re-declared by reconcile) */
   let subscribedTypes = "";
@@ -109,7 +123,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
 
   // The bus drops a listener that throws; this one never does.
   const onEvent = (event: CardEvent): void => {
-    if (stopped) return;
+    if (stopped || quiescing) return;
     try {
       for (const hook of current()) if (hookMatches(hook, event, match)) pending.push({ hook, event });
     } catch (e) {
@@ -121,30 +135,92 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
     }
   };
 
-  /** One write claims every matched (hook, event) pair of a burst; only claimed pairs run. */
+  const laneOf = (hookId: string): Lane => {
+    let lane = lanes.get(hookId);
+    if (!lane) lanes.set(hookId, (lane = { running: new Set(), queue: [], claiming: 0 }));
+    return lane;
+  };
+
+  /**
+   * One write claims the matched (hook, event) pairs of a burst; only claimed pairs run.
+   * A pair is claimed only while its hook has room to run or queue it: a full hook leaves
+   * the event to another server on the workspace (which claims it when its feed brings
+   * it), instead of taking it from them and dropping it. Room is counted inside the
+   * transaction, so a pair another server holds already takes none.
+   */
   const claim = async (): Promise<void> => {
-    const jobs = pending;
+    const matched = pending;
     pending = [];
     claimScheduled = false;
-    if (stopped || jobs.length === 0) return;
-    let won: boolean[];
+    if (stopped || matched.length === 0) return;
+    claimsInFlight += matched.length;
+    try {
+      await claimNow(matched);
+    } finally {
+      claimsInFlight -= matched.length;
+      settle();
+    }
+  };
+
+  const claimNow = async (matched: Job[]): Promise<void> => {
+    const room = maxConcurrent + maxQueue;
+    /** won in the transaction and not yet queued: they hold room meanwhile */
+    let reserved: Job[] = [];
+    const release = (): void => {
+      for (const j of reserved) laneOf(j.hook.id).claiming--;
+      reserved = [];
+    };
+    let outcome: Array<"won" | "lost" | "full">;
     try {
       const at = new Date().toISOString();
-      won = await host.store.write((tx) => jobs.map((j) => tx.claimOnce(onceKey(j), at)));
+      outcome = await host.store.write((tx) => {
+        release(); // a transaction run again starts over
+        return matched.map((j) => {
+          const lane = laneOf(j.hook.id);
+          if (lane.running.size + lane.queue.length + lane.claiming >= room) return "full";
+          if (!tx.claimOnce(onceKey(j), at)) return "lost";
+          lane.claiming++;
+          reserved.push(j);
+          return "won";
+        });
+      });
     } catch (e) {
-      for (const j of jobs) opts.log(`${label(j)}: skipped, could not record the run: ${String(e)}`);
+      release();
+      for (const j of matched) opts.log(`${label(j)}: skipped, could not record the run: ${String(e)}`);
       return;
     }
-    jobs.forEach((j, i) => { if (won[i]) enqueue(j); });
+    release();
+    const taken = matched.filter((_, i) => outcome[i] === "won");
+    const full = new Map<string, Job[]>();
+    matched.forEach((j, i) => {
+      if (outcome[i] !== "full") return;
+      const left = full.get(j.hook.id);
+      if (left) left.push(j);
+      else full.set(j.hook.id, [j]);
+    });
+    for (const [hookId, left] of full) {
+      opts.log(`hook ${hookId}: ${left.length} run(s) not taken (${eventRange(left)}): ${maxConcurrent} running and ${maxQueue} queued here; another server on this workspace may run them`);
+    }
+    if (stopped) {
+      // claimed while the server stopped: recorded as run, so say which never ran
+      if (taken.length) opts.log(`hooks: shutting down, ${taken.length} claimed hook run(s) dropped (${eventRange(taken)})`);
+    } else {
+      for (const j of taken) enqueue(j);
+    }
   };
 
   const enqueue = (j: Job): void => {
-    if (stopped) return;
-    let lane = lanes.get(j.hook.id);
-    if (!lane) lanes.set(j.hook.id, (lane = { running: new Set(), queue: [] }));
+    const lane = laneOf(j.hook.id);
     if (lane.running.size < maxConcurrent) void runJob(j, lane);
-    else if (lane.queue.length < maxQueue) lane.queue.push(j);
-    else opts.log(`${label(j)}: dropped, ${maxConcurrent} running and ${maxQueue} queued`);
+    else lane.queue.push(j);
+  };
+
+  /** resolves a quiesce once nothing is claimed, queued or running */
+  const settle = (): void => {
+    if (!idle || pending.length > 0 || claimScheduled || claimsInFlight > 0) return;
+    for (const lane of lanes.values()) if (lane.running.size || lane.queue.length) return;
+    idle();
+    idle = undefined;
   };
 
   const runJob = async (j: Job, lane: Lane): Promise<void> => {
@@ -180,6 +256,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
     }
     const next = lane.queue.shift();
     if (next && !stopped) void runJob(next, lane);
+    settle();
   };
 
   const resubscribe = (): void => {
@@ -200,20 +277,34 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       queueMicrotask(resubscribe);
     },
     consumers: () => consumedTypes(current()),
+    busy() {
+      let n = pending.length + claimsInFlight;
+      for (const lane of lanes.values()) n += lane.running.size + lane.queue.length;
+      return n;
+    },
+    quiesce() {
+      quiescing = true;
+      unsubscribe?.();
+      unsubscribe = undefined;
+      const done = new Promise<void>((resolve) => { idle = resolve; });
+      settle();
+      return done;
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
       unsubscribe?.();
       unsubscribe = undefined;
-      let dropped = pending.length;
+      // matched, not claimed: another server may still claim them
       pending = [];
+      const dropped: Job[] = [];
       const running: SupervisedChild[] = [];
       for (const lane of lanes.values()) {
-        dropped += lane.queue.length;
+        dropped.push(...lane.queue);
         lane.queue = [];
         running.push(...lane.running);
       }
-      if (dropped) opts.log(`hooks: shutting down, ${dropped} queued hook run(s) dropped`);
+      if (dropped.length) opts.log(`hooks: shutting down, ${dropped.length} queued hook run(s) dropped (${eventRange(dropped)})`);
       await Promise.all(running.map((c) => c.terminate(graceMs)));
     },
   };
@@ -228,4 +319,14 @@ function onceKey(j: Job): string {
   if (j.event.id) return `hook:${j.hook.id}:${j.event.id}`;
   const seq = signalSeq(j.event);
   return `hook:${j.hook.id}:signal:${seq ?? hash128(JSON.stringify(j.event))}`;
+}
+
+/** Which events, for a log line: the first and last ids (signals have none), and how many. */
+function eventRange(jobs: readonly Job[]): string {
+  const ids = jobs.map((j) => j.event.id).filter((id): id is string => id !== undefined).sort();
+  const signals = jobs.length - ids.length;
+  const parts: string[] = [];
+  if (ids.length) parts.push(ids.length === 1 ? `event ${ids[0]}` : `events ${ids[0]} to ${ids.at(-1)}`);
+  if (signals) parts.push(`${signals} condition signal(s)`);
+  return parts.join(", ");
 }

@@ -8,7 +8,7 @@ import { CardsError } from "../domain/errors.ts";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
 import { TemporalMonitor, followReloads, onReload, watchDefinitions } from "../service/index.ts";
-import { startHooks } from "../extensions/hooks.ts";
+import { startHooks, type Hooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
@@ -44,19 +44,39 @@ export async function startService(o: ServeOptions): Promise<void> {
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  /** hook runs taken before the shutdown go on during the grace (set once hooks start) */
+  let hooks: Hooks | undefined;
   let stopping = false;
+  /** a second signal while stopping ends the grace at once */
+  let cutGrace = (): void => {};
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      cutGrace();
+      return;
+    }
     stopping = true;
     log.info(`${signal}: shutting down`);
     monitor.stop();
     unwatch();
+    const graceOver = new Promise<void>((r) => {
+      cutGrace = r;
+      setTimeout(r, SHUTDOWN_GRACE_MS);
+    });
     if (server) {
       // stop accepting, end SSE streams, let in-flight requests finish (bounded), then cut the rest
       const closing = server.close(false).catch(() => {});
       closeAllStreams();
-      await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
+      await Promise.race([closing, graceOver]);
       await server.close(true).catch(() => {});
+    }
+    // the hooks of the writes answered so far are claimed by now: no new event is taken
+    // (another server claims the later ones), and the runs taken finish within the grace
+    // (what is left then is dropped, with a log line naming the events)
+    if (hooks) {
+      const done = hooks.quiesce();
+      const busy = hooks.busy();
+      if (busy) log.info(`waiting up to ${SHUTDOWN_GRACE_MS / 1000} s for ${busy} hook run(s) taken before the shutdown; signal again to stop them now`);
+      await Promise.race([done, graceOver]);
     }
     await Promise.all(stoppers.map((s) => s().catch(() => {})));
     svc.close(); // checkpoints the WAL
@@ -81,10 +101,11 @@ export async function startService(o: ServeOptions): Promise<void> {
   }
   // unmarked once hooks and services are stopped: a mark left behind says this server was killed
   const unmark = markSupervisor(svc.root);
-  const hooks = startHooks(svc, { url: server.url, log: (m) => log.warn(m) });
+  const hookRuns = startHooks(svc, { url: server.url, log: (m) => log.warn(m) });
+  hooks = hookRuns;
   let services: ReturnType<typeof startServices> | undefined;
-  const offReload = onReload(svc, () => { hooks.reconcile(); services?.reconcile(); });
-  stoppers.push(async () => { offReload(); await Promise.all([hooks.stop(), services?.stop()]); unmark(); });
+  const offReload = onReload(svc, () => { hookRuns.reconcile(); services?.reconcile(); });
+  stoppers.push(async () => { offReload(); await Promise.all([hookRuns.stop(), services?.stop()]); unmark(); });
   console.error(`listening on ${server.url}`);
   // what a server killed before this one (SIGKILL, out of memory) left running is stopped
   // before services start again: else each would run twice

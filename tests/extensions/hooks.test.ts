@@ -171,7 +171,7 @@ describe("hook failures are logged, never fatal", () => {
     expect(logs[0]).toMatch(/^hook badcwd: event \d+ card_created: could not start: the working directory \S+\/no-such-dir does not exist \(check `cwd`\)$/);
   });
 
-  test("concurrency is bounded per hook: the rest queue, past the queue cap they are dropped and logged", async () => {
+  test("concurrency is bounded per hook: the rest queue, past the queue cap they are not taken, and logged", async () => {
     const { ws, svc, logs } = await setup([], { maxConcurrent: 2, maxQueue: 2 });
     const rec = recordDir(ws);
     // each run waits at a gate the test opens: how many run at once does not depend on time
@@ -185,9 +185,28 @@ describe("hook failures are logged, never fatal", () => {
     await waitFor(() => records(rec).length === 4, "the queued two", 5000);
     await Bun.sleep(300);
     expect(records(rec).length).toBe(4);
-    const drops = logs.filter((l) => l.includes("dropped"));
-    expect(drops.length).toBe(2);
-    expect(drops[0]).toMatch(/^hook busy: event \d+ card_created: dropped, 2 running and 2 queued$/);
+    const left = logs.filter((l) => l.includes("not taken"));
+    expect(left.length).toBe(2);
+    expect(left[0]).toMatch(/^hook busy: 1 run\(s\) not taken \(event \d+\): 2 running and 2 queued here; another server on this workspace may run them$/);
+  });
+
+  test("a hook with no room leaves the event to another server, which runs it (before: the writing server claimed every event and dropped what it had no room for)", async () => {
+    const { ws, svc } = await setup([], { maxConcurrent: 1, maxQueue: 1 });
+    const gate = join(ws, "gate-open");
+    const here = recordDir(ws, "here");
+    const there = recordDir(ws, "there");
+    svc.defs = { ...svc.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: here } }] };
+    const other = await openTestService(ws, "serve");
+    other.defs = { ...other.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: there } }] };
+    const otherHooks = startHooks(other, { url: URL, log: () => {}, maxConcurrent: 1, maxQueue: 1 });
+    cleanup.push(() => other.close(), () => otherHooks.stop());
+    for (let i = 0; i < 4; i++) await createCard(svc, { type_id: "task", title: `c${i}` }, ctx);
+    // each server runs one and queues one: the writer took two, the other server the rest
+    await waitFor(() => records(here).length === 1 && records(there).length === 1, "one run on each server", 5000);
+    writeFileSync(gate, "");
+    await waitFor(() => records(here).length + records(there).length === 4, "all four runs", 5000);
+    await Bun.sleep(400);
+    expect([records(here).length, records(there).length]).toEqual([2, 2]);
   });
 });
 
@@ -251,6 +270,32 @@ describe("lifecycle", () => {
     expect(records(rec).map((r) => r.env.CARDS_EVENT_TYPE).sort()).toEqual(["lane_drained", "lane_refilled"]);
   });
 
+  test("quiesce(): no new event is taken (another server claims it); the runs taken finish, then it resolves", async () => {
+    const { ws, svc, hooks } = await setup([], { maxConcurrent: 1 });
+    const gate = join(ws, "gate-open");
+    const here = recordDir(ws, "here");
+    const there = recordDir(ws, "there");
+    svc.defs = { ...svc.defs, extensions: [{ id: "q", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: here } }] };
+    const other = await openTestService(ws, "serve");
+    other.defs = { ...other.defs, extensions: [{ id: "q", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: there } }] };
+    await createCard(svc, { type_id: "task", title: "a" }, ctx);
+    await createCard(svc, { type_id: "task", title: "b" }, ctx);
+    await waitFor(() => records(here).length === 1, "the first run", 5000);
+    let quiet = false;
+    const done = hooks.quiesce().then(() => { quiet = true; });
+    expect(hooks.busy()).toBe(2); // one running, one queued
+    // written after the quiesce: left to the other server
+    const otherHooks = startHooks(other, { url: URL, log: () => {} });
+    cleanup.push(() => other.close(), () => otherHooks.stop());
+    await createCard(svc, { type_id: "task", title: "c" }, ctx);
+    await waitFor(() => records(there).length === 1, "the other server's run", 5000);
+    await Bun.sleep(100);
+    expect(quiet).toBe(false);
+    writeFileSync(gate, "");
+    await done;
+    expect([records(here).length, records(there).length, hooks.busy()]).toEqual([2, 1, 0]);
+  });
+
   test("stop() terminates running hooks and drops the queue", async () => {
     const { svc, hooks, logs } = await setup([{ id: "slow", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "30") }], { maxConcurrent: 1, killGraceMs: 300 });
     await createCard(svc, { type_id: "task", title: "a" }, ctx);
@@ -260,7 +305,7 @@ describe("lifecycle", () => {
     await hooks.stop();
     expect(Date.now() - t).toBeLessThan(1000);
     await Bun.sleep(50);
-    expect(logs).toContain("hooks: shutting down, 1 queued hook run(s) dropped");
+    expect(logs.some((l) => /^hooks: shutting down, 1 queued hook run\(s\) dropped \(event \d+\)$/.test(l))).toBe(true);
     expect(logs.some((l) => /^hook slow: event \d+ card_created: terminated at shutdown$/.test(l))).toBe(true);
   });
 });
