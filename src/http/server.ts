@@ -116,8 +116,19 @@ export async function startService(o: ServeOptions): Promise<void> {
   const started = services;
   try { pruneRequestDirs(svc.root); } catch { /* only housekeeping */ }
   const unwatchRequests = watchServiceRequests(svc.root, (req) => started.control(req), (m) => log.warn(m));
-  stoppers.unshift(async () => unwatchRequests());
+  // a server beside this one killed outright leaves its extension processes running (this
+  // one runs its own copies): they are stopped without waiting for a server to start
+  let sweeping = false;
+  const sweep = setInterval(() => {
+    if (sweeping || stopping) return;
+    sweeping = true;
+    stopOrphans(svc.root, (m) => log.warn(m)).catch(() => {}).finally(() => { sweeping = false; });
+  }, ORPHAN_SWEEP_MS);
+  stoppers.unshift(async () => { clearInterval(sweep); unwatchRequests(); });
 }
+
+/** How often a running server looks for what a killed server of its workspace left running. */
+export const ORPHAN_SWEEP_MS = 10_000;
 
 /** CARDS_IDLE_TIMEOUT_S (1-255 seconds) overrides the idle timeout (docs/limits.md). */
 function idleTimeout(env: Record<string, string | undefined>): number | undefined {

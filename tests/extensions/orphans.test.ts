@@ -59,6 +59,27 @@ test.skipIf(process.platform !== "linux")("services a SIGKILLed server left runn
   expect(readdirSync(join(ws, ".cards", "supervisors"))).toEqual([]);
 }, 60_000);
 
+test.skipIf(process.platform !== "linux")("a running server stops what a server beside it left when it was killed, without waiting for a new server to start", async () => {
+  assertBinary();
+  const ws = workspaceWith([{ id: "sleeper", kind: "service", run: sh("sleep.sh", "60") }]);
+  const rec = recordDir(ws);
+  const env = { RECORD_DIR: rec };
+  const keeper = await serve(ws, env);
+  servers.push(keeper);
+  await waitFor(() => runs(rec).length === 1, "the keeper's run", 10_000);
+  const doomed = await serve(ws, env);
+  servers.push(doomed);
+  await waitFor(() => runs(rec).length === 2, "the second server's run", 10_000);
+  const [keepers] = runs(rec);
+  const orphan = runs(rec).find((p) => p !== keepers)!;
+  doomed.proc.kill("SIGKILL");
+  await doomed.stop();
+  // before: it ran beside the keeper's copy until some server started on the workspace
+  await waitFor(() => !alive(orphan), "the orphan stopped by the keeper's sweep", 20_000);
+  expect(alive(keepers!)).toBe(true);
+  await keeper.stop();
+}, 40_000);
+
 test.skipIf(process.platform !== "linux")("only marks of this boot and pid namespace are judged; a root reached through a symlink is the same workspace", async () => {
   const ws = realpathSync(makeWorkspace());
   const link = `${ws}-link`;
