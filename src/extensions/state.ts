@@ -85,13 +85,22 @@ export function liveSnapshots(root: string): SupervisorSnapshot[] {
 /** Which state to show when several supervisors report one service: the most alive. */
 const RANK: Record<ServiceState, number> = { running: 5, starting: 4, stopping: 3, backoff: 2, failed: 1, stopped: 0 };
 
-/** Per service id, the most alive state any live supervisor reports, with that supervisor's pid. */
-export function liveServiceStates(root: string): Map<string, ServiceStatus & { supervisor_pid: number }> {
-  const states = new Map<string, ServiceStatus & { supervisor_pid: number }>();
+type Reported = ServiceStatus & { supervisor_pid: number };
+
+/**
+ * Per service id, the most alive state any live supervisor reports, with that
+ * supervisor's pid, and every live supervisor's report in `instances` (each server on a
+ * workspace runs its own copy: there is no leader election).
+ */
+export function liveServiceStates(root: string): Map<string, Reported & { instances: Array<Omit<Reported, "id" | "kind">> }> {
+  const states = new Map<string, Reported & { instances: Array<Omit<Reported, "id" | "kind">> }>();
   for (const snap of liveSnapshots(root)) {
     for (const s of snap.services) {
+      const { id: _id, kind: _kind, ...own } = s;
+      const instance = { ...own, supervisor_pid: snap.pid };
       const had = states.get(s.id);
-      if (!had || RANK[s.state] > RANK[had.state]) states.set(s.id, { ...s, supervisor_pid: snap.pid });
+      const instances = [...(had?.instances ?? []), instance];
+      states.set(s.id, !had || RANK[s.state] > RANK[had.state] ? { ...s, supervisor_pid: snap.pid, instances } : { ...had, instances });
     }
   }
   return states;

@@ -104,6 +104,17 @@ describe("cards ext list", () => {
       await waitFor(() => services!.list()[0]?.state === "running", "running");
       const web = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
       expect(web).toMatchObject({ state: "running", pid: services.list()[0]!.pid, restarts: 0, supervisor_pid: process.pid });
+      // a second server running its own copy: both show
+      const other = Bun.spawn(["sleep", "30"]);
+      try {
+        writeSnapshot(stateFile(ws, other.pid), { pid: other.pid, updated_at: new Date().toISOString(), services: [{ id: "web", kind: "service", state: "backoff", restarts: 2 }] });
+        const both = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
+        expect(both).toMatchObject({ state: "running", supervisor_pid: process.pid });
+        expect(both.instances.map((i: any) => [i.supervisor_pid, i.state]).sort()).toEqual([[process.pid, "running"], [other.pid, "backoff"]].sort());
+      } finally {
+        other.kill();
+        await other.exited;
+      }
     } finally {
       await services?.stop();
     }
@@ -119,6 +130,8 @@ describe("cards ext list", () => {
       await services.stop();
       const web = run(["ext", "list"], { cwd: ws }).json.extensions.find((e: any) => e.id === "web");
       expect(web).toMatchObject({ state: "running", pid: 424242, supervisor_pid: other.pid });
+      // every live supervisor's copy is listed (before: one, the most alive)
+      expect(web.instances).toEqual([{ state: "running", pid: 424242, restarts: 0, supervisor_pid: other.pid }]);
       other.kill();
       await other.exited;
       // the other is gone, and this one removed its file when it stopped: nothing supervises it
