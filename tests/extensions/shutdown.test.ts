@@ -53,3 +53,21 @@ test("a second signal while waiting stops the hook runs now", async () => {
   expect(existsSync(join(rec, `end-${id}`))).toBe(false);
   expect(stderr()).toMatch(/hook timed: event \d+ card_created: terminated at shutdown/);
 }, 20_000);
+
+test("the server's log to a file or pipe is one line per entry (consola's badges wrapped warnings in blank lines)", async () => {
+  assertBinary();
+  const ws = workspaceWith([{ id: "failing", kind: "hook", on: ["card_created"], run: ["/bin/sh", "-c", "exit 3"] }]);
+  const srv = await serve(ws);
+  servers.push(srv);
+  let stderr = "";
+  srv.proc.stderr!.on("data", (c: string) => { stderr += c; });
+  await fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: "x" }), headers: { "content-type": "application/json" } });
+  await waitFor(() => stderr.includes("hook failing"), "the hook's failure logged", 5000);
+  const exited = new Promise((r) => srv.proc.once("exit", r));
+  srv.proc.kill("SIGTERM");
+  await exited;
+  expect(stderr).not.toMatch(/\n\n/);
+  const lines = stderr.split("\n");
+  expect(lines.some((l) => /^\[warn\] hook failing: event \d+ card_created: exit/.test(l))).toBe(true);
+  expect(lines).toContain("[info] SIGTERM: shutting down");
+}, 20_000);
