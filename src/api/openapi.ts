@@ -37,6 +37,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
   paths["/events/stream"] = { get: operation({ method: "GET", path: "/events/stream", summary: "Server-Sent Events: live events, resumable" } as Route, OPERATIONS["GET /events/stream"]!) };
   const stream = paths["/events/stream"].get as Record<string, unknown>;
   stream.description = `${STREAM} At most CARDS_MAX_STREAMS streams are open at once (default 1000): the next is refused with 503 \`unavailable\`.`;
+  (stream.responses as Record<string, unknown>)["503"] = { $ref: "#/components/responses/Unavailable" };
   (stream.parameters as unknown[]).push({ name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "the id of the last event received: replay after it (as `since`)" });
 
   return {
