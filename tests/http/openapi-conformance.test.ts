@@ -133,6 +133,11 @@ describe("answers validate against the document", () => {
     expect([put.status, put.headers.get("allow")]).toEqual([405, "GET, PATCH, DELETE"]);
     expect(responseDoc("PATCH", "/cards/{id}", 405).headers.Allow).toBeDefined();
     conforms(put, "GET", "/cards/{id}");
+    // the stream too (it is routed apart from the table)
+    for (const method of ["POST", "HEAD", "DELETE"]) {
+      const r = await api.call(method, "/events/stream", method === "POST" ? {} : undefined);
+      expect([method, r.status, r.headers.get("allow")]).toEqual([method, 405, "GET"]);
+    }
     expect(doc.components.schemas.ErrorEnvelope.properties.error.enum).toContain("method_not_allowed");
   });
 
