@@ -6,7 +6,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { ROUTES, VERSION, type Route } from "./routes.ts";
 import { REQUEST_SHAPES, type JsonSchema, type Service } from "../service/index.ts";
-import { BoardSchema } from "../definitions/schemas.ts";
+import { BoardSchema } from "../service/board-shape.ts";
 import { OPERATIONS, type OperationDoc } from "./openapi-ops.ts";
 import { COMPONENTS } from "./openapi-components.ts";
 import { addCardTypeSchemas } from "./openapi-types.ts";
