@@ -95,6 +95,19 @@ export function itemFields(fields: readonly FieldDef[], defs: Definitions): Json
   return obj(props, fields.filter((f) => f.required).map((f) => f.id));
 }
 
+/**
+ * An update may clear a field: `null` removes it, and so does `[]` for a multiple one
+ * (SPEC multi-value rules); on create both stand for a field not given. The schema says
+ * so, or a harness that checks arguments against it would refuse both.
+ */
+export function clearable(s: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...s };
+  if (typeof out.type === "string") out.type = [out.type, "null"];
+  if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
+  delete out.minItems;
+  return out;
+}
+
 /** Statuses a card of this type may hold: its allowed_columns, else every column. */
 export function statusesOf(type: CardType, defs: Definitions): string[] {
   return type.allowed_columns ?? defs.workspace.columns.map((c) => c.id);

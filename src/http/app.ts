@@ -86,6 +86,10 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   });
 
   app.get("/v1/events/stream", (event: H3Event) => eventStream(svc, event.req));
+  // the stream is not in the route table: another method there is 405, as on the other paths
+  // (HEAD too: a HEAD of an endless stream would answer nothing useful)
+  app.all("/v1/events/stream", (event: H3Event) =>
+    toResponse(errorResponse(new CardsError("method_not_allowed", `${event.req.method} is not allowed on /events/stream`, { valid_options: ["GET"] }))));
 
   // not async: a read whose route answers at once is answered without a promise
   app.all("/v1/**", (event: H3Event) => {

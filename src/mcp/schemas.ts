@@ -5,7 +5,7 @@
  * definitions and stay short: agents pay for every token of tools/list.
  */
 import type { CardType, Definitions } from "../domain/types.ts";
-import { anyObj, bool, fieldSchema, int, obj, statusesOf, str, strEnum, tagsSchema, type JsonSchema } from "../service/index.ts";
+import { anyObj, bool, clearable, fieldSchema, int, obj, statusesOf, str, strEnum, tagsSchema, type JsonSchema } from "../service/index.ts";
 
 export { anyObj, bool, int, obj, str, type JsonSchema };
 
@@ -76,19 +76,6 @@ export function updateTool(type: CardType, defs: Definitions): ToolSpec {
     description: `Update a ${type.name} card: status moves, fields, owner, tags.`,
     inputSchema: closed(obj(properties, ["card_id", "version"])),
   };
-}
-
-/**
- * An update may clear a field: `null` removes it, and so does `[]` for a multiple one
- * (SPEC multi-value rules); on create both stand for a field not given. The schema says
- * so, or a harness that checks arguments against it would refuse both.
- */
-function clearable(s: JsonSchema): JsonSchema {
-  const out: JsonSchema = { ...s };
-  if (typeof out.type === "string") out.type = [out.type, "null"];
-  if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
-  delete out.minItems;
-  return out;
 }
 
 /** Under strict_fields an undeclared key is refused (unknown_field): the schema says so. */

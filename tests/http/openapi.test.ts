@@ -58,9 +58,9 @@ describe("GET /openapi.json", () => {
 
   test("per-type field schemas for create and update bodies, from the live definitions", async () => {
     const s = doc.components.schemas;
-    expect(s.FieldsTask.properties.priority.enum).toEqual(["low", "normal", "high", "urgent"]);
-    expect(s.FieldsTask.properties.components).toMatchObject({ type: "array", items: { enum: ["api", "cli", "ui", "store", "docs"] } });
-    expect(s.FieldsTask.properties.estimate_hours).toMatchObject({ type: "number", minimum: 0, maximum: 200 });
+    expect(s.UpdateTask.properties.fields.properties.priority.enum).toEqual(["low", "normal", "high", "urgent"]);
+    expect(s.FieldsTask.properties.components).toMatchObject({ type: ["array", "null"], items: { enum: ["api", "cli", "ui", "store", "docs"] } });
+    expect(s.FieldsTask.properties.estimate_hours).toMatchObject({ type: ["number", "null"], minimum: 0, maximum: 200 });
     expect(s.FieldsBug.required).toContain("steps");
     expect(s.CreateReview.properties.status.enum).toEqual(["todo", "doing", "review", "done"]);
     expect(s.CreateCardBody.oneOf.length).toBe(3);
@@ -77,7 +77,7 @@ describe("GET /openapi.json", () => {
   test("the create union maps each type id to its schema; update fields take null; 5XX and artifact types are declared", async () => {
     const s = doc.components.schemas;
     expect(s.CreateCardBody.discriminator).toEqual({ propertyName: "type_id", mapping: { bug: "#/components/schemas/CreateBug", review: "#/components/schemas/CreateReview", task: "#/components/schemas/CreateTask" } });
-    expect(s.UpdateTask.properties.fields.properties.branch.anyOf).toContainEqual({ type: "null" });
+    expect(s.UpdateTask.properties.fields.properties.branch.type).toEqual(["string", "null"]);
     expect(doc.paths["/cards"].post.responses["5XX"]).toEqual({ $ref: "#/components/responses/Unavailable" });
     expect(Object.keys(doc.paths["/artifacts/{path}"].get.responses["200"].content)).toEqual(["*/*"]);
     // what the server takes: a larger limit is clamped, not refused; blocked reads 1 and 0 too
