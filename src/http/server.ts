@@ -32,7 +32,9 @@ export async function startService(o: ServeOptions): Promise<void> {
   // NOTE stack.md §9: consola writes info to stdout unless told otherwise.
   // badges and blank lines around warnings for a person at a terminal; a log file or a
   // pipe gets one `[level] message` line per entry, to read and grep line by line
-  const log = createConsola({ stdout: process.stderr, stderr: process.stderr, fancy: process.stderr.isTTY === true });
+  // (an object, not a literal: TypeScript resolves consola's browser types, which lack `fancy`)
+  const logOptions = { stdout: process.stderr, stderr: process.stderr, fancy: process.stderr.isTTY === true };
+  const log = createConsola(logOptions);
   const idleTimeoutS = idleTimeout(o.env); // a bad value is a usage error before anything starts
   setMaxStreams(streamLimit(o.env));
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
