@@ -25,6 +25,22 @@ async function setup(exts: Parameters<typeof workspaceWith>[0], opts: Partial<Pa
   return { ws, svc, hooks, logs };
 }
 
+/**
+ * Two services on one workspace declaring the same gated hook (each run records itself in
+ * its server's directory, then waits for the gate); hooks run on the first only.
+ */
+async function gatedPair(opts: Partial<Parameters<typeof startHooks>[1]>) {
+  const { ws, svc, hooks } = await setup([], opts);
+  const gate = join(ws, "gate-open");
+  const here = recordDir(ws, "here");
+  const there = recordDir(ws, "there");
+  const gated = (dir: string) => [{ id: "gated", kind: "hook" as const, on: ["card_created" as const], run: sh("gate.sh", gate), env: { RECORD_DIR: dir } }];
+  svc.defs = { ...svc.defs, extensions: gated(here) };
+  const other = await openTestService(ws, "serve");
+  other.defs = { ...other.defs, extensions: gated(there) };
+  return { svc, hooks, gate, here, there, other };
+}
+
 /** A task moved backlog -> todo -> doing on the main board. */
 async function moveTask(svc: Service, title = "t") {
   const card = await createCard(svc, { type_id: "task", title }, ctx);
@@ -191,13 +207,7 @@ describe("hook failures are logged, never fatal", () => {
   });
 
   test("a hook with no room leaves the event to another server, which runs it (before: the writing server claimed every event and dropped what it had no room for)", async () => {
-    const { ws, svc } = await setup([], { maxConcurrent: 1, maxQueue: 1 });
-    const gate = join(ws, "gate-open");
-    const here = recordDir(ws, "here");
-    const there = recordDir(ws, "there");
-    svc.defs = { ...svc.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: here } }] };
-    const other = await openTestService(ws, "serve");
-    other.defs = { ...other.defs, extensions: [{ id: "busy", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: there } }] };
+    const { svc, gate, here, there, other } = await gatedPair({ maxConcurrent: 1, maxQueue: 1 });
     const otherHooks = startHooks(other, { url: URL, log: () => {}, maxConcurrent: 1, maxQueue: 1 });
     cleanup.push(() => other.close(), () => otherHooks.stop());
     for (let i = 0; i < 4; i++) await createCard(svc, { type_id: "task", title: `c${i}` }, ctx);
@@ -271,13 +281,7 @@ describe("lifecycle", () => {
   });
 
   test("quiesce(): no new event is taken (another server claims it); the runs taken finish, then it resolves", async () => {
-    const { ws, svc, hooks } = await setup([], { maxConcurrent: 1 });
-    const gate = join(ws, "gate-open");
-    const here = recordDir(ws, "here");
-    const there = recordDir(ws, "there");
-    svc.defs = { ...svc.defs, extensions: [{ id: "q", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: here } }] };
-    const other = await openTestService(ws, "serve");
-    other.defs = { ...other.defs, extensions: [{ id: "q", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: there } }] };
+    const { svc, hooks, gate, here, there, other } = await gatedPair({ maxConcurrent: 1 });
     await createCard(svc, { type_id: "task", title: "a" }, ctx);
     await createCard(svc, { type_id: "task", title: "b" }, ctx);
     await waitFor(() => records(here).length === 1, "the first run", 5000);
