@@ -83,11 +83,20 @@ export function syncChrome(actions: ChromeActions): void {
   const search = $("#search") as HTMLInputElement | null;
   if (search && search.value.trim() !== state.q) search.value = state.q;
   const names = Object.keys(state.board.presentation?.filters ?? {});
+  const wanted = names.length ? ["", ...names] : [];
+  const bar = $("#filters")!;
+  const chips = [...bar.querySelectorAll<HTMLButtonElement>("button.chip")];
+  // the same chips (a filter picked, back/forward): only their pressed state changes, so a
+  // chip pressed with the keyboard keeps the focus
+  if (chips.length === wanted.length && chips.every((c, i) => c.dataset.filter === wanted[i])) {
+    for (const c of chips) c.setAttribute("aria-pressed", String(state.filter === c.dataset.filter));
+    return;
+  }
   const chip = (name: string, text: string) => h("button", {
     type: "button", class: "chip", "aria-pressed": String(state.filter === name), "data-filter": name,
     onclick: () => actions.filter(state.filter === name ? "" : name),
   }, text);
-  $("#filters")!.replaceChildren(...(names.length ? [chip("", "All"), ...names.map((n) => chip(n, n))] : []));
+  bar.replaceChildren(...wanted.map((n) => chip(n, n || "All")));
 }
 
 /** The breach count and the hidden-card note, from state.breaches and state.hidden. */
