@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { run } from "../helpers/binary.ts";
 import { servedBoard } from "./suite.ts";
+import { contrast } from "./contrast.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
 
 const T = 30_000;
@@ -46,6 +47,36 @@ describe.serial("accessibility", () => {
     await page.waitForFunction(() => !new URL(location.href).searchParams.has("filter"));
     expect(await focused(page)).toBe("button[filter=urgent]");
     expect(await urgent.getAttribute("aria-pressed")).toBe("false");
+    await page.close();
+  }, T);
+});
+
+describe.serial("focus ring", () => {
+  test("the focused card has a solid outline that stands 3:1 against its lane, also over the limit and in forced colours", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const ring = () => page.evaluate(() => {
+      const cs = getComputedStyle(document.activeElement!);
+      return `${cs.outlineStyle} ${cs.outlineWidth}`;
+    });
+    // keyboard focus (focus-visible): into the review lane, over its WIP limit
+    await page.locator(`.card[data-id="${s.dump.id}"]`).focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.classList.contains("over-limit"))).toBe(true);
+    expect(await ring()).toBe("solid 2px");
+    expect(await contrast(page, ".card:focus-visible", "outline")).toBeGreaterThanOrEqual(3);
+    await page.keyboard.press("ArrowLeft");
+    expect(await contrast(page, ".card:focus-visible", "outline")).toBeGreaterThanOrEqual(3);
+    // a top-bar button, on white
+    await page.locator("#new-card").focus();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Tab");
+    expect(await ring()).toBe("solid 2px");
+    expect(await contrast(page, "#new-card", "outline")).toBeGreaterThanOrEqual(3);
+    await page.emulateMedia({ forcedColors: "active" });
+    await page.locator(`.card[data-id="${s.dump.id}"]`).focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await ring()).toBe("solid 2px");
     await page.close();
   }, T);
 });
