@@ -49,7 +49,8 @@ export function renderBoard(): void {
       h("header", { class: "lane-head" },
         h("h2", {}, columnName(col)),
         h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
-        h("span", { class: "lane-count", "aria-live": "polite" })),
+        // not live: agents change the counts all the time; moves are announced in words instead
+        h("span", { class: "lane-count" })),
       // a scrolling list is a tab stop of its own in Chrome; the cards are reached with the
       // arrow keys from the board's one roving card instead
       h("div", { class: "lane-cards", role: "list", "aria-label": `Cards in ${columnName(col)}`, tabindex: "-1" }),
@@ -97,8 +98,15 @@ function drawCount(lane: HTMLElement, status: string, shown: number): void {
   const label = lane.querySelector<HTMLElement>(".lane-count")!;
   const part = narrowed() && matching !== count ? `${fmt(matching)} of ` : "";
   setText(label, `${part}${fmt(count)}${limit !== undefined ? ` / ${limit}` : ""}`);
-  const title = limit !== undefined ? `${fmt(count)} cards, WIP limit ${limit}${over ? " (over the limit)" : ""}` : `${fmt(count)} cards`;
+  const title = countWords(status, shown);
   if (label.title !== title) label.title = title;
+}
+
+/** The lane's count in words: "4 cards, WIP limit 3 (over the limit)". */
+export function countWords(status: string, shown = laneCards(status).length): string {
+  const limit = state.board.wip_limits?.[status];
+  const count = laneCount(status, shown);
+  return limit !== undefined ? `${fmt(count)} cards, WIP limit ${limit}${count > limit ? " (over the limit)" : ""}` : `${fmt(count)} cards`;
 }
 
 /** "Showing 100 of 3,427" under a lane that holds more than it shows, with the way to the rest. */

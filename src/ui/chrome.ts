@@ -49,8 +49,9 @@ export function renderChrome(actions: ChromeActions): void {
     boards,
     h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
     search,
-    h("span", { id: "hidden-note", class: "hidden-note", role: "status", hidden: true }),
-    h("span", { id: "breach-count", class: "breach-count", role: "status", hidden: true }),
+    // not live regions: they follow every agent write; their words change only when the numbers do
+    h("span", { id: "hidden-note", class: "hidden-note", hidden: true }),
+    h("span", { id: "breach-count", class: "breach-count", hidden: true }),
     h("span", { class: "spacer" }),
     h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
     h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
@@ -105,17 +106,23 @@ export function showSignals(): void {
   if (count) {
     const { count: n, text } = breachSummary();
     count.hidden = n === 0;
-    count.textContent = `⚠ ${n}`;
-    count.title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
-    count.setAttribute("aria-label", count.title);
+    setText(count, `⚠ ${n}`);
+    const title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
+    if (count.title !== title) { count.title = title; count.setAttribute("aria-label", title); }
   }
   const note = $("#hidden-note");
   if (note) {
     const { count: n, more } = state.hidden;
     note.hidden = n === 0;
-    note.textContent = `${n}${more ? "+" : ""} hidden by the board's filter`;
-    note.title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
+    setText(note, `${n}${more ? "+" : ""} hidden by the board's filter`);
+    const title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
+    if (note.title !== title) note.title = title;
   }
+}
+
+/** Writes only a change: an unchanged text is not written again (nor read out again). */
+function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }
 
 let retryTicker: ReturnType<typeof setInterval> | undefined;

@@ -80,3 +80,54 @@ describe.serial("focus ring", () => {
     await page.close();
   }, T);
 });
+
+/** What the polite status region says once it says something that matches `re`. */
+async function announced(page: Page, re: RegExp): Promise<string> {
+  const h = await page.waitForFunction((src) => {
+    const t = document.querySelector("#announcer")?.textContent ?? "";
+    return new RegExp(src).test(t) ? t : false;
+  }, re.source, { timeout: 4000 }).catch(async () => {
+    throw new Error(`the status region says ${JSON.stringify(await page.locator("#announcer").textContent())}, not ${re}`);
+  });
+  return (await h.jsonValue()) as string;
+}
+
+describe.serial("announcements", () => {
+  test("a keyboard move is announced with the card, the lane and its count against the limit; lane counts are not live", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Announce my move", status: "todo", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page);
+    expect(await page.locator(".lane-count[aria-live], .breach-count[role], .breach-count[aria-live]").count()).toBe(0);
+    expect(await page.locator('#announcer[role="status"]').count()).toBe(1);
+    await page.locator(`.card[data-id="${c.id}"]`).focus();
+    await page.keyboard.press("Shift+ArrowRight");
+    expect(await announced(page, /Moved/)).toBe("Moved “Announce my move” to In progress: 4 cards, WIP limit 3 (over the limit).");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+
+  test("a move by an agent is announced with who moved what where", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Moved by an agent", status: "todo", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: c.version, status: "doing" }, "agent-1");
+    expect(await announced(page, /agent-1/)).toBe("agent-1 moved “Moved by an agent” to In progress.");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+
+  test("a search or a filter announces how many cards match", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#search").fill("rate limit");
+    expect(await announced(page, /match/)).toBe("2 cards match.");
+    await page.locator("#search").fill("no such words anywhere");
+    expect(await announced(page, /^No cards/)).toBe("No cards match.");
+    await page.locator("#search").fill("");
+    expect(await announced(page, /^Showing all/)).toMatch(/^Showing all \d+ cards\.$/);
+    await page.locator('.chip[data-filter="urgent"]').click();
+    expect(await announced(page, /\d cards? match/)).toMatch(/^\d+ cards? match(es)?\.$/);
+    await page.close();
+  }, T);
+});
