@@ -75,6 +75,17 @@ export function installKeyboard(actions: KeyActions): void {
       else handled = false;
       if (handled) { ev.preventDefault(); return; }
     }
+    // an empty lane holds the focus when its last card left: the arrows lead on from it
+    const emptyLane = (ev.target as HTMLElement).classList?.contains("lane-cards") ? (ev.target as HTMLElement).closest<HTMLElement>(".lane") : null;
+    if (emptyLane && !ev.shiftKey && /^Arrow(Left|Right|Down)$/.test(ev.key)) {
+      const ls = lanes();
+      const dir = ev.key === "ArrowLeft" ? -1 : 1;
+      let next = ev.key === "ArrowDown" ? cardsOf(emptyLane)[0] : undefined;
+      for (let j = ls.indexOf(emptyLane) + dir; !next && ev.key !== "ArrowDown" && j >= 0 && j < ls.length; j += dir) next = cardsOf(ls[j]!)[0];
+      focusCard(next);
+      ev.preventDefault();
+      return;
+    }
     if (document.querySelector("dialog[open]")) return; // a modal handles its own keys
     if (ev.key === "Escape") {
       // an edit in progress is left with Cancel, Save or ×: Esc never throws typed changes away

@@ -131,3 +131,44 @@ describe.serial("announcements", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("focus when a card leaves", () => {
+  const task = (title: string, status: string, type = "task") =>
+    call(ui.srv.url, "POST", "/cards", { type_id: type, title, status, fields: type === "task" ? { priority: "low" } : { severity: "minor", steps: "Open it." } });
+
+  test("an agent deleting the focused card hands the focus to its neighbour in the lane and says so", async () => {
+    const older = await task("Older neighbour", "backlog");
+    const doomed = await task("Focused, then deleted", "backlog");
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    // newest first (lane_sort -updated_at): the doomed card, then its older neighbour
+    await page.locator(`.card[data-id="${doomed.id}"]`).focus();
+    await call(ui.srv.url, "DELETE", `/cards/${doomed.id}`, undefined, "agent-1");
+    await page.locator(`.card[data-id="${doomed.id}"]`).waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement !== document.body);
+    expect(await focused(page)).toBe(`article[id=${older.id}]`);
+    expect(await page.locator(`.card[data-id="${older.id}"]`).getAttribute("tabindex")).toBe("0");
+    expect(await announced(page, /no longer/)).toBe("“Focused, then deleted” is no longer on the board. Focus on “Older neighbour”.");
+    await call(ui.srv.url, "DELETE", `/cards/${older.id}`);
+    await page.close();
+  }, T);
+
+  test("the last card of a lane moved off the board leaves the focus on the empty lane; the arrows lead on from it", async () => {
+    // the bugs board's backlog holds only this bug; a wontfix resolution takes it off the board (its default filter)
+    const bug = await task("Last bug in the backlog", "backlog", "bug");
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator(`.card[data-id="${bug.id}"]`).focus();
+    await call(ui.srv.url, "PATCH", `/cards/${bug.id}`, { version: bug.version, fields: { resolution: "wontfix" } }, "agent-1");
+    await page.locator(`.card[data-id="${bug.id}"]`).waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement !== document.body);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Cards in Backlog");
+    expect(await announced(page, /no longer/)).toBe("“Last bug in the backlog” is no longer on the board. Backlog has no cards now.");
+    await page.keyboard.press("ArrowRight");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.getAttribute("data-lane"))).toBe("todo");
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, T);
+});
