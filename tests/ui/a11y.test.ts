@@ -172,3 +172,40 @@ describe.serial("focus when a card leaves", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("contrast", () => {
+  test("text is 4.5:1 and input edges 3:1 against what they sit on (computed styles)", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#breach-count:not([hidden])").waitFor();
+    // signals that need time or an empty watched lane to appear: shown here for their colours
+    await page.evaluate(() => {
+      document.querySelector<HTMLElement>('.lane[data-lane="todo"] .drained-badge')!.hidden = false;
+      const top = document.querySelector(".card .card-top")!;
+      const stuck = document.createElement("span");
+      stuck.className = "breach-badge stuck";
+      stuck.textContent = "stuck";
+      top.append(stuck);
+    });
+    expect(await page.locator('.lane[data-lane="doing"]').getAttribute("class")).toContain("at-limit");
+    const text = {
+      "at-limit lane count": '.lane[data-lane="doing"] .lane-count',
+      "over-limit lane count": '.lane[data-lane="review"] .lane-count',
+      "lane count": '.lane[data-lane="backlog"] .lane-count',
+      "empty badge": '.lane[data-lane="todo"] .drained-badge',
+      "stuck badge": ".breach-badge.stuck",
+      "breach count": "#breach-count",
+      "high option badge": '.badge[data-value="high"]',
+      "low option badge": '.badge[data-value="low"]',
+      "short id": ".card .short-id",
+      "tag": ".card .tag",
+    };
+    const ratios: Record<string, boolean> = {};
+    for (const [name, sel] of Object.entries(text)) ratios[name] = (await contrast(page, sel)) >= 4.5;
+    ratios["search box edge"] = (await contrast(page, "#search", "border")) >= 3;
+    ratios["board picker edge"] = (await contrast(page, "#board-picker", "border")) >= 3;
+    ratios["breach count edge"] = (await contrast(page, "#breach-count", "border")) >= 3;
+    expect(Object.entries(ratios).filter(([, ok]) => !ok).map(([name]) => name)).toEqual([]);
+    await page.close();
+  }, T);
+});
