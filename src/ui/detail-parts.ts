@@ -8,7 +8,7 @@ import { write, writeEntry, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
-import { changedFields, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
+import { changedFields, clearErrors, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
 import { linkTypeName, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -107,16 +107,11 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
   const form = h("form", { class: `mini-form ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }), submit);
   // A refusal stays until the person acts on it (the panel holds this part back while one
   // shows, detail.ts): typing in the form, or sending it again, clears it
-  const clearErrors = (): boolean => {
-    const shown = [...form.querySelectorAll(".field-error, .form-error")].filter((el) => el.childNodes.length > 0);
-    for (const slot of shown) slot.replaceChildren();
-    return shown.length > 0;
-  };
-  form.addEventListener("input", () => { if (clearErrors()) form.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true })); });
+  form.addEventListener("input", () => { if (clearErrors(form)) form.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true })); });
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     if (busy(submit)) return;
-    clearErrors();
+    clearErrors(form);
     setBusy(submit, true);
     try {
       await send(form);

@@ -209,3 +209,54 @@ describe.serial("contrast", () => {
     await page.close();
   }, T);
 });
+
+/** The ids aria-describedby of `sel` names, and the text of each. */
+const descriptions = (page: Page, sel: string) => page.locator(sel).evaluate((el) =>
+  (el.getAttribute("aria-describedby") ?? "").split(" ").filter(Boolean).map((id) => document.getElementById(id)?.textContent ?? `(no #${id})`));
+
+describe.serial("forms", () => {
+  test("the New card form names its checkbox groups, marks required fields and ties descriptions and server errors to their controls", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#new-card").click();
+    const dlg = page.locator("dialog.create-dialog");
+    await dlg.waitFor();
+    // groups of checkboxes have names; no label points at a missing control
+    expect(await dlg.getByRole("group", { name: "Tags" }).count()).toBe(1);
+    expect(await dlg.getByRole("group", { name: "Components" }).count()).toBe(1);
+    expect(await dlg.locator("label[for]").evaluateAll((ls) => ls.filter((l) => !document.getElementById((l as HTMLLabelElement).htmlFor)).length)).toBe(0);
+    // required: said, not only shown as "*"
+    const priority = dlg.locator('[data-field="priority"] select');
+    expect(await priority.getAttribute("aria-required")).toBe("true");
+    expect(await dlg.getByRole("combobox", { name: "Priority (required)" }).count()).toBe(1);
+    expect(await dlg.getByRole("textbox", { name: "Title (required)" }).count()).toBe(1);
+    // a description is read with its control
+    expect((await descriptions(page, 'dialog [data-field="description"] textarea')).length).toBe(1);
+    // the server refuses an empty title: the field says it is invalid, and why
+    await dlg.locator("button[type=submit]").click();
+    const title = dlg.locator("#new-title");
+    await page.waitForFunction(() => document.querySelector("#new-title")?.getAttribute("aria-invalid") === "true");
+    expect(await focused(page)).toBe("input#new-title");
+    const said = await descriptions(page, "dialog #new-title");
+    expect(said.some((t) => /title/i.test(t))).toBe(true);
+    await title.fill("A title now");
+    await dlg.getByRole("button", { name: "Cancel" }).click();
+    await dlg.waitFor({ state: "detached" });
+    await page.close();
+  }, T);
+
+  test("a refused link target is marked invalid and described by the refusal", async () => {
+    const page = await ui.browser.page(1440, 1600);
+    await openBoard(page, `?card=${s.guide.id}`);
+    const d = page.locator("#detail");
+    await d.locator(".links summary").click();
+    const target = d.locator('.link-form input[name="target"]');
+    await target.fill("0badc0de");
+    await d.locator(".link-form button[type=submit]").click();
+    await page.waitForFunction(() => document.querySelector('.link-form input[name="target"]')?.getAttribute("aria-invalid") === "true");
+    expect((await descriptions(page, '.link-form input[name="target"]')).join(" ")).toContain("no card has the id 0badc0de");
+    await target.fill("");
+    expect(await target.getAttribute("aria-invalid")).toBe(null);
+    await page.close();
+  }, T);
+});
