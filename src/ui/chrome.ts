@@ -7,6 +7,7 @@ import { breachSummary } from "./breaches.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
+import { onPicked } from "./picker.ts";
 import { onUsersChanged, readUsersAgain } from "./users.ts";
 
 export interface ChromeActions {
@@ -35,12 +36,13 @@ export function renderChrome(actions: ChromeActions): void {
   const bar = $("#topbar")!;
   const boards = h("select", { id: "board-picker", "aria-label": "Board" },
     boardOrder().map((id) => h("option", { value: id }, state.info.boards[id]!.name)));
-  boards.addEventListener("change", () => actions.board(boards.value));
+  // the arrow keys step through the boards; Enter (or leaving the picker) switches
+  onPicked(boards, () => state.board.id, async (id) => actions.board(id));
   const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
   search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
   search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
   const actor = h("select", { id: "actor", "aria-label": "Acting as" }, actorOptions());
-  actor.addEventListener("change", () => actions.actor(actor.value));
+  onPicked(actor, () => state.actor, async (id) => actions.actor(id));
   // a user registered since the page read them (cards users add) is offered when the person opens the picker
   actor.addEventListener("focus", readUsersAgain);
   actor.addEventListener("pointerdown", readUsersAgain);

@@ -260,3 +260,41 @@ describe.serial("forms", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("top-bar pickers", () => {
+  test("the arrow keys step through the board picker without switching; Enter switches", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const picker = page.locator("#board-picker");
+    await picker.focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await picker.inputValue()).toBe("bugs");
+    await page.waitForTimeout(300);
+    expect(new URL(page.url()).searchParams.get("board")).toBe(null);
+    expect(await page.title()).toBe("Agent queue · cards");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("board") === "bugs");
+    expect(await page.title()).toBe("Bug triage · cards");
+    expect(await focused(page)).toBe("select#board-picker");
+    await page.close();
+  }, T);
+
+  test("the arrow keys step through the actor picker without acting as anyone; Enter or leaving it picks", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const picker = page.locator("#actor");
+    const before = await picker.inputValue();
+    await picker.focus();
+    await page.keyboard.press("ArrowDown");
+    const stepped = await picker.inputValue();
+    expect(stepped).not.toBe(before);
+    await page.waitForTimeout(300);
+    expect(await page.locator(".toast", { hasText: "Acting as" }).count()).toBe(0);
+    expect(await page.evaluate(() => localStorage.getItem("cards.actor"))).not.toBe(stepped);
+    await page.keyboard.press("Tab");
+    await page.locator(".toast", { hasText: `Acting as ${stepped}` }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem("cards.actor"))).toBe(stepped);
+    await page.evaluate(() => localStorage.removeItem("cards.actor"));
+    await page.close();
+  }, T);
+});
