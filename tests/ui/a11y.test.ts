@@ -298,3 +298,23 @@ describe.serial("top-bar pickers", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("single-key shortcuts", () => {
+  test("n, / and ? leave a focused chip or button alone, and still work from a card", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('.chip[data-filter="urgent"]').focus();
+    for (const key of ["n", "/", "?"]) await page.keyboard.press(key);
+    await page.waitForTimeout(200);
+    expect(await page.locator("dialog[open]").count()).toBe(0);
+    expect(await focused(page)).toBe("button[filter=urgent]");
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("n");
+    await page.locator("dialog.create-dialog[open]").waitFor();
+    await page.keyboard.press("Escape");
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("/");
+    expect(await focused(page)).toBe("input#search");
+    await page.close();
+  }, T);
+});
