@@ -318,3 +318,17 @@ describe.serial("single-key shortcuts", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("card names", () => {
+  test("a card's accessible name says what its face shows: preview fields, tags and owner too", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const name = await page.locator(`.card[data-id="${s.rate.id}"]`).getAttribute("aria-label");
+    expect(name).toStartWith(`Add rate limiting to the public API, ${s.rate.id.slice(5, 13)}, blocked`);
+    expect(name).toContain("Priority: high");
+    expect(name).toContain("Components: api");
+    expect(name).toContain("tags: backend, security");
+    expect(name).toEndWith("owner: Agent 1");
+    await page.close();
+  }, T);
+});
