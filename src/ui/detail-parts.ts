@@ -6,6 +6,7 @@
 import { api, ApiError } from "./api.ts";
 import { write, writeEntry, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
+import { announce } from "./announce.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
 import { changedFields, clearErrors, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
@@ -50,7 +51,10 @@ export function confirmButton<S>(
     b.classList.add("danger");
     clearTimeout(armed);
     armedAt = Date.now();
-    armed = setTimeout(disarm, again === undefined ? 4000 : 8000);
+    // the question stands while the button has the focus (leaving it takes the question
+    // back); clicked without focus, it goes after a while
+    armed = setTimeout(() => { if (document.activeElement !== b) disarm(); }, again === undefined ? CONFIRM_MS : 2 * CONFIRM_MS);
+    announce(`${question} Press the button again to confirm.`);
   };
   b.addEventListener("click", () => {
     if (busy(b)) return;
@@ -67,6 +71,9 @@ export function confirmButton<S>(
   b.addEventListener("blur", () => { if (armed) disarm(); });
   return b;
 }
+
+/** How long an unanswered "... for good?" stands on a button that does not hold the focus. */
+const CONFIRM_MS = 10_000;
 
 /** A second click within this is part of a double click: not a confirmation, not a second write. */
 export const DOUBLE_CLICK_MS = 500;

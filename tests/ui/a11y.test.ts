@@ -332,3 +332,43 @@ describe.serial("card names", () => {
     await page.close();
   }, T);
 });
+
+describe.serial("time to read", () => {
+  test("an error toast stays until dismissed; a note waits while the focus is in it", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    // done may only go back to todo: a move to review is refused
+    await page.locator(`.card[data-id="${s.ci.id}"]`).focus();
+    await page.keyboard.press("Shift+ArrowLeft");
+    const error = page.locator(".toast.error");
+    await error.waitFor();
+    const actor = page.locator("#actor");
+    await actor.selectOption("agent-1");
+    const note = page.locator(".toast.info", { hasText: "Acting as agent-1" });
+    await note.locator(".toast-close").focus();
+    await page.waitForTimeout(8600); // past the 8 s errors had, and the 4 s of a note
+    expect(await error.count()).toBe(1);
+    expect(await note.count()).toBe(1);
+    await error.locator(".toast-close").click();
+    expect(await error.count()).toBe(0);
+    await page.evaluate(() => localStorage.removeItem("cards.actor"));
+    await page.close();
+  }, T);
+
+  test("a \"Delete for good?\" question is announced and stands while its button has the focus", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Asked, not deleted", status: "backlog", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page, `?card=${c.id}`);
+    const del = page.locator("#detail-delete");
+    await del.focus();
+    await page.keyboard.press("Enter");
+    expect(await del.textContent()).toBe("Delete for good?");
+    expect(await announced(page, /for good/)).toBe("Delete for good? Press the button again to confirm.");
+    await page.waitForTimeout(4500); // the question went after 4 s
+    expect(await del.textContent()).toBe("Delete for good?");
+    await page.keyboard.press("Shift+Tab");
+    expect(await del.textContent()).toBe("Delete");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+});
