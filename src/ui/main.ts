@@ -17,6 +17,7 @@ import { installDrag } from "./drag.ts";
 import { followCards } from "./follow.ts";
 import { countHidden } from "./hidden.ts";
 import { installKeyboard } from "./keyboard.ts";
+import { installPanelFocus } from "./panelfocus.ts";
 import { connectLive } from "./live.ts";
 import { boardOrder, columnName, matchingCount, narrowed, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -242,6 +243,7 @@ async function boot(): Promise<void> {
     move: (id, to) => void moveCard(id, to).then((ok) => { if (ok) document.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(id)}"]`)?.focus(); }),
     create: () => openCreate(),
   });
+  installPanelFocus($("#detail")!);
   window.addEventListener("popstate", () => void fromUrl());
 
   await fromUrl();

@@ -372,3 +372,54 @@ describe.serial("time to read", () => {
     await page.close();
   }, T);
 });
+
+/** Tabs `n` times; after each, whether the focused control is under one of `bars` (a sticky bar it is not in) or outside `box`. */
+async function tabHidden(page: Page, n: number, box: string, bars: string, shift = false): Promise<string[]> {
+  const hidden: string[] = [];
+  for (let i = 0; i < n; i++) {
+    await page.keyboard.press(shift ? "Shift+Tab" : "Tab");
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const why = await page.evaluate(([box, bars]) => {
+      const el = document.activeElement as HTMLElement;
+      const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""} "${(el.getAttribute("aria-label") ?? el.textContent ?? "").trim().slice(0, 30)}"`;
+      if (!el.closest(box!)) return `${name} is outside ${box}`;
+      const r = el.getBoundingClientRect();
+      for (const bar of document.querySelectorAll<HTMLElement>(bars!)) {
+        if (bar.contains(el)) continue;
+        const b = bar.getBoundingClientRect();
+        if (r.bottom > b.top + 1 && r.top < b.bottom - 1) return `${name} is under ${bar.className}`;
+      }
+      return "";
+    }, [box, bars] as const);
+    if (why) hidden.push(why);
+  }
+  return hidden;
+}
+
+describe.serial("focus not hidden", () => {
+  test("Tab and Shift+Tab go round inside the open card panel, never to the top bar or board under it", async () => {
+    const page = await ui.browser.page(1280, 800);
+    await openBoard(page, `?card=${s.rate.id}`);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 60, "#detail", ".detail-head")).toEqual([]);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 12, "#detail", ".detail-head", true)).toEqual([]);
+    await page.close();
+  }, T);
+
+  test("on a phone, the panel's stops are never under its sticky head, nor the New card form's under its footer", async () => {
+    const page = await ui.browser.page(640, 400);
+    await openBoard(page, `?card=${s.rate.id}`);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 30, "#detail", ".detail-head", true)).toEqual([]);
+    await page.keyboard.press("Escape");
+    for (const [w, hgt] of [[640, 400], [320, 256]] as const) {
+      await page.setViewportSize({ width: w, height: hgt });
+      await page.locator("#new-card").click();
+      await page.locator("dialog.create-dialog").waitFor();
+      expect(await tabHidden(page, 24, "dialog", ".dialog-actions")).toEqual([]);
+      await page.locator("dialog.create-dialog").getByRole("button", { name: "Cancel" }).click();
+    }
+    await page.close();
+  }, T);
+});
