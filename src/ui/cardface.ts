@@ -28,7 +28,8 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
   const breaches = (state.cardBreaches.get(card.id) ?? []).map(describeBreach);
   const previews = preview.map((d) =>
     h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")));
-  const el = h("article", {
+  // a div: role=listitem is not allowed on an <article>
+  const el = h("div", {
     class: `card${blocked ? " is-blocked" : ""}`,
     "data-id": card.id,
     "data-status": card.status,

@@ -47,7 +47,7 @@ export function renderChrome(actions: ChromeActions): void {
   actor.addEventListener("focus", readUsersAgain);
   actor.addEventListener("pointerdown", readUsersAgain);
   bar.replaceChildren(
-    h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
+    h("h1", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
     boards,
     h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
     search,

@@ -11,7 +11,7 @@ import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
 import { changedFields, clearErrors, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
-import { linkTypeName, state } from "./state.ts";
+import { linkTypeName, state, userName } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card, Comment, FieldDef } from "./types.ts";
 
@@ -31,6 +31,8 @@ export function confirmButton<S>(
   seen?: () => S,
 ): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, text);
+  /** a name that says what the button is about ("Remove Evidence entry …"): the question is said with it */
+  const named = b.getAttribute("aria-label");
   let armed: ReturnType<typeof setTimeout> | undefined;
   /** when the question appeared: a double click is one click, never a yes */
   let armedAt = 0;
@@ -42,12 +44,14 @@ export function confirmButton<S>(
     armed = undefined;
     again = undefined;
     b.textContent = text;
+    if (named) b.setAttribute("aria-label", named);
     b.classList.remove("danger");
     // the panel held this part back while the question stood (detail.ts): it follows again
     b.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
   };
   const arm = (question: string) => {
     b.textContent = question;
+    if (named) b.setAttribute("aria-label", `${question} (${named})`);
     b.classList.add("danger");
     clearTimeout(armed);
     armedAt = Date.now();
@@ -165,7 +169,10 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
   const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(entryId)}`;
   /** the entry as the newer card holds it (undefined once removed) */
   const entryIn = (now: Card) => (Array.isArray(now.fields[def.id]) ? (now.fields[def.id] as Array<{ entry_id?: string }>) : []).find((e) => e.entry_id === entryId);
-  const edit = h("button", { type: "button", class: "link-button entry-edit" }, "Edit");
+  // every entry has its Edit and Remove: their names say which entry (its first words)
+  const first = (def.item_fields ?? []).map((f) => entry[f.id]).find((v) => typeof v === "string" && v.trim()) as string | undefined;
+  const which = `${label(def)} entry${first ? ` “${first.length > 40 ? `${first.slice(0, 40)}…` : first}”` : ""}`;
+  const edit = h("button", { type: "button", class: "link-button entry-edit", "aria-label": `Edit ${which}` }, "Edit");
   const back = (shown: Node[]) => {
     li.replaceChildren(...shown);
     li.querySelector<HTMLElement>(".entry-edit")?.focus();
@@ -196,7 +203,7 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
     (form.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
   });
   // removed from the version this part shows: over a newer one only while the entry is as shown
-  const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove" },
+  const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove", "aria-label": `Remove ${which}` },
     () => writeEntry(card, "DELETE", path, () => undefined, (now) => JSON.stringify(entryIn(now)) === JSON.stringify(entry)), "Entry not removed");
   return h("div", { class: "entry-actions" }, edit, remove);
 }
@@ -241,7 +248,7 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
 function commentItem(c: Comment, cardId: string): HTMLElement {
   const body = h("div", { class: "md" });
   body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
-  const edit = h("button", { type: "button", class: "link-button comment-edit" }, "Edit");
+  const edit = h("button", { type: "button", class: "link-button comment-edit", "aria-label": `Edit comment by ${userName(c.author)}, ${ago(c.created_at)}` }, "Edit");
   const li = h("li", { class: "comment", "data-comment": c.id, "data-sig": c.edited_at ?? "" },
     h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
       c.edited_at ? h("span", { class: "muted" }, " (edited)") : null, edit),

@@ -20,7 +20,7 @@ export function head(card: Card, close: HTMLElement): HTMLElement {
   const type = cardType(card.type_id);
   return h("header", { class: "detail-head" },
     h("div", { class: "detail-kicker" }, icon(type?.icon), " ", type?.name ?? card.type_id, " · ",
-      h("button", { type: "button", class: "link-button mono", title: `Copy ${card.id}`,
+      h("button", { type: "button", class: "link-button mono copy-id", title: `Copy ${card.id}`, "aria-label": `Copy the card id ${shortId(card.id)}`,
         onclick: () => void navigator.clipboard?.writeText(card.id).then(() => toast.info(`Copied ${card.id}`)) }, shortId(card.id)),
       h("span", { class: "muted detail-version" }, ` · v${card.version}`),
       badges(card)),

@@ -147,7 +147,7 @@ describe.serial("focus when a card leaves", () => {
     await call(ui.srv.url, "DELETE", `/cards/${doomed.id}`, undefined, "agent-1");
     await page.locator(`.card[data-id="${doomed.id}"]`).waitFor({ state: "detached" });
     await page.waitForFunction(() => document.activeElement !== document.body);
-    expect(await focused(page)).toBe(`article[id=${older.id}]`);
+    expect(await focused(page)).toBe(`div[id=${older.id}]`);
     expect(await page.locator(`.card[data-id="${older.id}"]`).getAttribute("tabindex")).toBe("0");
     expect(await announced(page, /no longer/)).toBe("“Focused, then deleted” is no longer on the board. Focus on “Older neighbour”.");
     await call(ui.srv.url, "DELETE", `/cards/${older.id}`);
@@ -420,6 +420,46 @@ describe.serial("focus not hidden", () => {
       expect(await tabHidden(page, 24, "dialog", ".dialog-actions")).toEqual([]);
       await page.locator("dialog.create-dialog").getByRole("button", { name: "Cancel" }).click();
     }
+    await page.close();
+  }, T);
+});
+
+describe.serial("names, targets and markup", () => {
+  test("entry, comment and copy buttons say what they act on, and are 24 px targets", async () => {
+    const page = await ui.browser.page(1440, 1600);
+    await openBoard(page, `?card=${s.rate.id}`);
+    const d = page.locator("#detail");
+    await d.locator(".comment-edit").first().waitFor();
+    const names = async (sel: string) => d.locator(sel).evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-label") ?? b.textContent));
+    const edits = await names(".entry-edit");
+    expect(edits.length).toBe(2);
+    expect(new Set(edits).size).toBe(2);
+    expect(edits[0]).toMatch(/^Edit Evidence entry “/);
+    expect((await names(".entry-remove"))[0]).toMatch(/^Remove Evidence entry “/);
+    expect(await names(".comment-edit")).toEqual(expect.arrayContaining([expect.stringMatching(/^Edit comment by Agent 1, /)]));
+    expect((await names(".copy-id"))[0]).toBe(`Copy the card id ${s.rate.id.slice(5, 13)}`);
+    const small = await d.locator(".entry-edit, .entry-remove, .comment-edit, .copy-id, .link-remove").evaluateAll((bs) =>
+      bs.map((b) => b.getBoundingClientRect()).filter((r) => r.width < 24 || r.height < 24).length);
+    expect(small).toBe(0);
+    await page.locator("#detail .detail-close").click();
+    await page.locator("#new-card").click();
+    const boxes = await page.locator("dialog .checks input[type=checkbox]").evaluateAll((bs) =>
+      bs.map((b) => { const r = b.getBoundingClientRect(); const cs = getComputedStyle(b); return [r.width + parseFloat(cs.marginLeft) + parseFloat(cs.marginRight), r.height + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom)]; }));
+    expect(boxes.length).toBeGreaterThan(0);
+    expect(boxes.filter(([w, hgt]) => w! < 24 || hgt! < 24)).toEqual([]);
+    await page.close();
+  }, T);
+
+  test("the page has one h1, cards are list items that may be, and on a phone the status says more than a colour", async () => {
+    const page = await ui.browser.page(600, 800);
+    await openBoard(page);
+    expect(await page.locator("h1").count()).toBe(1);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("Agent");
+    expect(await page.locator('.card[role="listitem"]').evaluateAll((cs) => cs.filter((c) => c.tagName !== "DIV").length)).toBe(0);
+    const size = () => page.locator("#live-status").evaluate((el) => getComputedStyle(el).fontSize);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator("#live-status").evaluate((el) => { el.dataset.state = "offline"; el.textContent = "offline — retrying in 4s"; });
+    expect(parseFloat(await size())).toBeGreaterThanOrEqual(11);
     await page.close();
   }, T);
 });
