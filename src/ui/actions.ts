@@ -3,7 +3,8 @@
  * card writes. Every write sends the card's version; a refusal shows the error envelope.
  */
 import { api, ApiError, cardPath, patchCard, patchKeys, sendVersioned } from "./api.ts";
-import { cardElement, renderLanes } from "./board.ts";
+import { announce } from "./announce.ts";
+import { cardElement, countWords, renderLanes } from "./board.ts";
 import { applyCard, pending, refreshCards, shiftCount, shortLanes } from "./data.ts";
 import { refillSoon } from "./follow.ts";
 import { columnName, state } from "./state.ts";
@@ -41,6 +42,7 @@ export async function moveCard(id: string, to: string): Promise<boolean> {
   renderLanes([card.status, to]);
   try {
     written(await answer, true);
+    announce(`Moved “${card.title}” to ${columnName(to)}: ${countWords(to)}.`);
     return true;
   } catch (e) {
     const body = toast.toBody(e);

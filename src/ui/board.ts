@@ -4,6 +4,7 @@
  * cached by id and version, and a lane is updated in place (only the cards that changed,
  * moved, came or left are touched), so a live update costs what it changed.
  */
+import { announce } from "./announce.ts";
 import { breachSig } from "./breaches.ts";
 import { canLoadMore, laneCards, laneSort } from "./data.ts";
 import { h, $, syncChildren } from "./dom.ts";
@@ -49,7 +50,8 @@ export function renderBoard(): void {
       h("header", { class: "lane-head" },
         h("h2", {}, columnName(col)),
         h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
-        h("span", { class: "lane-count", "aria-live": "polite" })),
+        // not live: agents change the counts all the time; moves are announced in words instead
+        h("span", { class: "lane-count" })),
       // a scrolling list is a tab stop of its own in Chrome; the cards are reached with the
       // arrow keys from the board's one roving card instead
       h("div", { class: "lane-cards", role: "list", "aria-label": `Cards in ${columnName(col)}`, tabindex: "-1" }),
@@ -65,6 +67,11 @@ export function renderLanes(statuses: Iterable<string>): void {
   const root = boardRoot();
   const active = document.activeElement as HTMLElement | null;
   const hadFocus = active?.classList.contains("card") && root.contains(active) ? active.dataset.id : undefined;
+  // where the focused card sat: when it leaves the board (an agent deleted or moved it off),
+  // the focus goes to its neighbour there instead of falling to the page
+  const focusLane = hadFocus ? active!.closest<HTMLElement>(".lane") : null;
+  const focusAt = focusLane ? [...focusLane.querySelectorAll(".card")].indexOf(active!) : -1;
+  const focusTitle = hadFocus ? state.cards.get(hadFocus)?.title ?? active!.querySelector(".card-title")?.textContent ?? "" : "";
   for (const status of new Set(statuses)) {
     const lane = root.querySelector<HTMLElement>(`.lane[data-lane="${CSS.escape(status)}"]`);
     if (!lane) continue;
@@ -81,7 +88,26 @@ export function renderLanes(statuses: Iterable<string>): void {
   }
   for (const [id] of cache) if (!state.cards.has(id)) cache.delete(id);
   updateRoving();
-  if (hadFocus && document.activeElement !== cardElement(hadFocus)) cardElement(hadFocus)?.focus({ preventScroll: true });
+  if (!hadFocus) return;
+  const again = cardElement(hadFocus);
+  if (again) { if (document.activeElement !== again) again.focus({ preventScroll: true }); return; }
+  if (focusLane) focusNeighbour(focusLane, focusAt, focusTitle);
+}
+
+/** The focused card left the board: its lane's card now at its place (or the one before) takes the focus, else the lane. */
+function focusNeighbour(lane: HTMLElement, at: number, title: string): void {
+  const cards = [...lane.querySelectorAll<HTMLElement>(".card")];
+  const next = cards[Math.min(at, cards.length - 1)];
+  const gone = title ? `“${title}” is no longer on the board.` : "The card is no longer on the board.";
+  if (next) {
+    focusId = next.dataset.id!;
+    updateRoving();
+    next.focus({ preventScroll: true });
+    announce(`${gone} Focus on “${state.cards.get(focusId)?.title ?? ""}”.`);
+  } else {
+    lane.querySelector<HTMLElement>(".lane-cards")?.focus({ preventScroll: true });
+    announce(`${gone} ${columnName(lane.dataset.lane!)} has no cards now.`);
+  }
 }
 
 /** The lane's count against its WIP limit: "12 / 10", or "3 of 12 / 10" while the view is narrowed. */
@@ -97,8 +123,15 @@ function drawCount(lane: HTMLElement, status: string, shown: number): void {
   const label = lane.querySelector<HTMLElement>(".lane-count")!;
   const part = narrowed() && matching !== count ? `${fmt(matching)} of ` : "";
   setText(label, `${part}${fmt(count)}${limit !== undefined ? ` / ${limit}` : ""}`);
-  const title = limit !== undefined ? `${fmt(count)} cards, WIP limit ${limit}${over ? " (over the limit)" : ""}` : `${fmt(count)} cards`;
+  const title = countWords(status, shown);
   if (label.title !== title) label.title = title;
+}
+
+/** The lane's count in words: "4 cards, WIP limit 3 (over the limit)". */
+export function countWords(status: string, shown = laneCards(status).length): string {
+  const limit = state.board.wip_limits?.[status];
+  const count = laneCount(status, shown);
+  return limit !== undefined ? `${fmt(count)} cards, WIP limit ${limit}${count > limit ? " (over the limit)" : ""}` : `${fmt(count)} cards`;
 }
 
 /** "Showing 100 of 3,427" under a lane that holds more than it shows, with the way to the rest. */

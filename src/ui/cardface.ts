@@ -5,8 +5,8 @@
 import { breachBadges, describeBreach } from "./breaches.ts";
 import { h, shortId } from "./dom.ts";
 import { icon } from "./icons.ts";
-import { isEmpty, renderValue, userChip } from "./fields.ts";
-import { cardType, fieldDef, state } from "./state.ts";
+import { isEmpty, label, renderValue, userChip } from "./fields.ts";
+import { cardType, fieldDef, state, userName } from "./state.ts";
 import type { Card } from "./types.ts";
 
 /** The colour of a card from the board's style_field, if its value has a themed colour. */
@@ -26,14 +26,17 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
     .map((id) => fieldDef(card.type_id, id))
     .filter((d) => d && d.display !== "hidden" && !isEmpty(card.fields[d.id]));
   const breaches = (state.cardBreaches.get(card.id) ?? []).map(describeBreach);
-  const el = h("article", {
+  const previews = preview.map((d) =>
+    h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")));
+  // a div: role=listitem is not allowed on an <article>
+  const el = h("div", {
     class: `card${blocked ? " is-blocked" : ""}`,
     "data-id": card.id,
     "data-status": card.status,
     tabindex: "-1",
     role: "listitem",
     "aria-roledescription": "card",
-    "aria-label": [card.title, shortId(card.id), blocked ? "blocked" : "", ...breaches].filter(Boolean).join(", "),
+    "aria-label": "",
   },
   h("div", { class: "card-top" },
     icon(type?.icon, type?.name ?? card.type_id),
@@ -42,15 +45,33 @@ export function cardFace(card: Card, blocked: boolean): HTMLElement {
     blocked ? h("span", { class: "blocked-badge", title: "blocked by an unfinished dependency" }, "blocked") : null,
     breachBadges(card.id)),
   h("h3", { class: "card-title" }, card.title),
-  preview.length ? h("div", { class: "card-preview" }, preview.map((d) =>
-    h("span", { class: `pv t-${d!.type}`, title: d!.label ?? d!.id }, renderValue(d!, card.fields[d!.id], "face")))) : null,
+  preview.length ? h("div", { class: "card-preview" }, previews) : null,
   card.tags.length || card.owner ? h("div", { class: "card-meta" },
     card.tags.length ? h("span", { class: "tags" }, card.tags.map((t) => h("span", { class: "tag" }, t))) : null,
     card.owner ? h("span", { class: "owner" }, userChip(card.owner)) : null) : null);
+  // the name says what the face shows, in its order: a screen reader hears the card as a sighted person sees it
+  el.setAttribute("aria-label", [
+    card.title, shortId(card.id), blocked ? "blocked" : "", ...breaches,
+    ...preview.map((d, i) => `${label(d!)}: ${spoken(previews[i]!)}`),
+    card.tags.length ? `tags: ${card.tags.join(", ")}` : "",
+    card.owner ? `owner: ${userName(card.owner)}` : "",
+  ].filter(Boolean).join(", "));
   const color = styleColor(card);
   if (color) {
     el.style.setProperty("--card-color", color);
     el.classList.add("styled");
   }
   return el;
+}
+
+/** The words of a rendered value, as read out: hidden parts (avatars' initials) left out, pills apart. */
+function spoken(el: Element): string {
+  const words: string[] = [];
+  const walk = (n: Node): void => {
+    if (n instanceof Element && n.getAttribute("aria-hidden") === "true") return;
+    if (n.nodeType === Node.TEXT_NODE) { const t = n.textContent?.trim(); if (t) words.push(t); return; }
+    n.childNodes.forEach(walk);
+  };
+  walk(el);
+  return words.join(", ");
 }

@@ -7,6 +7,7 @@ import { breachSummary } from "./breaches.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
+import { onPicked } from "./picker.ts";
 import { onUsersChanged, readUsersAgain } from "./users.ts";
 
 export interface ChromeActions {
@@ -35,22 +36,24 @@ export function renderChrome(actions: ChromeActions): void {
   const bar = $("#topbar")!;
   const boards = h("select", { id: "board-picker", "aria-label": "Board" },
     boardOrder().map((id) => h("option", { value: id }, state.info.boards[id]!.name)));
-  boards.addEventListener("change", () => actions.board(boards.value));
+  // the arrow keys step through the boards; Enter (or leaving the picker) switches
+  onPicked(boards, () => state.board.id, async (id) => actions.board(id));
   const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
   search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
   search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
   const actor = h("select", { id: "actor", "aria-label": "Acting as" }, actorOptions());
-  actor.addEventListener("change", () => actions.actor(actor.value));
+  onPicked(actor, () => state.actor, async (id) => actions.actor(id));
   // a user registered since the page read them (cards users add) is offered when the person opens the picker
   actor.addEventListener("focus", readUsersAgain);
   actor.addEventListener("pointerdown", readUsersAgain);
   bar.replaceChildren(
-    h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
+    h("h1", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
     boards,
     h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
     search,
-    h("span", { id: "hidden-note", class: "hidden-note", role: "status", hidden: true }),
-    h("span", { id: "breach-count", class: "breach-count", role: "status", hidden: true }),
+    // not live regions: they follow every agent write; their words change only when the numbers do
+    h("span", { id: "hidden-note", class: "hidden-note", hidden: true }),
+    h("span", { id: "breach-count", class: "breach-count", hidden: true }),
     h("span", { class: "spacer" }),
     h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
     h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
@@ -83,11 +86,20 @@ export function syncChrome(actions: ChromeActions): void {
   const search = $("#search") as HTMLInputElement | null;
   if (search && search.value.trim() !== state.q) search.value = state.q;
   const names = Object.keys(state.board.presentation?.filters ?? {});
+  const wanted = names.length ? ["", ...names] : [];
+  const bar = $("#filters")!;
+  const chips = [...bar.querySelectorAll<HTMLButtonElement>("button.chip")];
+  // the same chips (a filter picked, back/forward): only their pressed state changes, so a
+  // chip pressed with the keyboard keeps the focus
+  if (chips.length === wanted.length && chips.every((c, i) => c.dataset.filter === wanted[i])) {
+    for (const c of chips) c.setAttribute("aria-pressed", String(state.filter === c.dataset.filter));
+    return;
+  }
   const chip = (name: string, text: string) => h("button", {
     type: "button", class: "chip", "aria-pressed": String(state.filter === name), "data-filter": name,
     onclick: () => actions.filter(state.filter === name ? "" : name),
   }, text);
-  $("#filters")!.replaceChildren(...(names.length ? [chip("", "All"), ...names.map((n) => chip(n, n))] : []));
+  bar.replaceChildren(...wanted.map((n) => chip(n, n || "All")));
 }
 
 /** The breach count and the hidden-card note, from state.breaches and state.hidden. */
@@ -96,17 +108,23 @@ export function showSignals(): void {
   if (count) {
     const { count: n, text } = breachSummary();
     count.hidden = n === 0;
-    count.textContent = `⚠ ${n}`;
-    count.title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
-    count.setAttribute("aria-label", count.title);
+    setText(count, `⚠ ${n}`);
+    const title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
+    if (count.title !== title) { count.title = title; count.setAttribute("aria-label", title); }
   }
   const note = $("#hidden-note");
   if (note) {
     const { count: n, more } = state.hidden;
     note.hidden = n === 0;
-    note.textContent = `${n}${more ? "+" : ""} hidden by the board's filter`;
-    note.title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
+    setText(note, `${n}${more ? "+" : ""} hidden by the board's filter`);
+    const title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
+    if (note.title !== title) note.title = title;
   }
+}
+
+/** Writes only a change: an unchanged text is not written again (nor read out again). */
+function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }
 
 let retryTicker: ReturnType<typeof setInterval> | undefined;

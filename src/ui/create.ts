@@ -7,7 +7,7 @@ import { renderLanes, setFocusCard, cardElement } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, shortId } from "./dom.ts";
 import { isDirty, markClean } from "./dirty.ts";
-import { fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { clearErrors, fieldLabel, fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { allowedColumns, cardType, columnName, state } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -42,7 +42,7 @@ export function openCreate(initialStatus?: string): void {
     types.length > 1 ? row("new-type", "Type", typeSel) : null,
     row("new-title", "Title", title, true),
     row("new-status", "Status", statusSel),
-    h("div", { class: "form-field", "data-field": "tags" }, h("span", { class: "label" }, "Tags"), tags.el, h("div", { class: "field-error", role: "alert" })),
+    row("new-tags", "Tags", tags.el),
     fieldsBox,
     h("div", { class: "form-error", role: "alert" }),
     h("footer", { class: "dialog-actions" },
@@ -60,7 +60,7 @@ export function openCreate(initialStatus?: string): void {
   dlg.addEventListener("cancel", keep);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
+    clearErrors(form);
     if (!(await readyToSend(form, inputs, submit))) return;
     const fields: Record<string, unknown> = {};
     for (const i of inputs) {
@@ -94,6 +94,6 @@ export function openCreate(initialStatus?: string): void {
 
 function row(id: string, text: string, control: HTMLElement, required = false): HTMLElement {
   return h("div", { class: "form-field", "data-field": id === "new-type" ? "type_id" : id.replace(/^new-/, "") },
-    h("label", { for: id }, text, required ? h("span", { class: "req" }, " *") : null),
+    fieldLabel(id, control, text, required),
     control, h("div", { class: "field-error", role: "alert" }));
 }

@@ -6,11 +6,12 @@
 import { api, ApiError } from "./api.ts";
 import { write, writeEntry, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
+import { announce } from "./announce.ts";
 import { ago, fmtTime, h, syncChildren } from "./dom.ts";
 import { cardRef, entries, label, userChip } from "./fields.ts";
-import { changedFields, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
+import { changedFields, clearErrors, fieldRow, flagProblems, fullCardId, resolveCardLinks, showFormError, type FieldInput } from "./forms.ts";
 import { markdown } from "./markdown.ts";
-import { linkTypeName, state } from "./state.ts";
+import { linkTypeName, state, userName } from "./state.ts";
 import * as toast from "./toast.ts";
 import type { Card, Comment, FieldDef } from "./types.ts";
 
@@ -30,6 +31,8 @@ export function confirmButton<S>(
   seen?: () => S,
 ): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, text);
+  /** a name that says what the button is about ("Remove Evidence entry …"): the question is said with it */
+  const named = b.getAttribute("aria-label");
   let armed: ReturnType<typeof setTimeout> | undefined;
   /** when the question appeared: a double click is one click, never a yes */
   let armedAt = 0;
@@ -41,16 +44,21 @@ export function confirmButton<S>(
     armed = undefined;
     again = undefined;
     b.textContent = text;
+    if (named) b.setAttribute("aria-label", named);
     b.classList.remove("danger");
     // the panel held this part back while the question stood (detail.ts): it follows again
     b.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true }));
   };
   const arm = (question: string) => {
     b.textContent = question;
+    if (named) b.setAttribute("aria-label", `${question} (${named})`);
     b.classList.add("danger");
     clearTimeout(armed);
     armedAt = Date.now();
-    armed = setTimeout(disarm, again === undefined ? 4000 : 8000);
+    // the question stands while the button has the focus (leaving it takes the question
+    // back); clicked without focus, it goes after a while
+    armed = setTimeout(() => { if (document.activeElement !== b) disarm(); }, again === undefined ? CONFIRM_MS : 2 * CONFIRM_MS);
+    announce(`${question} Press the button again to confirm.`);
   };
   b.addEventListener("click", () => {
     if (busy(b)) return;
@@ -67,6 +75,9 @@ export function confirmButton<S>(
   b.addEventListener("blur", () => { if (armed) disarm(); });
   return b;
 }
+
+/** How long an unanswered "... for good?" stands on a button that does not hold the focus. */
+const CONFIRM_MS = 10_000;
 
 /** A second click within this is part of a double click: not a confirmation, not a second write. */
 export const DOUBLE_CLICK_MS = 500;
@@ -107,16 +118,11 @@ function miniForm(cls: string, button: string, rows: Node[], send: (form: HTMLFo
   const form = h("form", { class: `mini-form ${cls}` }, ...rows, h("div", { class: "form-error", role: "alert" }), submit);
   // A refusal stays until the person acts on it (the panel holds this part back while one
   // shows, detail.ts): typing in the form, or sending it again, clears it
-  const clearErrors = (): boolean => {
-    const shown = [...form.querySelectorAll(".field-error, .form-error")].filter((el) => el.childNodes.length > 0);
-    for (const slot of shown) slot.replaceChildren();
-    return shown.length > 0;
-  };
-  form.addEventListener("input", () => { if (clearErrors()) form.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true })); });
+  form.addEventListener("input", () => { if (clearErrors(form)) form.dispatchEvent(new CustomEvent("detail-stale", { bubbles: true })); });
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     if (busy(submit)) return;
-    clearErrors();
+    clearErrors(form);
     setBusy(submit, true);
     try {
       await send(form);
@@ -163,7 +169,10 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
   const path = `/fields/${encodeURIComponent(def.id)}/${encodeURIComponent(entryId)}`;
   /** the entry as the newer card holds it (undefined once removed) */
   const entryIn = (now: Card) => (Array.isArray(now.fields[def.id]) ? (now.fields[def.id] as Array<{ entry_id?: string }>) : []).find((e) => e.entry_id === entryId);
-  const edit = h("button", { type: "button", class: "link-button entry-edit" }, "Edit");
+  // every entry has its Edit and Remove: their names say which entry (its first words)
+  const first = (def.item_fields ?? []).map((f) => entry[f.id]).find((v) => typeof v === "string" && v.trim()) as string | undefined;
+  const which = `${label(def)} entry${first ? ` “${first.length > 40 ? `${first.slice(0, 40)}…` : first}”` : ""}`;
+  const edit = h("button", { type: "button", class: "link-button entry-edit", "aria-label": `Edit ${which}` }, "Edit");
   const back = (shown: Node[]) => {
     li.replaceChildren(...shown);
     li.querySelector<HTMLElement>(".entry-edit")?.focus();
@@ -194,7 +203,7 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
     (form.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
   });
   // removed from the version this part shows: over a newer one only while the entry is as shown
-  const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove" },
+  const remove = confirmButton("Remove", "Remove for good?", { class: "link-button entry-remove", "aria-label": `Remove ${which}` },
     () => writeEntry(card, "DELETE", path, () => undefined, (now) => JSON.stringify(entryIn(now)) === JSON.stringify(entry)), "Entry not removed");
   return h("div", { class: "entry-actions" }, edit, remove);
 }
@@ -239,7 +248,7 @@ export function linksSection(card: Card, incoming: Card[]): HTMLElement {
 function commentItem(c: Comment, cardId: string): HTMLElement {
   const body = h("div", { class: "md" });
   body.innerHTML = markdown(c.body); // escaped first, see markdown.ts
-  const edit = h("button", { type: "button", class: "link-button comment-edit" }, "Edit");
+  const edit = h("button", { type: "button", class: "link-button comment-edit", "aria-label": `Edit comment by ${userName(c.author)}, ${ago(c.created_at)}` }, "Edit");
   const li = h("li", { class: "comment", "data-comment": c.id, "data-sig": c.edited_at ?? "" },
     h("div", { class: "comment-head" }, userChip(c.author), h("time", { datetime: c.created_at, title: fmtTime(c.created_at) }, ago(c.created_at)),
       c.edited_at ? h("span", { class: "muted" }, " (edited)") : null, edit),

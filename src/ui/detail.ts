@@ -10,7 +10,7 @@ import { onCardWritten, patch } from "./actions.ts";
 import { cardElement, renderLanes } from "./board.ts";
 import { refreshCards } from "./data.ts";
 import { h, $, fmtTime, ago, shortId, throttle } from "./dom.ts";
-import { changedFields, fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
+import { changedFields, clearErrors, fieldLabel, fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
 import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
@@ -230,8 +230,8 @@ function startEdit(card: Card, body: HTMLElement): void {
   const inputs = (cardType(card.type_id)?.fields ?? []).map((d) => fieldRow(d, card.fields[d.id])).filter((x): x is FieldInput => x !== null);
   const save = h("button", { type: "submit", class: "primary" }, "Save");
   const form = h("form", { class: "card-form edit-form" },
-    h("div", { class: "form-field", "data-field": "title" }, h("label", { for: "edit-title" }, "Title"), title, h("div", { class: "field-error", role: "alert" })),
-    h("div", { class: "form-field", "data-field": "tags" }, h("span", { class: "label" }, "Tags"), tags.el, h("div", { class: "field-error", role: "alert" })),
+    h("div", { class: "form-field", "data-field": "title" }, fieldLabel("edit-title", title, "Title", true), title, h("div", { class: "field-error", role: "alert" })),
+    h("div", { class: "form-field", "data-field": "tags" }, fieldLabel("edit-tags", tags.el, "Tags"), tags.el, h("div", { class: "field-error", role: "alert" })),
     ...inputs.map((i) => i.el),
     h("div", { class: "form-error", role: "alert", tabindex: "-1" }),
     h("footer", { class: "dialog-actions" },
@@ -239,7 +239,7 @@ function startEdit(card: Card, body: HTMLElement): void {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     // a message from an earlier Save no longer applies to this one
-    for (const slot of form.querySelectorAll(".field-error, .form-error")) slot.replaceChildren();
+    clearErrors(form);
     const mine = ++attempt;
     if (!(await readyToSend(form, inputs, save))) return;
     save.disabled = false;

@@ -3,7 +3,7 @@
  * them back as field values. Errors from the server are placed next to the named field.
  */
 import { ApiError, listCards } from "./api.ts";
-import { h, shortId } from "./dom.ts";
+import { h, shortId, type Child } from "./dom.ts";
 import { label } from "./fields.ts";
 import { state } from "./state.ts";
 import { errorParts, toBody } from "./toast.ts";
@@ -132,17 +132,59 @@ export function tagControl(id: string, value: unknown): { el: HTMLElement; read(
   return checks(id, [...ws.tag_set, ...extra].map((t) => ({ value: t, text: t })), value);
 }
 
+/**
+ * The label of a form row: a <label> for one control; a group of checkboxes (tags, a
+ * multiple choice) is named by the text instead (aria-labelledby), as a <label> cannot.
+ * `required` marks it with "*", read out as "required", and sets aria-required on a control that takes it.
+ */
+export function fieldLabel(id: string, control: HTMLElement, text: Child, required = false): HTMLElement {
+  const mark = required ? [h("span", { class: "req", "aria-hidden": "true" }, " *"), h("span", { class: "sr-only" }, " (required)")] : [];
+  if (control.getAttribute("role") !== "group") {
+    if (required) control.querySelector("input,select,textarea")?.setAttribute("aria-required", "true");
+    if (required && control.matches("input,select,textarea")) control.setAttribute("aria-required", "true");
+    return h("label", { for: id }, text, mark);
+  }
+  control.setAttribute("aria-labelledby", `${id}-label`);
+  return h("span", { class: "label", id: `${id}-label` }, text, mark);
+}
+
+/** Adds `id` to what describes `el` (aria-describedby), once. */
+function describedBy(el: Element, id: string): void {
+  const ids = (el.getAttribute("aria-describedby") ?? "").split(" ").filter(Boolean);
+  if (!ids.includes(id)) el.setAttribute("aria-describedby", [...ids, id].join(" "));
+}
+
+let slotUid = 0;
+/** Marks the controls as invalid, described by the error slot that says why (read with the control). */
+function markInvalid(controls: Iterable<Element>, slot: Element): void {
+  slot.id ||= `error-${++slotUid}`;
+  for (const c of controls) {
+    c.setAttribute("aria-invalid", "true");
+    describedBy(c, slot.id);
+  }
+}
+
+/** Empties the form's error slots and unmarks its controls; true when one showed something. */
+export function clearErrors(form: HTMLElement): boolean {
+  const shown = [...form.querySelectorAll(".field-error, .form-error")].filter((el) => el.childNodes.length > 0);
+  for (const slot of shown) slot.replaceChildren();
+  for (const c of form.querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+  return shown.length > 0;
+}
+
 /** A labelled row for one field: label, control, description, and a slot for its error. */
 export function fieldRow(def: FieldDef, value: unknown, o: { blank?: boolean } = {}): FieldInput | null {
   const id = `f${++uid}-${def.id}`;
   const c = control(def, value, id, o.blank ?? true);
   if (!c) return null;
   const initial = JSON.stringify(c.read() ?? null);
+  const desc = def.description ? h("small", { class: "desc", id: `${id}-desc` }, def.description) : null;
+  const group = c.el.getAttribute("role") === "group";
+  if (desc) for (const el of group ? [c.el] : [c.el, ...c.el.querySelectorAll("input,select,textarea")].filter((x) => x.matches("input,select,textarea"))) describedBy(el, desc.id);
   const el = h("div", { class: `form-field t-${def.type}`, "data-field": def.id },
-    h("label", { for: id }, label(def), def.required ? h("span", { class: "req", title: "required" }, " *") : null,
-      def.deprecated ? h("span", { class: "muted" }, " (deprecated)") : null),
+    fieldLabel(id, c.el, [label(def), def.deprecated ? h("span", { class: "muted" }, " (deprecated)") : null], def.required),
     c.el,
-    def.description ? h("small", { class: "desc" }, def.description) : null,
+    desc,
     h("div", { class: "field-error", role: "alert" }));
   return { def, el, read: c.read, changed: () => JSON.stringify(c.read() ?? null) !== initial, problem: () => c.problem?.() };
 }
@@ -153,7 +195,8 @@ export function flagProblems(inputs: FieldInput[]): boolean {
   for (const i of inputs) {
     const p = i.problem();
     if (!p) continue;
-    i.el.querySelector(".field-error")?.replaceChildren(`${label(i.def)}: ${p}`);
+    const slot = i.el.querySelector(".field-error");
+    if (slot) { slot.replaceChildren(`${label(i.def)}: ${p}`); markInvalid(i.el.querySelectorAll("input,select,textarea"), slot); }
     first ??= i.el;
   }
   (first?.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
@@ -162,13 +205,16 @@ export function flagProblems(inputs: FieldInput[]): boolean {
 
 /** Shows a server refusal next to the field it names, or in the form's general error slot. */
 export function showFormError(form: HTMLElement, e: unknown): void {
-  for (const slot of form.querySelectorAll(".field-error")) slot.replaceChildren();
+  clearErrors(form);
   const body = toBody(e);
   // `evidence.note` names the item field `note` in an entry form, the field `evidence` elsewhere
   const path = body.field?.split(/[.[\]]+/).filter(Boolean) ?? [];
   const row = [path[0], path.at(-1)].map((n) => (n ? form.querySelector(`.form-field[data-field="${CSS.escape(n)}"] .field-error`) : null)).find((x) => x) ?? null;
   const slot = row ?? form.querySelector(".form-error");
   slot?.replaceChildren(...errorParts(body));
+  // the controls it is about (a row's, or one named like the field: a link's target) say they are invalid, and why
+  const named = !row && path[0] ? form.querySelectorAll(`[name="${CSS.escape(path[0])}"]`) : [];
+  if (slot) markInvalid(row ? row.closest(".form-field")!.querySelectorAll("input,select,textarea") : named, slot);
   (row?.closest(".form-field")?.querySelector("input,select,textarea") as HTMLElement | null)?.focus();
 }
 

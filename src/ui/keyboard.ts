@@ -2,7 +2,7 @@
  * Keyboard use: arrows move between cards (up/down) and lanes (left/right), Home/End jump
  * within a lane, Enter or Space opens a card, Escape closes it, Shift+Left/Right moves the
  * focused card to the neighbouring lane. "/" focuses search, "n" opens the new-card form,
- * "?" lists the keys.
+ * "?" lists the keys: from the board or the page, never from a focused control.
  */
 import { boardRoot, setFocusCard, updateRoving } from "./board.ts";
 import { h } from "./dom.ts";
@@ -39,9 +39,14 @@ function focusCard(el: HTMLElement | undefined): void {
   el.scrollIntoView({ block: "nearest", inline: "nearest" });
 }
 
-function typing(t: EventTarget | null): boolean {
+/**
+ * Single-key shortcuts (/, n, ?) act only with the focus on the board (a card, a lane) or on
+ * nothing: a letter typed on a focused control (a chip, a button, a field) is meant for it,
+ * or is a speech-input user's word, not a command (WCAG 2.1.4).
+ */
+function fromBoard(t: EventTarget | null): boolean {
   const el = t as HTMLElement | null;
-  return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  return !el || el === document.body || el === document.documentElement || el.matches?.(".card, .lane-cards, #board") === true;
 }
 
 export function installKeyboard(actions: KeyActions): void {
@@ -75,6 +80,17 @@ export function installKeyboard(actions: KeyActions): void {
       else handled = false;
       if (handled) { ev.preventDefault(); return; }
     }
+    // an empty lane holds the focus when its last card left: the arrows lead on from it
+    const emptyLane = (ev.target as HTMLElement).classList?.contains("lane-cards") ? (ev.target as HTMLElement).closest<HTMLElement>(".lane") : null;
+    if (emptyLane && !ev.shiftKey && /^Arrow(Left|Right|Down)$/.test(ev.key)) {
+      const ls = lanes();
+      const dir = ev.key === "ArrowLeft" ? -1 : 1;
+      let next = ev.key === "ArrowDown" ? cardsOf(emptyLane)[0] : undefined;
+      for (let j = ls.indexOf(emptyLane) + dir; !next && ev.key !== "ArrowDown" && j >= 0 && j < ls.length; j += dir) next = cardsOf(ls[j]!)[0];
+      focusCard(next);
+      ev.preventDefault();
+      return;
+    }
     if (document.querySelector("dialog[open]")) return; // a modal handles its own keys
     if (ev.key === "Escape") {
       // an edit in progress is left with Cancel, Save or ×: Esc never throws typed changes away
@@ -98,7 +114,7 @@ export function installKeyboard(actions: KeyActions): void {
       if (actions.close()) ev.preventDefault();
       return;
     }
-    if (typing(ev.target)) return;
+    if (!fromBoard(ev.target)) return;
     if (ev.key === "/") { ev.preventDefault(); document.querySelector<HTMLElement>("#search")?.focus(); }
     else if (ev.key === "n") { ev.preventDefault(); actions.create(); }
     else if (ev.key === "?") { ev.preventDefault(); showHelp(); }

@@ -5,19 +5,21 @@
  */
 import { getWorkspace, setActor } from "./api.ts";
 import { moveCard } from "./actions.ts";
+import { announce, cards } from "./announce.ts";
 import { boardRoot, clearCardCache, renderBoard, renderLanes, setFocusCard } from "./board.ts";
 import { loadBreaches } from "./breaches.ts";
 import { applyTheme, renderChrome, showLiveStatus, showSignals, syncChrome, type ChromeActions } from "./chrome.ts";
 import { openCreate } from "./create.ts";
-import { loadBoard, loadMore, needsFullReload } from "./data.ts";
+import { laneCards, loadBoard, loadMore, needsFullReload } from "./data.ts";
 import { closeDetail, editInProgress, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
 import { h, throttle, $ } from "./dom.ts";
 import { installDrag } from "./drag.ts";
 import { followCards } from "./follow.ts";
 import { countHidden } from "./hidden.ts";
 import { installKeyboard } from "./keyboard.ts";
+import { installPanelFocus } from "./panelfocus.ts";
 import { connectLive } from "./live.ts";
-import { boardOrder, state } from "./state.ts";
+import { boardOrder, columnName, matchingCount, narrowed, state } from "./state.ts";
 import * as toast from "./toast.ts";
 
 const ACTOR_KEY = "cards.actor";
@@ -42,19 +44,47 @@ function writeUrl(push: boolean): void {
   else history.replaceState(null, "", url);
 }
 
-async function reload(): Promise<void> {
+/** Reads and draws the board; resolves true when this read was drawn (not superseded, no error). */
+async function reload(): Promise<boolean> {
   boardRoot().setAttribute("aria-busy", "true");
   try {
     if (await loadBoard()) {
       performance.mark("cards:fetched");
       renderLanes(state.board.columns);
       performance.mark("cards:drawn");
+      return true;
     }
   } catch (e) {
     toast.error(e, "Could not load the board");
   } finally {
     boardRoot().setAttribute("aria-busy", "false");
   }
+  return false;
+}
+
+/** After a filter or search: how many cards the view holds now (the lanes' counts say it only lane by lane). */
+async function reloadAndSayMatches(): Promise<void> {
+  if (!(await reload())) return;
+  const n = state.board.columns.reduce((sum, col) => sum + matchingCount(col, laneCards(col).length), 0);
+  announce(narrowed() ? `${n === 0 ? "No cards" : cards(n)} match${n === 1 ? "es" : ""}.` : `Showing all ${cards(n)}.`);
+}
+
+/**
+ * Moves by others (agents on the CLI or MCP, other people) said in words, gathered over a
+ * second: "agent-1 moved “Fix login” to Review." One move the person makes themselves is
+ * announced by moveCard.
+ */
+const MOVES_EVERY_MS = 1000;
+let moves: string[] = [];
+let movesTimer: ReturnType<typeof setTimeout> | undefined;
+function sayMove(actor: string, card: string, to: string): void {
+  moves.push(`${actor} moved “${card}” to ${columnName(to)}.`);
+  movesTimer ??= setTimeout(() => {
+    movesTimer = undefined;
+    const said = moves.length > 3 ? `${moves.length} cards moved on the board.` : moves.join(" ");
+    moves = [];
+    announce(said);
+  }, MOVES_EVERY_MS);
 }
 /**
  * Live writes may never pause, so the re-reads they cause are throttled, not debounced: the
@@ -123,8 +153,8 @@ async function showBoard(id: string, filter: string, q: string): Promise<void> {
 
 const chromeActions: ChromeActions = {
   board: (id) => { closeDetail(); void showBoard(id, "", "").then(() => writeUrl(true)); },
-  filter: (name) => { state.filter = name; syncChrome(chromeActions); writeUrl(true); void reload(); },
-  search: (q) => { state.q = q; writeUrl(false); void reload(); },
+  filter: (name) => { state.filter = name; syncChrome(chromeActions); writeUrl(true); void reloadAndSayMatches(); },
+  search: (q) => { state.q = q; writeUrl(false); void reloadAndSayMatches(); },
   actor: (id) => {
     state.actor = id;
     setActor(id);
@@ -175,6 +205,8 @@ async function boot(): Promise<void> {
     }, () => { reloadSoon(); refreshSignalsSoon(); }),
     // a write on another board's cards changes nothing here
     conditions: (e) => {
+      const moved = e.type === "status_changed" && e.card_id ? state.cards.get(e.card_id) : undefined;
+      if (moved && e.actor !== state.actor && typeof e.diff.after === "string") sayMove(e.actor, moved.title, e.diff.after);
       const mine = e.scope === "board" ? e.board_id === state.board.id : state.cards.has(e.card_id ?? "") || ENTERS.has(e.type);
       if (mine) refreshSignalsSoon();
     },
@@ -211,6 +243,7 @@ async function boot(): Promise<void> {
     move: (id, to) => void moveCard(id, to).then((ok) => { if (ok) document.querySelector<HTMLElement>(`.card[data-id="${CSS.escape(id)}"]`)?.focus(); }),
     create: () => openCreate(),
   });
+  installPanelFocus($("#detail")!);
   window.addEventListener("popstate", () => void fromUrl());
 
   await fromUrl();

@@ -1,6 +1,6 @@
 /**
- * Messages in the corner: errors show the envelope's message, valid options and hint; a
- * version conflict says who changed the card meanwhile instead.
+ * Messages in the corner: errors show the envelope's message, valid options and hint (and
+ * stay until dismissed); a version conflict says who changed the card meanwhile instead.
  */
 import { ApiError } from "./api.ts";
 import { conflictMessage, CONFLICT_TEXT } from "./conflict.ts";
@@ -8,22 +8,38 @@ import { h, $ } from "./dom.ts";
 import { columnName } from "./state.ts";
 import type { ErrorBody } from "./types.ts";
 
-const LIFETIME_MS = 8000;
+/**
+ * How long a note ("Saved", also said by the status region) stays; it waits while the focus
+ * is in it. Not while hovered: a note that appears under a resting pointer would stay over
+ * the button it covers (Save, at the panel's foot).
+ */
+const INFO_MS = 4000;
+/** Errors stay until dismissed (×), so there is time to read their options; the oldest go past this many. */
+const MAX_TOASTS = 4;
 
 function region(): HTMLElement {
   return $("#toasts")!;
 }
 
-function show(el: HTMLElement, ms: number): HTMLElement {
+/** Shows a toast; `ms`: its lifetime (paused while the focus is in it), undefined: until dismissed. */
+function show(el: HTMLElement, ms?: number): HTMLElement {
   const close = h("button", { class: "toast-close", type: "button", "aria-label": "Dismiss", onclick: () => el.remove() }, "×");
   el.prepend(close);
   region().append(el);
-  setTimeout(() => el.remove(), ms);
+  const all = region().children;
+  while (all.length > MAX_TOASTS) all[0]!.remove();
+  if (ms === undefined) return el;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const held = () => el.matches(":focus-within");
+  const start = () => { clearTimeout(timer); timer = setTimeout(() => { if (!held()) el.remove(); }, ms); };
+  // read at the person's pace: the time starts again once the focus leaves
+  el.addEventListener("focusout", () => setTimeout(() => { if (!held()) start(); }));
+  start();
   return el;
 }
 
 export function info(message: string): HTMLElement {
-  return show(h("div", { class: "toast info", role: "status" }, h("p", {}, message)), 4000);
+  return show(h("div", { class: "toast info", role: "status" }, h("p", {}, message)), INFO_MS);
 }
 
 /** The parts of an error a person needs: what went wrong, what would be accepted, how to fix. */
@@ -59,5 +75,5 @@ export function toBody(e: unknown): ErrorBody {
 export function error(e: unknown, title?: string): HTMLElement {
   const body = toBody(e);
   return show(h("div", { class: "toast error", role: "alert", "data-error": body.error },
-    title ? h("p", { class: "toast-title" }, title) : null, ...errorParts(body)), LIFETIME_MS);
+    title ? h("p", { class: "toast-title" }, title) : null, ...errorParts(body)));
 }

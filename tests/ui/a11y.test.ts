@@ -1,0 +1,465 @@
+/**
+ * Accessibility of the board for keyboard, screen-reader and low-vision users: focus that
+ * stays where the person is, a visible focus ring (also in forced colours), what the polite
+ * status region says, contrast from the computed styles, names of groups and cards, form
+ * errors tied to their fields, pickers that wait for Enter, and single-key shortcuts that
+ * leave a focused control alone.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { run } from "../helpers/binary.ts";
+import { servedBoard } from "./suite.ts";
+import { contrast } from "./contrast.ts";
+import { call, seedDemo, type Seeded } from "./seed.ts";
+
+const T = 30_000;
+const ui = servedBoard();
+let s: Seeded;
+
+beforeAll(async () => {
+  s = await seedDemo(ui.srv.url);
+}, 60_000);
+
+async function openBoard(page: Page, query = ""): Promise<void> {
+  await page.goto(`${ui.srv.url}/ui/${query}`);
+  await page.locator("body[data-ready]").waitFor();
+}
+
+/** A description of the focused element: `tag#id.class [data-*]`. */
+const focused = (page: Page) => page.evaluate(() => {
+  const a = document.activeElement as HTMLElement | null;
+  if (!a || a === document.body) return "body";
+  return `${a.tagName.toLowerCase()}${a.id ? `#${a.id}` : ""}${a.dataset.filter !== undefined ? `[filter=${a.dataset.filter}]` : ""}${a.dataset.id ? `[id=${a.dataset.id}]` : ""}`;
+});
+
+describe.serial("accessibility", () => {
+  test("a filter chip pressed with the keyboard keeps the focus and says it is pressed", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const urgent = page.locator('.chip[data-filter="urgent"]');
+    await urgent.focus();
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("filter") === "urgent");
+    expect(await focused(page)).toBe("button[filter=urgent]");
+    expect(await urgent.getAttribute("aria-pressed")).toBe("true");
+    expect(await page.locator('.chip[data-filter=""]').getAttribute("aria-pressed")).toBe("false");
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => !new URL(location.href).searchParams.has("filter"));
+    expect(await focused(page)).toBe("button[filter=urgent]");
+    expect(await urgent.getAttribute("aria-pressed")).toBe("false");
+    await page.close();
+  }, T);
+});
+
+describe.serial("focus ring", () => {
+  test("the focused card has a solid outline that stands 3:1 against its lane, also over the limit and in forced colours", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const ring = () => page.evaluate(() => {
+      const cs = getComputedStyle(document.activeElement!);
+      return `${cs.outlineStyle} ${cs.outlineWidth}`;
+    });
+    // keyboard focus (focus-visible): into the review lane, over its WIP limit
+    await page.locator(`.card[data-id="${s.dump.id}"]`).focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.classList.contains("over-limit"))).toBe(true);
+    expect(await ring()).toBe("solid 2px");
+    expect(await contrast(page, ".card:focus-visible", "outline")).toBeGreaterThanOrEqual(3);
+    await page.keyboard.press("ArrowLeft");
+    expect(await contrast(page, ".card:focus-visible", "outline")).toBeGreaterThanOrEqual(3);
+    // a top-bar button, on white
+    await page.locator("#new-card").focus();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Tab");
+    expect(await ring()).toBe("solid 2px");
+    expect(await contrast(page, "#new-card", "outline")).toBeGreaterThanOrEqual(3);
+    await page.emulateMedia({ forcedColors: "active" });
+    await page.locator(`.card[data-id="${s.dump.id}"]`).focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await ring()).toBe("solid 2px");
+    await page.close();
+  }, T);
+});
+
+/** What the polite status region says once it says something that matches `re`. */
+async function announced(page: Page, re: RegExp): Promise<string> {
+  const h = await page.waitForFunction((src) => {
+    const t = document.querySelector("#announcer")?.textContent ?? "";
+    return new RegExp(src).test(t) ? t : false;
+  }, re.source, { timeout: 4000 }).catch(async () => {
+    throw new Error(`the status region says ${JSON.stringify(await page.locator("#announcer").textContent())}, not ${re}`);
+  });
+  return (await h.jsonValue()) as string;
+}
+
+describe.serial("announcements", () => {
+  test("a keyboard move is announced with the card, the lane and its count against the limit; lane counts are not live", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Announce my move", status: "todo", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page);
+    expect(await page.locator(".lane-count[aria-live], .breach-count[role], .breach-count[aria-live]").count()).toBe(0);
+    expect(await page.locator('#announcer[role="status"]').count()).toBe(1);
+    await page.locator(`.card[data-id="${c.id}"]`).focus();
+    await page.keyboard.press("Shift+ArrowRight");
+    expect(await announced(page, /Moved/)).toBe("Moved “Announce my move” to In progress: 4 cards, WIP limit 3 (over the limit).");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+
+  test("a move by an agent is announced with who moved what where", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Moved by an agent", status: "todo", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: c.version, status: "doing" }, "agent-1");
+    expect(await announced(page, /agent-1/)).toBe("agent-1 moved “Moved by an agent” to In progress.");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+
+  test("a search or a filter announces how many cards match", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#search").fill("rate limit");
+    expect(await announced(page, /match/)).toBe("2 cards match.");
+    await page.locator("#search").fill("no such words anywhere");
+    expect(await announced(page, /^No cards/)).toBe("No cards match.");
+    await page.locator("#search").fill("");
+    expect(await announced(page, /^Showing all/)).toMatch(/^Showing all \d+ cards\.$/);
+    await page.locator('.chip[data-filter="urgent"]').click();
+    expect(await announced(page, /\d cards? match/)).toMatch(/^\d+ cards? match(es)?\.$/);
+    await page.close();
+  }, T);
+});
+
+describe.serial("focus when a card leaves", () => {
+  const task = (title: string, status: string, type = "task") =>
+    call(ui.srv.url, "POST", "/cards", { type_id: type, title, status, fields: type === "task" ? { priority: "low" } : { severity: "minor", steps: "Open it." } });
+
+  test("an agent deleting the focused card hands the focus to its neighbour in the lane and says so", async () => {
+    const older = await task("Older neighbour", "backlog");
+    const doomed = await task("Focused, then deleted", "backlog");
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    // newest first (lane_sort -updated_at): the doomed card, then its older neighbour
+    await page.locator(`.card[data-id="${doomed.id}"]`).focus();
+    await call(ui.srv.url, "DELETE", `/cards/${doomed.id}`, undefined, "agent-1");
+    await page.locator(`.card[data-id="${doomed.id}"]`).waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement !== document.body);
+    expect(await focused(page)).toBe(`div[id=${older.id}]`);
+    expect(await page.locator(`.card[data-id="${older.id}"]`).getAttribute("tabindex")).toBe("0");
+    expect(await announced(page, /no longer/)).toBe("“Focused, then deleted” is no longer on the board. Focus on “Older neighbour”.");
+    await call(ui.srv.url, "DELETE", `/cards/${older.id}`);
+    await page.close();
+  }, T);
+
+  test("the last card of a lane moved off the board leaves the focus on the empty lane; the arrows lead on from it", async () => {
+    // the bugs board's backlog holds only this bug; a wontfix resolution takes it off the board (its default filter)
+    const bug = await task("Last bug in the backlog", "backlog", "bug");
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator(`.card[data-id="${bug.id}"]`).focus();
+    await call(ui.srv.url, "PATCH", `/cards/${bug.id}`, { version: bug.version, fields: { resolution: "wontfix" } }, "agent-1");
+    await page.locator(`.card[data-id="${bug.id}"]`).waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement !== document.body);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Cards in Backlog");
+    expect(await announced(page, /no longer/)).toBe("“Last bug in the backlog” is no longer on the board. Backlog has no cards now.");
+    await page.keyboard.press("ArrowRight");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.getAttribute("data-lane"))).toBe("todo");
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, T);
+});
+
+describe.serial("contrast", () => {
+  test("text is 4.5:1 and input edges 3:1 against what they sit on (computed styles)", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#breach-count:not([hidden])").waitFor();
+    // signals that need time or an empty watched lane to appear: shown here for their colours
+    await page.evaluate(() => {
+      document.querySelector<HTMLElement>('.lane[data-lane="todo"] .drained-badge')!.hidden = false;
+      const top = document.querySelector(".card .card-top")!;
+      const stuck = document.createElement("span");
+      stuck.className = "breach-badge stuck";
+      stuck.textContent = "stuck";
+      top.append(stuck);
+    });
+    expect(await page.locator('.lane[data-lane="doing"]').getAttribute("class")).toContain("at-limit");
+    const text = {
+      "at-limit lane count": '.lane[data-lane="doing"] .lane-count',
+      "over-limit lane count": '.lane[data-lane="review"] .lane-count',
+      "lane count": '.lane[data-lane="backlog"] .lane-count',
+      "empty badge": '.lane[data-lane="todo"] .drained-badge',
+      "stuck badge": ".breach-badge.stuck",
+      "breach count": "#breach-count",
+      "high option badge": '.badge[data-value="high"]',
+      "low option badge": '.badge[data-value="low"]',
+      "short id": ".card .short-id",
+      "tag": ".card .tag",
+    };
+    const ratios: Record<string, boolean> = {};
+    for (const [name, sel] of Object.entries(text)) ratios[name] = (await contrast(page, sel)) >= 4.5;
+    ratios["search box edge"] = (await contrast(page, "#search", "border")) >= 3;
+    ratios["board picker edge"] = (await contrast(page, "#board-picker", "border")) >= 3;
+    ratios["breach count edge"] = (await contrast(page, "#breach-count", "border")) >= 3;
+    expect(Object.entries(ratios).filter(([, ok]) => !ok).map(([name]) => name)).toEqual([]);
+    await page.close();
+  }, T);
+});
+
+/** The ids aria-describedby of `sel` names, and the text of each. */
+const descriptions = (page: Page, sel: string) => page.locator(sel).evaluate((el) =>
+  (el.getAttribute("aria-describedby") ?? "").split(" ").filter(Boolean).map((id) => document.getElementById(id)?.textContent ?? `(no #${id})`));
+
+describe.serial("forms", () => {
+  test("the New card form names its checkbox groups, marks required fields and ties descriptions and server errors to their controls", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator("#new-card").click();
+    const dlg = page.locator("dialog.create-dialog");
+    await dlg.waitFor();
+    // groups of checkboxes have names; no label points at a missing control
+    expect(await dlg.getByRole("group", { name: "Tags" }).count()).toBe(1);
+    expect(await dlg.getByRole("group", { name: "Components" }).count()).toBe(1);
+    expect(await dlg.locator("label[for]").evaluateAll((ls) => ls.filter((l) => !document.getElementById((l as HTMLLabelElement).htmlFor)).length)).toBe(0);
+    // required: said, not only shown as "*"
+    const priority = dlg.locator('[data-field="priority"] select');
+    expect(await priority.getAttribute("aria-required")).toBe("true");
+    expect(await dlg.getByRole("combobox", { name: "Priority (required)" }).count()).toBe(1);
+    expect(await dlg.getByRole("textbox", { name: "Title (required)" }).count()).toBe(1);
+    // a description is read with its control
+    expect((await descriptions(page, 'dialog [data-field="description"] textarea')).length).toBe(1);
+    // the server refuses an empty title: the field says it is invalid, and why
+    await dlg.locator("button[type=submit]").click();
+    const title = dlg.locator("#new-title");
+    await page.waitForFunction(() => document.querySelector("#new-title")?.getAttribute("aria-invalid") === "true");
+    expect(await focused(page)).toBe("input#new-title");
+    const said = await descriptions(page, "dialog #new-title");
+    expect(said.some((t) => /title/i.test(t))).toBe(true);
+    await title.fill("A title now");
+    await dlg.getByRole("button", { name: "Cancel" }).click();
+    await dlg.waitFor({ state: "detached" });
+    await page.close();
+  }, T);
+
+  test("a refused link target is marked invalid and described by the refusal", async () => {
+    const page = await ui.browser.page(1440, 1600);
+    await openBoard(page, `?card=${s.guide.id}`);
+    const d = page.locator("#detail");
+    await d.locator(".links summary").click();
+    const target = d.locator('.link-form input[name="target"]');
+    await target.fill("0badc0de");
+    await d.locator(".link-form button[type=submit]").click();
+    await page.waitForFunction(() => document.querySelector('.link-form input[name="target"]')?.getAttribute("aria-invalid") === "true");
+    expect((await descriptions(page, '.link-form input[name="target"]')).join(" ")).toContain("no card has the id 0badc0de");
+    await target.fill("");
+    expect(await target.getAttribute("aria-invalid")).toBe(null);
+    await page.close();
+  }, T);
+});
+
+describe.serial("top-bar pickers", () => {
+  test("the arrow keys step through the board picker without switching; Enter switches", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const picker = page.locator("#board-picker");
+    await picker.focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await picker.inputValue()).toBe("bugs");
+    await page.waitForTimeout(300);
+    expect(new URL(page.url()).searchParams.get("board")).toBe(null);
+    expect(await page.title()).toBe("Agent queue · cards");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("board") === "bugs");
+    expect(await page.title()).toBe("Bug triage · cards");
+    expect(await focused(page)).toBe("select#board-picker");
+    await page.close();
+  }, T);
+
+  test("the arrow keys step through the actor picker without acting as anyone; Enter or leaving it picks", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const picker = page.locator("#actor");
+    const before = await picker.inputValue();
+    await picker.focus();
+    await page.keyboard.press("ArrowDown");
+    const stepped = await picker.inputValue();
+    expect(stepped).not.toBe(before);
+    await page.waitForTimeout(300);
+    expect(await page.locator(".toast", { hasText: "Acting as" }).count()).toBe(0);
+    expect(await page.evaluate(() => localStorage.getItem("cards.actor"))).not.toBe(stepped);
+    await page.keyboard.press("Tab");
+    await page.locator(".toast", { hasText: `Acting as ${stepped}` }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem("cards.actor"))).toBe(stepped);
+    await page.evaluate(() => localStorage.removeItem("cards.actor"));
+    await page.close();
+  }, T);
+});
+
+describe.serial("single-key shortcuts", () => {
+  test("n, / and ? leave a focused chip or button alone, and still work from a card", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('.chip[data-filter="urgent"]').focus();
+    for (const key of ["n", "/", "?"]) await page.keyboard.press(key);
+    await page.waitForTimeout(200);
+    expect(await page.locator("dialog[open]").count()).toBe(0);
+    expect(await focused(page)).toBe("button[filter=urgent]");
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("n");
+    await page.locator("dialog.create-dialog[open]").waitFor();
+    await page.keyboard.press("Escape");
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("/");
+    expect(await focused(page)).toBe("input#search");
+    await page.close();
+  }, T);
+});
+
+describe.serial("card names", () => {
+  test("a card's accessible name says what its face shows: preview fields, tags and owner too", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const name = await page.locator(`.card[data-id="${s.rate.id}"]`).getAttribute("aria-label");
+    expect(name).toStartWith(`Add rate limiting to the public API, ${s.rate.id.slice(5, 13)}, blocked`);
+    expect(name).toContain("Priority: high");
+    expect(name).toContain("Components: api");
+    expect(name).toContain("tags: backend, security");
+    expect(name).toEndWith("owner: Agent 1");
+    await page.close();
+  }, T);
+});
+
+describe.serial("time to read", () => {
+  test("an error toast stays until dismissed; a note waits while the focus is in it", async () => {
+    const page = await ui.browser.page();
+    await openBoard(page);
+    // done may only go back to todo: a move to review is refused
+    await page.locator(`.card[data-id="${s.ci.id}"]`).focus();
+    await page.keyboard.press("Shift+ArrowLeft");
+    const error = page.locator(".toast.error");
+    await error.waitFor();
+    const actor = page.locator("#actor");
+    await actor.selectOption("agent-1");
+    const note = page.locator(".toast.info", { hasText: "Acting as agent-1" });
+    await note.locator(".toast-close").focus();
+    await page.waitForTimeout(8600); // past the 8 s errors had, and the 4 s of a note
+    expect(await error.count()).toBe(1);
+    expect(await note.count()).toBe(1);
+    await error.locator(".toast-close").click();
+    expect(await error.count()).toBe(0);
+    await page.evaluate(() => localStorage.removeItem("cards.actor"));
+    await page.close();
+  }, T);
+
+  test("a \"Delete for good?\" question is announced and stands while its button has the focus", async () => {
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "Asked, not deleted", status: "backlog", fields: { priority: "low" } });
+    const page = await ui.browser.page();
+    await openBoard(page, `?card=${c.id}`);
+    const del = page.locator("#detail-delete");
+    await del.focus();
+    await page.keyboard.press("Enter");
+    expect(await del.textContent()).toBe("Delete for good?");
+    expect(await announced(page, /for good/)).toBe("Delete for good? Press the button again to confirm.");
+    await page.waitForTimeout(4500); // the question went after 4 s
+    expect(await del.textContent()).toBe("Delete for good?");
+    await page.keyboard.press("Shift+Tab");
+    expect(await del.textContent()).toBe("Delete");
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`);
+    await page.close();
+  }, T);
+});
+
+/** Tabs `n` times; after each, whether the focused control is under one of `bars` (a sticky bar it is not in) or outside `box`. */
+async function tabHidden(page: Page, n: number, box: string, bars: string, shift = false): Promise<string[]> {
+  const hidden: string[] = [];
+  for (let i = 0; i < n; i++) {
+    await page.keyboard.press(shift ? "Shift+Tab" : "Tab");
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const why = await page.evaluate(([box, bars]) => {
+      const el = document.activeElement as HTMLElement;
+      const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""} "${(el.getAttribute("aria-label") ?? el.textContent ?? "").trim().slice(0, 30)}"`;
+      if (!el.closest(box!)) return `${name} is outside ${box}`;
+      const r = el.getBoundingClientRect();
+      for (const bar of document.querySelectorAll<HTMLElement>(bars!)) {
+        if (bar.contains(el)) continue;
+        const b = bar.getBoundingClientRect();
+        if (r.bottom > b.top + 1 && r.top < b.bottom - 1) return `${name} is under ${bar.className}`;
+      }
+      return "";
+    }, [box, bars] as const);
+    if (why) hidden.push(why);
+  }
+  return hidden;
+}
+
+describe.serial("focus not hidden", () => {
+  test("Tab and Shift+Tab go round inside the open card panel, never to the top bar or board under it", async () => {
+    const page = await ui.browser.page(1280, 800);
+    await openBoard(page, `?card=${s.rate.id}`);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 60, "#detail", ".detail-head")).toEqual([]);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 12, "#detail", ".detail-head", true)).toEqual([]);
+    await page.close();
+  }, T);
+
+  test("on a phone, the panel's stops are never under its sticky head, nor the New card form's under its footer", async () => {
+    const page = await ui.browser.page(640, 400);
+    await openBoard(page, `?card=${s.rate.id}`);
+    await page.locator("#detail-title").focus();
+    expect(await tabHidden(page, 30, "#detail", ".detail-head", true)).toEqual([]);
+    await page.keyboard.press("Escape");
+    for (const [w, hgt] of [[640, 400], [320, 256]] as const) {
+      await page.setViewportSize({ width: w, height: hgt });
+      await page.locator("#new-card").click();
+      await page.locator("dialog.create-dialog").waitFor();
+      expect(await tabHidden(page, 24, "dialog", ".dialog-actions")).toEqual([]);
+      await page.locator("dialog.create-dialog").getByRole("button", { name: "Cancel" }).click();
+    }
+    await page.close();
+  }, T);
+});
+
+describe.serial("names, targets and markup", () => {
+  test("entry, comment and copy buttons say what they act on, and are 24 px targets", async () => {
+    const page = await ui.browser.page(1440, 1600);
+    await openBoard(page, `?card=${s.rate.id}`);
+    const d = page.locator("#detail");
+    await d.locator(".comment-edit").first().waitFor();
+    const names = async (sel: string) => d.locator(sel).evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-label") ?? b.textContent));
+    const edits = await names(".entry-edit");
+    expect(edits.length).toBe(2);
+    expect(new Set(edits).size).toBe(2);
+    expect(edits[0]).toMatch(/^Edit Evidence entry “/);
+    expect((await names(".entry-remove"))[0]).toMatch(/^Remove Evidence entry “/);
+    expect(await names(".comment-edit")).toEqual(expect.arrayContaining([expect.stringMatching(/^Edit comment by Agent 1, /)]));
+    expect((await names(".copy-id"))[0]).toBe(`Copy the card id ${s.rate.id.slice(5, 13)}`);
+    const small = await d.locator(".entry-edit, .entry-remove, .comment-edit, .copy-id, .link-remove").evaluateAll((bs) =>
+      bs.map((b) => b.getBoundingClientRect()).filter((r) => r.width < 24 || r.height < 24).length);
+    expect(small).toBe(0);
+    await page.locator("#detail .detail-close").click();
+    await page.locator("#new-card").click();
+    const boxes = await page.locator("dialog .checks input[type=checkbox]").evaluateAll((bs) =>
+      bs.map((b) => { const r = b.getBoundingClientRect(); const cs = getComputedStyle(b); return [r.width + parseFloat(cs.marginLeft) + parseFloat(cs.marginRight), r.height + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom)]; }));
+    expect(boxes.length).toBeGreaterThan(0);
+    expect(boxes.filter(([w, hgt]) => w! < 24 || hgt! < 24)).toEqual([]);
+    await page.close();
+  }, T);
+
+  test("the page has one h1, cards are list items that may be, and on a phone the status says more than a colour", async () => {
+    const page = await ui.browser.page(600, 800);
+    await openBoard(page);
+    expect(await page.locator("h1").count()).toBe(1);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("Agent");
+    expect(await page.locator('.card[role="listitem"]').evaluateAll((cs) => cs.filter((c) => c.tagName !== "DIV").length)).toBe(0);
+    const size = () => page.locator("#live-status").evaluate((el) => getComputedStyle(el).fontSize);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator("#live-status").evaluate((el) => { el.dataset.state = "offline"; el.textContent = "offline — retrying in 4s"; });
+    expect(parseFloat(await size())).toBeGreaterThanOrEqual(11);
+    await page.close();
+  }, T);
+});
