@@ -31,7 +31,9 @@ export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<A
         if (!allowed.includes(k)) {
           throw new CardsError("bad_request", `unknown query parameter ${JSON.stringify(k)}`, {
             field: k, valid_options: allowed,
-            hint: allowed.length ? `${req.method} ${route.path} takes only ${allowed.join(", ")} in the query; the rest goes in the JSON body` : `${req.method} ${route.path} takes no query parameters; send options in the JSON body`,
+            hint: allowed.length
+              ? `${req.method} ${req.path} takes only ${allowed.join(", ")} in the query${req.method === "DELETE" ? "" : "; the rest goes in the JSON body"}`
+              : `${req.method} ${req.path} takes no query parameters; send options in the JSON body`,
           });
         }
       }

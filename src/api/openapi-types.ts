@@ -3,7 +3,7 @@
  * (Fields*, Create*, Update*) and answers (Card*, CardFields*), plus the unions over every
  * type (CreateCardBody, PatchCardBody, Card). Describes only: the rules live in the service.
  */
-import { clearable, fieldSchema, obj, statusesOf, tagsSchema, type JsonSchema } from "../service/index.ts";
+import { clearable, createFieldSchema, fieldSchema, obj, statusesOf, tagsSchema, type JsonSchema } from "../service/index.ts";
 import type { CardType, Definitions, FieldDef } from "../domain/types.ts";
 import { CARD_PROPERTIES, CARD_REQUIRED } from "./openapi-components.ts";
 
@@ -62,11 +62,11 @@ function nameKeys(id: string, used: Set<string>): Names {
 function typeSchemas(type: CardType, defs: Definitions, names: Names): Record<string, JsonSchema> {
   const open = !defs.workspace.settings.strict_fields;
   const statuses = statusesOf(type, defs);
-  // create: null (and [] for a multiple field) stands for a field not given, as in the
-  // create tools; only a required field without a default must be given
+  // create: as in the create tools (createFieldSchema); only a required field without a
+  // default must be given
   const mustGive = (f: FieldDef) => f.required === true && f.default === undefined;
   const createProps: Record<string, JsonSchema> = {};
-  for (const f of type.fields) createProps[f.id] = mustGive(f) ? requestSchema(f, defs) : clearable(requestSchema(f, defs));
+  for (const f of type.fields) createProps[f.id] = createFieldSchema(f, requestSchema(f, defs));
   const required = type.fields.filter(mustGive).map((f) => f.id);
   // update: null removes an optional key only (a required one is refused), as in the update tools
   const patchProps: Record<string, JsonSchema> = {};

@@ -108,6 +108,19 @@ export function clearable(s: JsonSchema): JsonSchema {
   return out;
 }
 
+/**
+ * A field's schema in a create body (the HTTP body and the create tools alike): `null`
+ * stands for the field not given, so its default applies; so does `[]` for an optional
+ * multiple field. A required field without a default must be given, and one with a
+ * default is refused as `[]` (the service says it is required), so it keeps `minItems`.
+ */
+export function createFieldSchema(f: FieldDef, s: JsonSchema): JsonSchema {
+  if (f.required && f.default === undefined) return s;
+  const out = clearable(s);
+  if (f.required && s.minItems !== undefined) out.minItems = s.minItems;
+  return out;
+}
+
 /** Statuses a card of this type may hold: its allowed_columns, else every column. */
 export function statusesOf(type: CardType, defs: Definitions): string[] {
   return type.allowed_columns ?? defs.workspace.columns.map((c) => c.id);

@@ -90,6 +90,8 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   let quiescing = false;
   /** resolves quiesce once no run is claimed, queued or running */
   let idle: (() => void) | undefined;
+  /** what quiesce answers (every call the same promise) */
+  let quiet: Promise<void> | undefined;
   let unsubscribe: (() => void) | undefined;
   /** the consumed types declared with the subscription (re-declared by reconcile) */
   let subscribedTypes = "";
@@ -170,12 +172,14 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       for (const j of reserved) laneOf(j.hook.id).claiming--;
       reserved = [];
     };
-    let outcome: Array<"won" | "lost" | "full">;
+    let outcome: Array<"won" | "lost" | "full" | "stopped">;
     try {
       const at = new Date().toISOString();
       outcome = await host.store.write((tx) => {
         release(); // a transaction run again starts over
         return matched.map((j) => {
+          // stopped while this waited for the write lock: left unclaimed, for another server
+          if (stopped) return "stopped";
           const lane = laneOf(j.hook.id);
           if (lane.running.size + lane.queue.length + lane.claiming >= room) return "full";
           if (!tx.claimOnce(onceKey(j), at)) return "lost";
@@ -283,12 +287,13 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       return n;
     },
     quiesce() {
+      if (quiet) return quiet;
       quiescing = true;
       unsubscribe?.();
       unsubscribe = undefined;
-      const done = new Promise<void>((resolve) => { idle = resolve; });
+      quiet = new Promise<void>((resolve) => { idle = resolve; });
       settle();
-      return done;
+      return quiet;
     },
     async stop() {
       if (stopped) return;

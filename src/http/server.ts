@@ -62,6 +62,7 @@ export async function startService(o: ServeOptions): Promise<void> {
     log.info(`${signal}: shutting down`);
     monitor.stop();
     unwatch();
+    const graceEnds = Date.now() + SHUTDOWN_GRACE_MS;
     const graceOver = new Promise<void>((r) => {
       cutGrace = r;
       setTimeout(r, SHUTDOWN_GRACE_MS);
@@ -79,7 +80,8 @@ export async function startService(o: ServeOptions): Promise<void> {
     if (hooks) {
       const done = hooks.quiesce();
       const busy = hooks.busy();
-      if (busy) log.info(`waiting up to ${SHUTDOWN_GRACE_MS / 1000} s for ${busy} hook run(s) taken before the shutdown; signal again to stop them now`);
+      const left = Math.max(0, Math.ceil((graceEnds - Date.now()) / 1000));
+      if (busy) log.info(`waiting up to ${left} s for ${busy} hook run(s) taken before the shutdown; signal again to stop them now`);
       await Promise.race([done, graceOver]);
     }
     await Promise.all(stoppers.map((s) => s().catch(() => {})));

@@ -5,7 +5,7 @@
  * definitions and stay short: agents pay for every token of tools/list.
  */
 import type { CardType, Definitions } from "../domain/types.ts";
-import { anyObj, bool, clearable, fieldSchema, int, obj, statusesOf, str, strEnum, tagsSchema, type JsonSchema } from "../service/index.ts";
+import { anyObj, bool, clearable, createFieldSchema, fieldSchema, int, obj, statusesOf, str, strEnum, tagsSchema, type JsonSchema } from "../service/index.ts";
 
 export { anyObj, bool, int, obj, str, type JsonSchema };
 
@@ -26,10 +26,9 @@ export function createTool(type: CardType, defs: Definitions): ToolSpec {
   const props: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const f of type.fields) {
-    // null (and [] for a multiple one) stands for "not given", as over HTTP: the default applies
-    const mustGive = f.required && f.default === undefined;
-    props[f.id] = mustGive ? fieldSchema(f, defs) : clearable(fieldSchema(f, defs));
-    if (mustGive) required.push(f.id);
+    // null stands for "not given", as over HTTP: the default applies (createFieldSchema)
+    props[f.id] = createFieldSchema(f, fieldSchema(f, defs));
+    if (f.required && f.default === undefined) required.push(f.id);
   }
   const statuses = statusesOf(type, defs);
   const properties: Record<string, JsonSchema> = {

@@ -34,4 +34,4 @@ export { dumpWorkspace, restoreWorkspace, jsonlLines, DUMP_FORMAT, DUMP_FORMAT_V
 export { backupWorkspace } from "./backup.ts";
 // Schemas for surfaces (OpenAPI, tool inputs)
 export { REQUEST_SHAPES } from "./shapes.ts";
-export { clearable, fieldSchema, itemFields, statusesOf, tagsSchema, obj, anyObj, str, int, bool, strEnum, type JsonSchema } from "../definitions/json-schema.ts";
+export { clearable, createFieldSchema, fieldSchema, itemFields, statusesOf, tagsSchema, obj, anyObj, str, int, bool, strEnum, type JsonSchema } from "../definitions/json-schema.ts";
