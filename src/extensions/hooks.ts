@@ -178,8 +178,9 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       outcome = await host.store.write((tx) => {
         release(); // a transaction run again starts over
         return matched.map((j) => {
-          // stopped while this waited for the write lock: left unclaimed, for another server
-          if (stopped) return "stopped";
+          // stopped while this waited for the write lock (left unclaimed, for another
+          // server), or the hook was removed by a reload meanwhile
+          if (stopped || !current().some((h) => h.id === j.hook.id)) return "stopped";
           const lane = laneOf(j.hook.id);
           if (lane.running.size + lane.queue.length + lane.claiming >= room) return "full";
           if (!tx.claimOnce(onceKey(j), at)) return "lost";
@@ -276,7 +277,14 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   resubscribe();
   return {
     reconcile: () => {
-      current();
+      // the queued runs of a hook the reload removed do not run (those running finish)
+      const declared = new Set(current().map((h) => h.id));
+      for (const [id, lane] of lanes) {
+        if (declared.has(id) || lane.queue.length === 0) continue;
+        opts.log(`hook ${id}: removed by a reload, ${lane.queue.length} queued run(s) dropped (${eventRange(lane.queue)})`);
+        lane.queue = [];
+      }
+      settle();
       // not inside a publish loop: a listener added while the bus iterates would see that event again
       queueMicrotask(resubscribe);
     },

@@ -250,6 +250,24 @@ describe("lifecycle", () => {
     expect(records(rec).map((r) => r.env.EXTRA).sort()).toEqual(["new", "old"]);
   });
 
+  test("a hook a reload removes: its queued runs are dropped and logged, the running one finishes (before: all ran, with the old definition)", async () => {
+    const { ws, svc, hooks, logs } = await setup([], { maxConcurrent: 1 });
+    const gate = join(ws, "gate-open");
+    const rec = recordDir(ws);
+    svc.defs = { ...svc.defs, extensions: [{ id: "gone", kind: "hook", on: ["card_created"], run: sh("gate.sh", gate), env: { RECORD_DIR: rec } }] };
+    for (let i = 0; i < 3; i++) await createCard(svc, { type_id: "task", title: `c${i}` }, ctx);
+    await waitFor(() => records(rec).length === 1, "one running");
+    await Bun.sleep(300); // the other two claimed and queued
+    expect(hooks.busy()).toBe(3);
+    svc.defs = { ...svc.defs, extensions: [] };
+    hooks.reconcile();
+    expect(logs.some((l) => /^hook gone: removed by a reload, 2 queued run\(s\) dropped \(events \d+ to \d+\)$/.test(l))).toBe(true);
+    writeFileSync(gate, "");
+    await waitFor(() => hooks.busy() === 0, "the running one done");
+    await Bun.sleep(200);
+    expect(records(rec).length).toBe(1);
+  });
+
   test("two servers on one workspace run each hook once per event", async () => {
     const { ws, svc } = await setup([]);
     const rec = recordDir(ws);
