@@ -5,7 +5,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { ROUTES, VERSION, type Route } from "./routes.ts";
-import { REQUEST_SHAPES, type JsonSchema, type Service } from "../service/index.ts";
+import { REQUEST_SHAPES, STREAM_REPLAY_LIMIT, type JsonSchema, type Service } from "../service/index.ts";
 import { BoardSchema } from "../service/board-shape.ts";
 import { OPERATIONS, type OperationDoc } from "./openapi-ops.ts";
 import { COMPONENTS } from "./openapi-components.ts";
@@ -14,7 +14,7 @@ import { addCardTypeSchemas } from "./openapi-types.ts";
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ "application/json": { schema } });
 const STREAM = "SSE frames: `event: <type>`, `id: <event id>` (durable events only: resume from it with Last-Event-ID), `data: <the Event as JSON>` (the Event schema). "
-  + "Comment frames: `: connected` first; `: live after <id>` once the replay is sent (`: replay truncated after <id>` when more than 500 events were due: page GET /events from that id); "
+  + "Comment frames: `: connected` first; `: live after <id>` once the replay is sent (`: replay truncated after <id>` when more than " + STREAM_REPLAY_LIMIT + " events were due: page GET /events from that id); "
   + "`: keepalive` every 15 s; `: board <id> was removed` when a reload removes the board the stream follows, which is then closed; `: dropped, reconnect` when the client read too slowly, then closed.";
 
 /** The OpenAPI document for the definitions live now. */

@@ -44,16 +44,16 @@ export function onReload(svc: Service, fn: (defs: Definitions) => void): () => v
   return () => { set!.delete(fn); };
 }
 
-/**
- * `announce: false` for a process following another's reload: the set was announced
- * already, and a second announcement would reach every stream twice.
- */
 /** POST /workspace/reload: the body, if any, is an empty object (an option it does not take is refused, not ignored). */
 export function reloadRequested(svc: Service, body: unknown, ctx: OpContext): Promise<ReloadResult> {
   parseShape(ReloadBody, body, "reload");
   return reloadDefinitions(svc, ctx);
 }
 
+/**
+ * `announce: false` for a process following another's reload: the set was announced
+ * already, and a second announcement would reach every stream twice.
+ */
 export function reloadDefinitions(svc: Service, ctx: OpContext, opts: { announce?: boolean } = {}): Promise<ReloadResult> {
   return serial(() => answerOnce(svc, ctx, () => reloadNow(svc, ctx, opts.announce !== false)));
 }

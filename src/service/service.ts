@@ -156,17 +156,8 @@ export class Service {
     try {
       result = await this.store.write(async (tx) => {
         if (idem) {
-          // a record stored before keys were scoped (same actor) still replays
-          const rec = tx.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(tx.getIdempotency(idem.key), ctx.actor);
-          if (rec) {
-            if (rec.request_hash !== idem.hash) {
-              throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
-                value: idem.key, hint: "use a new key for a new request",
-              });
-            }
-            ctx.replayed = true;
-            return JSON.parse(rec.body) as T;
-          }
+          const stored = storedAnswer<T>(tx, ctx, idem);
+          if (stored) return stored.answer;
         }
         const now = nowIso();
         const persisted = this.defs.workspace.settings.persist_conditions ?? [];
@@ -215,17 +206,7 @@ export class Service {
    * `mutate(ctx, () => answer)`.
    */
   priorAnswer<T>(ctx: OpContext): T | undefined {
-    const idem = ctx.idempotency;
-    if (!idem) return undefined;
-    const rec = this.store.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(this.store.getIdempotency(idem.key), ctx.actor);
-    if (!rec) return undefined;
-    if (rec.request_hash !== idem.hash) {
-      throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
-        value: idem.key, hint: "use a new key for a new request",
-      });
-    }
-    ctx.replayed = true;
-    return JSON.parse(rec.body) as T;
+    return ctx.idempotency ? storedAnswer<T>(this.store, ctx, ctx.idempotency)?.answer : undefined;
   }
 
   /** Records a condition signal outside any card write (e.g. transition_rejected after a refused move). */
@@ -316,6 +297,23 @@ export function requestHash(method: string, path: string, body: unknown, query?:
  * same key never get each other's answers (a take-next replay would hand one agent the
  * card the other claimed).
  */
+/**
+ * The answer stored under this call's Idempotency-Key (marking the call replayed), or
+ * undefined; another request under the key is 422. A record stored before keys were
+ * scoped by actor still replays for its own actor.
+ */
+function storedAnswer<T>(reads: Pick<StoreTx, "getIdempotency">, ctx: OpContext, idem: NonNullable<OpContext["idempotency"]>): { answer: T } | undefined {
+  const rec = reads.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(reads.getIdempotency(idem.key), ctx.actor);
+  if (!rec) return undefined;
+  if (rec.request_hash !== idem.hash) {
+    throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
+      value: idem.key, hint: "use a new key for a new request",
+    });
+  }
+  ctx.replayed = true;
+  return { answer: JSON.parse(rec.body) as T };
+}
+
 function scopedKey(actor: string, key: string): string {
   return `${actor}\u001f${key}`;
 }
