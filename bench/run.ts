@@ -72,7 +72,7 @@ if (writeDocs) {
 Latest run: ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun bench/run.ts --write-docs\`, source ${rev}.
 Machine: ${machineNote().replace(/, load [\d.]+$/, "")}; load average ${loadAtStart} (1/5/15 min) at the start: other work shares it. The machine is small, shared and noisy: absolute numbers move by
 ±30% between runs, so every target is a **ratio to a floor measured in the same run**
-(`../shared/research/perf-baselines.md`, beside this repository), and figures are medians. Speed is never asserted in tests.
+(\`../shared/research/perf-baselines.md\`, beside this repository), and figures are medians. Speed is never asserted in tests.
 
 Scripts: ${runs}.
 
@@ -105,8 +105,8 @@ floor programs, compiled with \`--compile --minify --bytecode --format esm\` lik
 
 ## Reproducing
 
-Needs bun (the devDependency: `export PATH="$PWD/node_modules/.bin:$PATH"` after
-`npm install`, or prefix each command with `npx`), hyperfine, wrk, git, node + npm (for
+Needs bun (the devDependency: \`export PATH="$PWD/node_modules/.bin:$PATH"\` after
+\`npm install\`, or prefix each command with \`npx\`), hyperfine, wrk, git, node + npm (for
 the Backlog.md peer).
 
     npm run bench                                  # everything, ~6 min

@@ -24,8 +24,10 @@ export const CARD_REQUIRED = ["id", "workspace_id", "type_id", "schema_version",
 
 /** what `diff` holds, by event type (SPEC Events) */
 const DIFF = "card_created, card_deleted: {card}; field_updated, status_changed, owner_changed, tags_changed, comment_edited: {before, after} (field_updated: field; comment_edited: comment_id); "
-  + "item_appended, item_removed: {field, entry_id, entry}; item_updated: {field, entry_id, before, after}; link_added, link_removed: {type_id, target}; comment_added: {comment_id, body}; "
-  + "schema_upgraded: the upgrade report; artifact_added: {field, uri, mime, size, sha256}; conditions: {column, count, limit} or {blockers}; definition_*: {fingerprint} or {problems}";
+  + "item_appended, item_removed: {field, entry_id, entry}; item_updated: {field, entry_id, before, after}; link_added: {type_id, target, note}; link_removed: {type_id, target}; comment_added: {comment_id, body}; "
+  + "schema_upgraded: the upgrade report; artifact_added: {field, uri, mime, size, sha256}; card_blocked, card_unblocked: {blockers}; wip_exceeded, wip_cleared: {column, count, limit}; lane_drained, lane_refilled: {column, count}; "
+  + "transition_rejected: {board_id, before, after, valid_options}; status_timeout: {board_id, status, since, max}; card_idle: {board_id, since, threshold}; "
+  + "definition_reloaded: {fingerprint}; definition_reload_failed: {problems}";
 
 /** the `kind` of each /breaches item, with what else it holds (service/breaches.ts) */
 const breach = (kinds: string[], properties: Record<string, JsonSchema>, description: string): JsonSchema => ({

@@ -23,6 +23,8 @@ export interface OperationDoc {
   dryRun?: boolean;
   /** success response headers (writes: beyond Idempotent-Replayed and Dry-Run) */
   headers?: Record<string, string>;
+  /** request body examples (valid in any workspace: they name no type, column or field) */
+  examples?: Record<string, { summary: string; value: unknown }>;
 }
 
 const int = { type: "integer", minimum: 1 };
@@ -66,19 +68,25 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   "GET /cards": { id: "listCards", tag: "cards", query: LIST, response: "CardPage" },
   "POST /cards": { id: "createCard", tag: "cards", body: "CreateCardBody", response: "Card", status: 201, okDescription: "Created", also: { 200: "dry_run: the card as it would be, nothing stored (Dry-Run: true)" }, dryRun: true },
   "GET /cards/:id": { id: "getCard", tag: "cards", response: "Card" },
-  "PATCH /cards/:id": { id: "patchCard", tag: "cards", body: "PatchCardBody", response: "Card", dryRun: true },
+  "PATCH /cards/:id": { id: "patchCard", tag: "cards", body: "PatchCardBody", response: "Card", dryRun: true,
+    examples: { retitle: { summary: "change the title at the version last read", value: { version: 3, title: "Fix the login redirect" } } } },
   "DELETE /cards/:id": { id: "deleteCard", tag: "cards", query: [["version", "only delete at this version", int]], response: "Card" },
   "GET /cards/:id/events": { id: "listCardEvents", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "EventList" },
   "GET /cards/:id/history": { id: "getCardHistory", tag: "events", query: [["limit", "default 100, max 500", int], ["since", "events after this id"]], response: "History" },
   "POST /cards/:id/upgrade-schema": { id: "upgradeSchema", tag: "cards", body: "UpgradeBody", bodyRequired: false, response: "Card", okDescription: "The upgraded card; the report is in the Upgrade-Report header", dryRun: true,
     headers: { "Upgrade-Report": "JSON {from, to, defaults_applied, fields_dropped} (non-ASCII characters as \\u escapes)" } },
   "POST /cards/:id/artifacts/:field": { id: "uploadArtifact", tag: "artifacts", body: "bytes", response: "Card", status: 201,
-    description: "Stores the raw body as the artifact of `field` (artifact_policy local). Any Content-Type is taken as the artifact's type; with none or application/octet-stream the type is sniffed from the bytes." },
+    description: "Stores the raw body as the artifact of `field` (artifact_policy local). A media type in Content-Type (e.g. `image/png`, `text/plain; charset=utf-8`) is recorded as the artifact's type; with none or application/octet-stream the type is sniffed from the bytes; anything else is 422 validation_failed." },
   "GET /artifacts/**:path": { id: "getArtifact", tag: "artifacts", response: "bytes",
     description: "`path` is the field's `uri` without its leading `artifacts/` and spans several segments: sha256/<2 hex>/<64 hex>, sent as they are (not as one escaped segment).",
     headers: { "Cache-Control": "public, max-age=31536000, immutable (the bytes of a path never change)", "Content-Security-Policy": "sandbox; default-src 'none': stored bytes never run as a page of this origin", "X-Content-Type-Options": "nosniff" } },
-  "POST /cards/take-next": { id: "takeNext", tag: "ownership", body: "TakeNextBody", bodyRequired: false, response: "TakeNextResult", dryRun: true },
-  "POST /cards/:id/claim": { id: "claimCard", tag: "ownership", body: "ClaimBody", response: "Card" },
+  "POST /cards/take-next": { id: "takeNext", tag: "ownership", body: "TakeNextBody", bodyRequired: false, response: "TakeNextResult", dryRun: true,
+    examples: {
+      ready: { summary: "the oldest unowned card that nothing blocks (docs/filters.md)", value: { filter: { blocked: false } } },
+      look: { summary: "which card it would hand out, claiming nothing", value: { filter: { blocked: false }, dry_run: true } },
+    } },
+  "POST /cards/:id/claim": { id: "claimCard", tag: "ownership", body: "ClaimBody", response: "Card",
+    examples: { claim: { summary: "claim at the version last read (a stale one is 409 with the current card)", value: { version: 3 } } } },
   "POST /cards/:id/release": { id: "releaseCard", tag: "ownership", body: "ReleaseBody", bodyRequired: false, response: "Card" },
   "POST /cards/:id/links": { id: "addLink", tag: "links", body: "LinkBody", response: "Card", status: 201 },
   "DELETE /cards/:id/links/:type_id/:target": { id: "removeLink", tag: "links", response: "Card" },

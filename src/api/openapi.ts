@@ -65,7 +65,10 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
         Error: {
           description: "The error envelope. A method a path does not take is 405 `method_not_allowed`, with the ones it takes in Allow and valid_options.",
           headers: { Allow: { description: "with 405: the methods the path takes, such as `GET, PATCH, DELETE`", schema: { type: "string" } } },
-          content: json(ref("ErrorEnvelope")),
+          content: { "application/json": { schema: ref("ErrorEnvelope"), examples: {
+            transition: { summary: "a move the board does not allow: valid_options lists the statuses it does", value: { error: "transition_illegal", message: "moving from backlog to done is not allowed on board main", field: "status", value: "done", valid_options: ["todo"], hint: "allowed from backlog: todo; force skips the check (CLI: --force; HTTP and tools: force: true)" } },
+            stale: { summary: "a write at a version that is not the card's", value: { error: "version_conflict", message: "card card_4d5bc2e221c2bd24 is at version 4", hint: "re-read the card and retry with its current version (4; the card in this error is the current one)" } },
+          } } },
         },
         Unavailable: { description: "503 `unavailable`: the database or disk cannot serve the call now (locked, full, replaced); retry. 500 `internal` is a bug.", content: json(ref("ErrorEnvelope")) },
       },
@@ -95,7 +98,7 @@ function operation(route: Route, doc: OperationDoc): Record<string, unknown> {
   };
   // any media type is taken; application/octet-stream or none has the bytes sniffed
   if (doc.body === "bytes") op.requestBody = { required: true, description: "the artifact's bytes (at most 64 MiB), with their media type as Content-Type", content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
-  else if (doc.body) op.requestBody = { required: doc.bodyRequired ?? true, content: json(ref(doc.body)) };
+  else if (doc.body) op.requestBody = { required: doc.bodyRequired ?? true, content: { "application/json": { schema: ref(doc.body), ...(doc.examples ? { examples: doc.examples } : {}) } } };
   const ok: Record<string, unknown> = { description: doc.okDescription ?? "Success" };
   // an artifact is answered with its stored type
   if (doc.response === "bytes") ok.content = { "*/*": { schema: { type: "string", description: "the artifact's bytes, with the type it was stored with" } } };

@@ -185,16 +185,33 @@ async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
   let text = (await renderUsage(cmd, parent)).replace(/\u001b\[[0-9;]*m/g, "").replace(/[ \t]+$/gm, "");
   // a group that runs on its own too (`cards workspace`): citty shows only the subcommands' usage
   if (cmd.run && cmd.subCommands) text = text.replace(/^USAGE (.*)$/m, (_m, u: string) => `USAGE ${path.join(" ")} | ${u.trim()}`);
-  return `${text.trimEnd()}\n\n${GLOBAL_HELP}`;
+  return `${text.trimEnd()}\n\n${globalHelp(path.join(" "))}`;
 }
 
-/** The flags every command takes (extractGlobals), shown under each command's help. */
-const GLOBAL_HELP = `GLOBAL OPTIONS (any command, anywhere before --)
+/**
+ * Commands that work on the workspace files where they run, and what they do with
+ * --url / CARDS_URL (docs/cli.md): the help of these does not offer the server's flags.
+ */
+const FILES_HERE: Record<string, "ignore" | "refuse"> = {
+  "cards init": "ignore", "cards check": "ignore", "cards serve": "ignore", "cards ext run": "ignore", "cards ext list": "ignore",
+  "cards mcp": "refuse", "cards dump": "refuse", "cards restore": "refuse", "cards backup": "refuse", "cards artifacts gc": "refuse",
+  "cards ext start": "refuse", "cards ext stop": "refuse", "cards ext restart": "refuse",
+};
 
-  --dir=<dir>              workspace root (default: found upward from the current directory)
-  --url=<url>              use a running server (same as CARDS_URL; --dir wins over CARDS_URL)
-  --actor=<actor>          act as this user (X-Service-Actor; else CARDS_ACTOR, settings.default_user)
-  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key)`;
+/** The flags every command takes (extractGlobals), shown under each command's help. */
+function globalHelp(path: string): string {
+  const here = FILES_HERE[path];
+  const lines = [
+    "GLOBAL OPTIONS (any command, anywhere before --)",
+    "",
+    "  --dir=<dir>              workspace root (default: found upward from the current directory)",
+    ...(here ? [] : ["  --url=<url>              use a running server (same as CARDS_URL; --dir wins over CARDS_URL)"]),
+    "  --actor=<actor>          act as this user (X-Service-Actor; else CARDS_ACTOR, settings.default_user)",
+    ...(here ? [] : ["  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key)"]),
+  ];
+  if (here) lines.push("", `This command works on the workspace files here: it ${here === "ignore" ? "ignores" : "refuses"} CARDS_URL / --url.`);
+  return lines.join("\n");
+}
 
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
   return typeof v === "function" ? await (v as () => T | Promise<T>)() : await v;

@@ -73,7 +73,7 @@ export function fixedTools(defs: Definitions): Tool[] {
     tool("list_cards", "List cards, most recently updated first.", {
       board_id: str(), type_id: str("one or comma-separated"), status: str("one or comma-separated"),
       owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"), filter,
-      brief: bool("id, type, title, status, owner, tags, version, updated_at only (no fields)"),
+      brief: bool("id, type_id, title, status, owner (when set), tags, version, updated_at only (no fields)"),
     }, [], async (a, c) => {
       const page = await listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter });
       return a.brief === true ? briefPage(page) : page;

@@ -80,7 +80,7 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
   const notEmpty = (r: { cardCount(): number; lastEventId(): string | null }): CardsError | undefined => {
     const what = r.cardCount() > 0 ? "already holds cards" : r.lastEventId() !== null ? "already has an event log (its cards were deleted)" : undefined;
     return what ? new CardsError("validation_failed", `this workspace ${what}; restore needs an empty workspace`, {
-      hint: "restore into a fresh directory: `cards init DIR` then `cards --dir DIR restore --in dump.jsonl`",
+      hint: "restore into a fresh directory with the definitions the cards were written under: `mkdir DIR && cp -r WS/definitions DIR/`, then `cards --dir DIR restore --in dump.jsonl` (docs/backup.md)",
     }) : undefined;
   };
   const refused = notEmpty(svc.store);

@@ -74,6 +74,18 @@ describe("process interface", () => {
     expect(run(["workspace", "--help"]).stdout).toContain("USAGE cards workspace | cards workspace reload");
   });
 
+  test("commands that work on the workspace files do not offer --url in their help, and say what they do with it", () => {
+    for (const [cmd, verb] of [[["dump"], "refuses"], [["ext", "stop"], "refuses"], [["init"], "ignores"], [["check"], "ignores"]] as const) {
+      const r = run([...cmd, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toContain("--url=<url>");
+      expect(r.stdout).not.toContain("--idempotency-key=<key>");
+      expect(r.stdout).toContain(`it ${verb} CARDS_URL / --url`);
+      // and it does what its help says
+      if (verb === "refuses") expect(run(["--url", "http://127.0.0.1:9", ...cmd, ...(cmd[0] === "ext" ? ["x"] : [])]).code).toBe(2);
+    }
+  });
+
   test("unknown command and unknown flag are usage errors (exit 2) listing the valid ones", () => {
     const a = run(["frobnicate"], { cwd: ws });
     expect(a.code).toBe(2);

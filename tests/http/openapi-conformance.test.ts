@@ -260,4 +260,22 @@ describe("what a generated client needs", () => {
     expect(doc.components.schemas.PatchCardBody.description).toContain("unknown_field");
     expect(doc.paths["/boards"].post.operationId).toBe("writeBoard");
   });
+  test("request and error examples validate against their schemas, and the take-next examples are taken by the server", async () => {
+    const shown: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const media = op.requestBody?.content?.["application/json"];
+        for (const [name, ex] of Object.entries<any>(media?.examples ?? {})) {
+          shown.push(`${method} ${path} ${name}`);
+          expect({ [`${method} ${path} ${name}`]: errorsOf(media.schema, ex.value) }).toEqual({ [`${method} ${path} ${name}`]: [] });
+        }
+      }
+    }
+    expect(shown).toEqual(expect.arrayContaining(["post /cards/take-next ready", "post /cards/take-next look", "post /cards/{id}/claim claim", "patch /cards/{id} retitle"]));
+    const error = doc.components.responses.Error.content["application/json"];
+    expect(Object.keys(error.examples)).toEqual(["transition", "stale"]);
+    for (const ex of Object.values<any>(error.examples)) expect(errorsOf(error.schema, ex.value)).toEqual([]);
+    const look = await send("POST", "/cards/take-next", "/cards/take-next", doc.paths["/cards/take-next"].post.requestBody.content["application/json"].examples.look.value, { "x-service-actor": "agent-1" });
+    expect(look.status).toBe(200);
+  });
 });

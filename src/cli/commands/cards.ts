@@ -22,7 +22,7 @@ const list = () => defineCommand({
     include: { type: "string", description: "links,comments (comma-separated)" },
     cursor: { type: "string", description: "next_cursor of the previous page" },
     limit: { type: "string", description: "page size (default 50, max 200)" },
-    brief: { type: "boolean", description: "each card as id, type_id, title, status, owner, tags, version, updated_at (no fields)" },
+    brief: { type: "boolean", description: "each card as id, type_id, title, status, owner (when set), tags, version, updated_at (no fields)" },
   },
   run: async ({ args, data }) => {
     const page = await callApi(g(data), {

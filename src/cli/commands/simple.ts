@@ -110,7 +110,7 @@ export const breaches = defineCommand({
   meta: { name: "breaches", description: "The conditions that hold now (GET /breaches): WIP over limit, drained lanes, blocked, timed-out and idle cards" },
   args: {
     board: { type: "string", description: "only this board" },
-    type: { type: "string", description: "only this kind: wip_exceeded, lane_limit, card_blocked, status_timeout, card_idle" },
+    type: { type: "string", description: "only this kind: wip_exceeded, lane_limit (a drained watched lane: count 0), card_blocked, status_timeout, card_idle" },
   },
   run: ({ args, data }) => callApi(g(data), { method: "GET", path: "/breaches", query: { board_id: args.board, type: args.type } }),
 });
