@@ -6,16 +6,24 @@
  */
 import { clearLaneStates } from "./lanes.ts";
 import { temporalOnceKey } from "./monitors.ts";
-import { CardsError } from "../domain/errors.ts";
+import { CardsError, isCardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
+import { isEntryList, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
 import { CARD_ID_RE, parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type Card, type Comment, type Link, type StoredEvent, type User } from "../domain/types.ts";
+import { RegisterUserBody, parseShape } from "./shapes.ts";
 import type { Service } from "./service.ts";
 
 export const DUMP_FORMAT = "cards-dump";
 export const DUMP_FORMAT_VERSION = 1;
 
 export interface PortCounts { users: number; cards: number; events: number }
+
+/** A restored card the loaded definitions would refuse as a new write (restore keeps it: see restoreWorkspace). */
+export interface RestoreNotice { card_id: string; error: string; field?: string; message: string }
+export interface RestoreResult { restored: PortCounts; notices: RestoreNotice[]; notices_total: number }
+/** notices listed in a restore's answer; the rest are counted */
+const NOTICES_SHOWN = 20;
 
 /**
  * One JSONL line. JSON.stringify leaves U+2028 and U+2029 raw, and line readers that
@@ -54,11 +62,16 @@ export async function* jsonlLines(chunks: AsyncIterable<string>, onError: (e: un
   if (pieces.length) yield line("");
 }
 
-/** Writes the workspace as JSONL lines to `write` (synchronously, one line at a time). */
+/**
+ * Writes the workspace as JSONL lines to `write` (synchronously, one line at a time). The
+ * header counts the records that follow, so a restore tells a dump cut short (or a record
+ * taken out) from a whole one wherever it ends.
+ */
 export function dumpWorkspace(svc: Service, write: (line: string) => void, progress?: (c: PortCounts) => void): PortCounts {
   const n: PortCounts = { users: 0, cards: 0, events: 0 };
   return svc.store.snapshot((r) => {
-    write(jsonLine({ record: "header", format: DUMP_FORMAT, format_version: DUMP_FORMAT_VERSION, workspace_id: svc.defs.workspace.id, dumped_at: nowIso() }));
+    const counts: PortCounts = { users: r.listUsers().length, cards: r.cardCount(), events: r.eventCount() };
+    write(jsonLine({ record: "header", format: DUMP_FORMAT, format_version: DUMP_FORMAT_VERSION, workspace_id: svc.defs.workspace.id, dumped_at: nowIso(), counts }));
     for (const user of r.iterateUsers()) { write(jsonLine({ record: "user", user })); n.users++; }
     for (const c of r.iterateCards()) {
       const card = canonicalCard({ ...c, links: r.listLinks(c.id), comments: r.listComments(c.id) });
@@ -74,9 +87,18 @@ export function dumpWorkspace(svc: Service, write: (line: string) => void, progr
   });
 }
 
-/** Restores a dump into a workspace that holds no cards. Any bad line aborts the whole restore. */
-export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string>, progress?: (c: PortCounts) => void): Promise<PortCounts> {
+/**
+ * Restores a dump into a workspace that holds no cards. Any bad line aborts the whole
+ * restore. A card is checked for what the store needs (its shape, its type, its column,
+ * its schema version); field values, tags and titles the loaded definitions would refuse
+ * as a new write are kept, as the workspace it came from kept them (definitions may
+ * narrow under existing cards), and reported as notices.
+ */
+export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string>, progress?: (c: PortCounts) => void): Promise<RestoreResult> {
   const n: PortCounts = { users: 0, cards: 0, events: 0 };
+  const notices: RestoreNotice[] = [];
+  let noticesTotal = 0;
+  const notice = (x: RestoreNotice): void => { if (++noticesTotal <= NOTICES_SHOWN) notices.push(x); };
   const notEmpty = (r: { cardCount(): number; lastEventId(): string | null }): CardsError | undefined => {
     const what = r.cardCount() > 0 ? "already holds cards" : r.lastEventId() !== null ? "already has an event log (its cards were deleted)" : undefined;
     return what ? new CardsError("validation_failed", `this workspace ${what}; restore needs an empty workspace`, {
@@ -90,18 +112,19 @@ export async function restoreWorkspace(svc: Service, lines: AsyncIterable<string
   // disk for good: copying those into the database needed the space they held)
   svc.store.compactLog();
   try {
-    await restoreInTransaction(svc, lines, n, notEmpty, progress);
+    await restoreInTransaction(svc, lines, n, notEmpty, notice, progress);
   } catch (e) {
     svc.store.compactLog();
     throw e;
   }
   progress?.(n);
-  return n;
+  return { restored: n, notices, notices_total: noticesTotal };
 }
 
 async function restoreInTransaction(
   svc: Service, lines: AsyncIterable<string>, n: PortCounts,
   notEmpty: (r: { cardCount(): number; lastEventId(): string | null }) => CardsError | undefined,
+  notice: (x: RestoreNotice) => void,
   progress?: (c: PortCounts) => void,
 ): Promise<void> {
   await svc.store.write(async (tx) => {
@@ -109,9 +132,13 @@ async function restoreInTransaction(
     if (late) throw late;
     let lineNo = 0;
     let sawHeader = false;
+    let declared: PortCounts | undefined;
     let lastEvent = 0;
     const seenCards = new Set<string>();
     const seenComments = new Set<string>();
+    const seenUsers = new Set<string>();
+    /** cards the log deleted: an event of a card the dump lacks must name one of these */
+    const deleted = new Set<string>();
     /**
      * The cards whose last change (ms) no event in the dump has reached yet: an event at or
      * after it takes the card off (cards come before events in a dump, so this shrinks as
@@ -135,6 +162,14 @@ async function restoreInTransaction(
         if (rec.record !== "header" || rec.format !== DUMP_FORMAT || rec.format_version !== DUMP_FORMAT_VERSION) {
           throw bad(`the first line must be a ${DUMP_FORMAT} header with format_version ${DUMP_FORMAT_VERSION}`);
         }
+        // dumps written before the header counted their records have no counts: the checks below still hold for them
+        if (rec.counts !== undefined) {
+          const c = rec.counts as Record<string, unknown>;
+          if (!isObject(c) || !(["users", "cards", "events"] as const).every((k) => Number.isSafeInteger(c[k]) && (c[k] as number) >= 0)) {
+            throw bad("the header's counts must be an object of users, cards and events (whole numbers)");
+          }
+          declared = { users: c.users as number, cards: c.cards as number, events: c.events as number };
+        }
         sawHeader = true;
         continue;
       }
@@ -154,7 +189,14 @@ async function restoreInTransaction(
           const u = rec.user as User;
           // a user declared in workspace.json keeps the created_at written there (any date Date.parse reads)
           if (!isObject(u) || !isText(u.id) || (u.kind !== "human" && u.kind !== "agent") || typeof u.created_at !== "string" || Number.isNaN(Date.parse(u.created_at))) throw bad("a user needs id, kind (human or agent) and created_at (a date)");
-          if (u.display_name !== undefined && typeof u.display_name !== "string") throw bad(`user ${u.id}: display_name must be a string`);
+          // the rules POST /users and workspace.json hold every user to
+          try {
+            parseShape(RegisterUserBody, { id: u.id, kind: u.kind, ...(u.display_name !== undefined ? { display_name: u.display_name } : {}) }, "user");
+          } catch (e) {
+            throw bad(`user ${JSON.stringify(u.id)}: ${(e as Error).message}`);
+          }
+          if (seenUsers.has(u.id)) throw bad(`duplicate user id ${u.id}`);
+          seenUsers.add(u.id);
           store(`user ${u.id}`, () => tx.upsertUser(u));
           n.users++;
           break;
@@ -165,6 +207,8 @@ async function restoreInTransaction(
           seenCards.add(c.id);
           if (!((eventsFirst.get(c.id) ?? -Infinity) >= Date.parse(c.updated_at))) unmatched.set(c.id, Date.parse(c.updated_at));
           const { links, comments, ...card } = c;
+          const refused = wouldRefuse(svc, card as Card);
+          if (refused) notice(refused);
           if (links !== undefined && !Array.isArray(links)) throw bad(`card ${c.id}: links must be an array`);
           if (comments !== undefined && !Array.isArray(comments)) throw bad(`card ${c.id}: comments must be an array`);
           store(`card ${c.id}`, () => tx.insertCard(canonicalCard(card as Card)));
@@ -198,6 +242,7 @@ async function restoreInTransaction(
             const due = unmatched.get(e.card_id);
             if (due !== undefined) { if (at >= due) unmatched.delete(e.card_id); }
             else if (!seenCards.has(e.card_id) && !((eventsFirst.get(e.card_id) ?? -Infinity) >= at)) eventsFirst.set(e.card_id, at);
+            if (e.type === "card_deleted" && !seenCards.has(e.card_id)) deleted.add(e.card_id);
           }
           store(`event ${e.id}`, () => tx.insertEventWithId(e));
           // a condition the log already holds has fired: a server on the restored workspace
@@ -216,7 +261,15 @@ async function restoreInTransaction(
       }
     }
     if (!sawHeader) throw new CardsError("validation_failed", "empty input: no cards-dump header", { field: "line 1" });
-    assertWhole(unmatched);
+    assertWhole(unmatched, declared, n);
+    // every card an event names is in the dump, or was deleted (its card_deleted is in the log)
+    for (const id of eventsFirst.keys()) {
+      if (!seenCards.has(id) && !deleted.has(id)) {
+        throw new CardsError("validation_failed", `the dump's events name card ${id}, which it neither holds nor deletes: a dump cut short or edited; nothing was restored`, {
+          value: id, hint: "make the dump again and restore the whole file",
+        });
+      }
+    }
 
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
@@ -234,7 +287,16 @@ async function restoreInTransaction(
  * card is logged in its transaction at the card's `updated_at`, and the log is never
  * trimmed, so a whole dump holds an event at or after each card's last change.
  */
-function assertWhole(unmatched: Map<string, number>): void {
+function assertWhole(unmatched: Map<string, number>, declared: PortCounts | undefined, read: PortCounts): void {
+  if (declared) {
+    for (const k of ["users", "cards", "events"] as const) {
+      if (declared[k] !== read[k]) {
+        throw new CardsError("validation_failed", `the dump ${read[k] < declared[k] ? "ends early" : "was edited"}: its header counts ${declared[k]} ${k}, it holds ${read[k]}; nothing was restored`, {
+          field: "counts", value: read[k], hint: "make the dump again and restore the whole file (`cards dump --out F` puts F in place only once it is whole)",
+        });
+      }
+    }
+  }
   for (const [id, at] of unmatched) {
     throw new CardsError("validation_failed", `the dump ends early: card ${id} was last changed at ${new Date(at).toISOString()}, but the dump holds no event of it from then on; a dump cut short would restore as a smaller workspace, so nothing was restored`, {
       hint: "make the dump again and restore the whole file (`cards dump --out F` puts F in place only once it is whole)",
@@ -271,6 +333,32 @@ function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): 
   if (!isText(c.created_by)) throw bad(`card ${c.id} needs created_by`);
   for (const k of ["created_at", "updated_at", "status_since"] as const) if (!isTime(c[k])) throw bad(`card ${c.id}: ${k} must be an ISO time such as 2026-01-31T12:00:00.000Z`);
   return { ...c, workspace_id: svc.defs.workspace.id };
+}
+
+/**
+ * What the loaded definitions would say of this card as a new write (its title, tags and
+ * field values, and entries without an entry_id), for a card at its type's schema
+ * version (one behind is for an upgrade to check); undefined when they take it.
+ */
+function wouldRefuse(svc: Service, card: Card): RestoreNotice | undefined {
+  const type = svc.defs.cardTypes.get(card.type_id)!;
+  if (card.schema_version !== type.schema_version) return undefined;
+  const { workspace } = svc.defs;
+  try {
+    validateTitle(card.title);
+    validateTags(card.tags, workspace.settings, workspace.tag_set);
+    validateFields({ type, settings: workspace.settings, tagSet: workspace.tag_set, fields: card.fields, mode: "create", makeEntryId: () => "ent_0" });
+    for (const def of type.fields) {
+      const v = card.fields[def.id];
+      if (def.type === "repeating" && v !== undefined && !isEntryList(v)) {
+        return { card_id: card.id, error: "validation_failed", field: def.id, message: `${def.id} holds entries without an entry_id: the entry endpoints will not touch them (a PATCH of ${def.id} to null clears it)` };
+      }
+    }
+  } catch (e) {
+    if (!isCardsError(e)) throw e;
+    return { card_id: card.id, error: e.code, ...(typeof e.extra.field === "string" ? { field: e.extra.field } : {}), message: e.message };
+  }
+  return undefined;
 }
 
 /** A link's type and target are kept as dumped: a removed link type or a deleted target card is history too. */

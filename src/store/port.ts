@@ -106,6 +106,8 @@ export interface StoreReads {
   listUsers(): User[];
   getIdempotency(key: string): IdempotencyRecord | null;
   cardCount(): number;
+  /** every event in the log, board-scoped ones too (a dump's header counts them) */
+  eventCount(): number;
   /** streaming reads for dumps: every user, card (no parts) and event, in a stable order */
   iterateUsers(): Iterable<User>;
   iterateCards(): Iterable<Card>;

@@ -155,6 +155,15 @@ describe("cards restore", () => {
     // a dump killed mid-way ends at a line boundary like a whole one (before: restored, exit 0)
     ["a dump cut short before its events", (l) => l.filter((x) => !x.includes('"record":"event"')), "the dump ends early"],
     ["a dump cut short among its events", (l) => l.slice(0, l.findIndex((x) => x.includes('"record":"event"')) + 2), "the dump ends early"],
+    // where no card's last change is lost, only the header's counts tell (before: restored, exit 0)
+    ["a dump cut short among its users", (l) => l.slice(0, 2), "its header counts 4 users, it holds 1"],
+    ["a dump that lost its last event (a card_deleted)", (l) => l.slice(0, -1), "the dump ends early: its header counts"],
+    ["a dump with a card taken out", (l) => l.filter((x) => !(x.includes('"record":"card"') && x.includes('"title":"bug"'))), "its header counts 3 cards, it holds 2"],
+    ["header counts that are not numbers", (l) => editFirst(l, "header", (r) => { r.counts.users = "4"; }), "counts must be an object of users, cards and events"],
+    // a dump written before the header counted: the log still names every card it holds or deletes
+    ["a dump without counts whose log lost a card_deleted", (l) => editFirst(l.filter((x) => !x.includes('"type":"card_deleted"')), "header", (r) => { delete r.counts; }), "which it neither holds nor deletes"],
+    ["a user id outside the rules of POST /users", (l) => editFirst(l, "user", (r) => { r.user.id = "bad user"; }), 'user "bad user"'],
+    ["the same user twice", (l) => { const i = l.findIndex((x) => x.includes('"record":"user"')); return [...l.slice(0, i + 1), l[i]!.replace('"display_name"', '"x"'), ...l.slice(i + 1)].map((x, j) => (j === 0 ? x.replace('"users":4', '"users":5') : x)); }, "duplicate user id"],
   ];
 
   /** Parses the first line of `record` kind (matching `when`), applies `edit`, puts it back. */
@@ -173,6 +182,54 @@ describe("cards restore", () => {
     expect(r.error.message).toContain(message);
     expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
     expect(run(["events"], { cwd: dst }).json.items).toEqual([]);
+  });
+
+  test("the header counts the records that follow; a dump without counts (an older one) still restores", () => {
+    const lines = dumpText.trim().split("\n");
+    expect(JSON.parse(lines[0]!).counts).toEqual({
+      users: lines.filter((x) => x.includes('"record":"user"')).length,
+      cards: lines.filter((x) => x.includes('"record":"card"')).length,
+      events: lines.filter((x) => x.includes('"record":"event"')).length,
+    });
+    const old = [lines[0]!.replace(/,"counts":\{[^}]*\}/, ""), ...lines.slice(1)];
+    expect(old[0]).not.toContain("counts");
+    const r = run(["restore"], { cwd: makeWorkspace(), input: old.join("\n") + "\n" });
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({ restored: { users: 4, cards: 3, events: lines.length - 8 } });
+  });
+
+  test("a dump holding bytes that are not UTF-8 is refused, and nothing is restored (before: stored as U+FFFD, exit 0)", () => {
+    const dst = makeWorkspace();
+    const bytes = Buffer.from(dumpText.replace('"title":"everything"', '"title":"T\u00e4sk"'), "utf8");
+    const at = bytes.indexOf(Buffer.from("T\u00e4sk", "utf8"));
+    const latin1 = Buffer.concat([bytes.subarray(0, at + 1), Buffer.from([0xe4]), bytes.subarray(at + 3)]);
+    const file = join(dst, "latin1.jsonl");
+    writeFileSync(file, latin1);
+    const r = run(["restore", "--in", file], { cwd: dst });
+    expect(r.code).toBe(2);
+    expect(r.error).toMatchObject({ error: "bad_request", field: "--in", message: expect.stringContaining("is not valid UTF-8") });
+    expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
+  });
+
+  test("cards the definitions here would refuse as new writes are restored as dumped, and named in notices", () => {
+    const lines = dumpText.trim().split("\n").map((x) => {
+      const r = JSON.parse(x);
+      if (r.record === "card" && r.card.title === "everything") { r.card.fields.priority = "bogus"; r.card.tags = ["backend", "not-in-tag-set"]; }
+      if (r.record === "card" && r.card.title === "review") r.card.fields.findings = [{ summary: "no entry id" }];
+      return JSON.stringify(r);
+    });
+    const dst = makeWorkspace();
+    const r = run(["restore"], { cwd: dst, input: lines.join("\n") + "\n" });
+    expect(r.code).toBe(0);
+    expect(r.json.restored.cards).toBe(3);
+    expect(r.json.notices_total).toBe(2);
+    const byCard = Object.fromEntries(r.json.notices.map((n: any) => [n.card_id, n]));
+    const task = JSON.parse(lines.find((x) => x.includes('"title":"everything"'))!).card;
+    const review = JSON.parse(lines.find((x) => x.includes('"record":"card"') && x.includes('"title":"review"'))!).card;
+    expect(byCard[task.id]).toMatchObject({ error: "unknown_tag", field: "tags" });
+    expect(byCard[review.id]).toMatchObject({ error: "validation_failed", field: "findings", message: expect.stringContaining("without an entry_id") });
+    // kept as dumped
+    expect(run(["cards", "get", task.id], { cwd: dst }).json.fields.priority).toBe("bogus");
   });
 
   test("text holding U+2028 and U+2029 round-trips (the dump escapes them; restore splits lines at \\n only)", () => {

@@ -7,7 +7,7 @@
 import { closeSync, createReadStream, fsyncSync, lstatSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { defineCommand } from "../define.ts";
-import { CardsError, fromEnvironment } from "../../domain/errors.ts";
+import { CardsError, fromEnvironment, isCardsError } from "../../domain/errors.ts";
 import { backupWorkspace, dumpWorkspace, jsonlLines, restoreWorkspace, type PortCounts } from "../../service/index.ts";
 import { openService } from "../../platform/open.ts";
 import { isAlive } from "../../extensions/state.ts";
@@ -126,7 +126,7 @@ export const restore = defineCommand({
     const g = local(data as CliGlobals, "restore");
     const svc = await openService({ dir: g.dir, cwd: g.cwd, env: g.env, mode: "embedded" });
     try {
-      const unreadable = (e: unknown) => new CardsError("usage", `cannot read ${args.in ?? "stdin"}: ${(e as Error).message}`, { field: "--in" });
+      const unreadable = (e: unknown) => (isCardsError(e) ? e : new CardsError("usage", `cannot read ${args.in ?? "stdin"}: ${(e as Error).message}`, { field: "--in" }));
       let input;
       try {
         if (args.in && statSync(args.in).isDirectory()) throw new Error("it is a directory");
@@ -135,10 +135,10 @@ export const restore = defineCommand({
       } catch (e) {
         throw unreadable(e);
       }
-      input.setEncoding("utf8");
-      const n = await restoreWorkspace(svc, jsonlLines(input as AsyncIterable<string>, unreadable), progress("restored"));
-      done(n, "restored");
-      return { restored: n };
+      const r = await restoreWorkspace(svc, jsonlLines(utf8Text(input as AsyncIterable<Uint8Array>, args.in ?? "stdin"), unreadable), progress("restored"));
+      done(r.restored, "restored");
+      // notices: cards kept as dumped that the definitions here would refuse as new writes
+      return r.notices_total ? r : { restored: r.restored };
     } finally {
       svc.close();
     }
@@ -199,6 +199,27 @@ function local(g: CliGlobals, what: string): CliGlobals {
 }
 
 /** A progress line on stderr, only when stderr is a terminal. */
+/**
+ * The dump's bytes as text, refusing bytes that are not UTF-8 (a lossy decode stored
+ * U+FFFD in the cards of a dump a Latin-1 editor had touched, and exited 0).
+ */
+async function* utf8Text(bytes: AsyncIterable<Uint8Array>, from: string): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let read = 0;
+  const refuse = (): CardsError => new CardsError("bad_request", `${from} is not valid UTF-8 (a byte of another encoding, such as Latin-1, after byte ${read}); nothing was restored`, {
+    field: "--in", hint: "a dump is UTF-8 text: restore the file `cards dump` wrote, or convert this one (iconv -t UTF-8)",
+  });
+  for await (const chunk of bytes) {
+    let text: string;
+    try { text = decoder.decode(chunk, { stream: true }); } catch { throw refuse(); }
+    read += chunk.length;
+    yield text;
+  }
+  let rest: string;
+  try { rest = decoder.decode(); } catch { throw refuse(); }
+  if (rest) yield rest;
+}
+
 function progress(verb: string): (n: PortCounts) => void {
   if (!process.stderr.isTTY) return () => {};
   return (n) => process.stderr.write(`\r${verb} ${n.users} users, ${n.cards} cards, ${n.events} events`);

@@ -142,6 +142,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     listUsers: () => reader.listUsers(),
     getIdempotency: (k) => reader.getIdempotency(k),
     cardCount: () => reader.cardCount(),
+    eventCount: () => reader.eventCount(),
     iterateUsers: () => reader.iterateUsers(),
     iterateCards: () => reader.iterateCards(),
     iterateEvents: () => reader.iterateEvents(),

@@ -203,6 +203,10 @@ export class SqliteQueries implements StoreTx {
     return Number(this.db.query("SELECT count(*) AS n FROM cards").get()?.n ?? 0);
   }
 
+  eventCount(): number {
+    return Number(this.db.query("SELECT count(*) AS n FROM events").get()?.n ?? 0);
+  }
+
   openBlockers(cardId: string): string[] {
     return this.db
       .query(
