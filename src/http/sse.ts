@@ -237,7 +237,8 @@ function groupFor(svc: Service, f: StreamFilter, matches: (e: CardEvent) => bool
   let groups = groupsByService.get(svc.origin);
   if (!groups) groupsByService.set(svc.origin, (groups = new Map()));
   const { card_id, board_id, actor, owner } = f;
-  const key = JSON.stringify([f.types ? [...f.types].sort() : null, card_id, board_id, actor, owner, f.boardTypes ?? null]);
+  // a board's card types are not part of the key: the matcher reads them from the definitions live now
+  const key = JSON.stringify([f.types ? [...f.types].sort() : null, card_id, board_id, actor, owner]);
   let g = groups.get(key);
   if (!g) groups.set(key, (g = new StreamGroup(svc, key, groups, matches, f.types)));
   return g;

@@ -21,7 +21,7 @@ export interface StreamFilter {
   owner?: string;
   /** replay after this event id, then live */
   since?: string;
-  /** the board's card types when board_id is given */
+  /** the board's card types when board_id is given, as the stream opened (replay reads them; live events read the board's types now) */
   boardTypes?: string[];
 }
 
@@ -72,7 +72,8 @@ export function eventMatcher(svc: Service, f: StreamFilter): (e: CardEvent) => b
     if (f.actor !== undefined && e.actor !== f.actor) return false;
     if (f.board_id !== undefined) {
       if (e.scope === "board") { if (e.board_id !== f.board_id) return false; }
-      else if (!f.boardTypes!.includes(cardTypeOf(svc, e) ?? "")) return false;
+      // the board's types now: a reload that adds a type to the board, or takes one off, reaches open streams too
+      else if (!(svc.origin.defs.boards.get(f.board_id)?.card_type_ids ?? f.boardTypes!).includes(cardTypeOf(svc, e) ?? "")) return false;
     }
     if (f.owner !== undefined && (!e.card_id || ownerOf(svc, e) !== f.owner)) return false;
     return true;

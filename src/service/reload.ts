@@ -12,7 +12,8 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
-import { DEFINITIONS_SYNCED_KEY, reloadedMarker } from "../definitions/cache.ts";
+import { DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo, syncStamp } from "../definitions/cache.ts";
+import { hash128 } from "../domain/hash.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
 import type { OpContext, Service } from "./service.ts";
@@ -81,9 +82,7 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     next = await loadDefinitions(root.root);
     assertSchemaFloor(root.store, next, old);
   } catch (e) {
-    if (isCardsError(e) && e.code === "invalid_definitions") {
-      await announce(root, ctx, [...old.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
-    }
+    if (isCardsError(e) && e.code === "invalid_definitions") await announceFailure(root, ctx, [...old.boards.keys()], e);
     throw e;
   }
   if (next.fingerprint === old.fingerprint) return { fingerprint: next.fingerprint, changed: false, boards: [] };
@@ -91,14 +90,22 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
   // swap while no write is in flight: a write sees all old or all new definitions; the
   // database no longer follows a known set until an open checks it again (a new token, so
   // an open that checked before this reload cannot record its set over it)
+  let first = true;
   await root.store.write((tx) => {
     root.defs = next;
+    // another process (a server, `cards mcp`, a one-shot call that opened the new files)
+    // loaded this set already: it signalled the lanes and announced the set, once
+    const marker = tx.getMeta(DEFINITIONS_SYNCED_KEY) ?? undefined;
+    first = !(reloadedTo(marker, next.fingerprint) || marker === syncStamp(next));
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
+    tx.deleteMeta(RELOAD_FAILED_KEY);
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
     recordLoadedSet(tx, next);
+    if (!first) return;
     // lanes the new limits or scopes put over or under their recorded state: whichever
-    // process swaps first signals them; the servers that follow find them recorded
+    // process swaps first signals them; the processes that follow find them recorded (a
+    // follower judging by its own old set signalled a removed limit's wip_cleared again)
     const at = nowIso();
     const persisted = next.workspace.settings.persist_conditions ?? [];
     for (const c of laneCrossings(old, next, tx)) {
@@ -109,7 +116,7 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
   });
   root.pollFeed();
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
-  if (announceIt) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
+  if (announceIt && first) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {
     try { fn(next); } catch { /* a listener's failure never undoes the reload */ }
   }
@@ -134,9 +141,16 @@ function affectedBoards(old: Definitions, next: Definitions): string[] {
  * the extensions, a view) is announced once, without board_id: other processes follow
  * every new set (followReloads), whatever it changed.
  */
-async function announce(svc: Service, ctx: OpContext, boards: string[], make: (board: string) => { type: CardEvent["type"]; board_id: string; diff: Record<string, unknown> }): Promise<void> {
+async function announce(
+  svc: Service, ctx: OpContext, boards: string[], make: (board: string) => { type: CardEvent["type"]; board_id: string; diff: Record<string, unknown> },
+  once?: { key: string; value: string },
+): Promise<void> {
   const at = nowIso();
   await svc.store.write((tx) => {
+    if (once) {
+      if (tx.getMeta(once.key) === once.value) return;
+      tx.setMeta(once.key, once.value);
+    }
     for (const b of boards) tx.appendSignal({ ...make(b), actor: ctx.actor, at, scope: "board" } as CardEvent);
     if (boards.length === 0) {
       const { board_id: _none, ...rest } = make("");
@@ -144,6 +158,15 @@ async function announce(svc: Service, ctx: OpContext, boards: string[], make: (b
     }
   });
   svc.pollFeed();
+}
+
+/** The problems of the refused set last announced (cleared by a set that loads): each broken state is announced once, whichever processes meet it. */
+const RELOAD_FAILED_KEY = "definitions_failed";
+
+function announceFailure(svc: Service, ctx: OpContext, boards: string[], e: CardsError): Promise<void> {
+  const problems = e.extra.problems ?? [];
+  return announce(svc, ctx, boards, (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems } }),
+    { key: RELOAD_FAILED_KEY, value: hash128(JSON.stringify(problems)) });
 }
 
 const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENGTH), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are ASCII letters, digits, - and _")) });
@@ -188,9 +211,7 @@ async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: s
     files.set(rel, text);
     assertSchemaFloor(root.store, parseDefinitions(files), root.defs);
   } catch (e) {
-    if (isCardsError(e) && e.code === "invalid_definitions") {
-      await announce(root, ctx, [...root.defs.boards.keys()], (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems: e.extra.problems ?? [] } }));
-    }
+    if (isCardsError(e) && e.code === "invalid_definitions") await announceFailure(root, ctx, [...root.defs.boards.keys()], e);
     throw e;
   }
 }

@@ -260,3 +260,66 @@ test("definitions edited while no process ran: the first open signals the crossi
   expect(laneEvents(fourth).slice(1)).toEqual([["wip_cleared", "cards", { column: "doing", count: 3, limit: null }]]);
   fourth.close();
 });
+
+test("a limit removed from a lane over it: wip_cleared once, though a process following the reload judged by its own old set", async () => {
+  const api = await testApi();
+  const other = await openTestService(api.dir, "serve");
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  try {
+    for (let i = 0; i < 3; i++) await api.task({ title: `doing ${i}`, status: "doing" });
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 1; });
+    expect((await api.post("/workspace/reload")).status).toBe(200);
+    expect((await reloadDefinitions(other, { actor: "cards" }, { announce: false })).changed).toBe(true);
+    editJson(api.dir, "definitions/boards/main.json", (b) => { delete b.wip_limits.doing; });
+    expect((await api.post("/workspace/reload")).status).toBe(200);
+    // the follower's old set still has the limit, and the lane's record went with it
+    expect((await reloadDefinitions(other, { actor: "cards" }, { announce: false })).changed).toBe(true);
+    await Bun.sleep(50);
+    api.svc.pollFeed();
+    await Bun.sleep(20);
+    expect(lanes(seen).map(([type]) => type)).toEqual(["wip_exceeded", "wip_cleared"]);
+  } finally {
+    other.close();
+    api.close();
+  }
+});
+
+test("a set is announced once, whichever processes load it; a refused set too, until one loads", async () => {
+  const api = await testApi();
+  const other = await openTestService(api.dir, "serve");
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  const said = (type: string) => seen.filter((e) => e.type === type).map((e) => [e.actor, e.board_id]);
+  try {
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 5; });
+    // the other process reloads first (a `cards mcp`, another server), then this server is asked to
+    expect((await reloadDefinitions(other, { actor: "cards" })).changed).toBe(true);
+    expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: true });
+    await Bun.sleep(50);
+    api.svc.pollFeed();
+    await Bun.sleep(20);
+    expect(said("definition_reloaded")).toEqual([["cards", "main"]]);
+
+    const file = join(api.dir, "definitions/boards/main.json");
+    const good = readFileSync(file, "utf8");
+    writeFileSync(file, "{ broken");
+    await reloadDefinitions(other, { actor: "cards" }).catch(() => {});
+    expect((await api.post("/workspace/reload")).status).toBe(422);
+    await Bun.sleep(50);
+    api.svc.pollFeed();
+    await Bun.sleep(20);
+    expect(said("definition_reload_failed")).toEqual([["cards", "bugs"], ["cards", "main"]]);
+
+    // fixed, then broken the same way again: a new broken state, announced again
+    writeFileSync(file, good.replace('"doing": 5', '"doing": 6'));
+    expect((await api.post("/workspace/reload")).status).toBe(200);
+    writeFileSync(file, "{ broken");
+    expect((await api.post("/workspace/reload")).status).toBe(422);
+    await Bun.sleep(20);
+    expect(said("definition_reload_failed").length).toBe(4);
+  } finally {
+    other.close();
+    api.close();
+  }
+});

@@ -158,3 +158,32 @@ describe("a restored log", () => {
   });
 });
 
+
+describe("a board's stream across reloads", () => {
+  test("a type added to the board, or taken off it, reaches streams opened before the reload", async () => {
+    const { editJson, makeWorkspace } = await import("../helpers/workspace.ts");
+    const { reloadDefinitions } = await import("../../src/service/index.ts");
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      // board bugs shows bugs only; a review card's events are not its
+      const before = eventStream(svc, new Request("http://x/v1/events/stream?board_id=bugs&types=card_created"));
+      editJson(dir, "definitions/boards/bugs.json", (b) => { b.card_type_ids.push("review"); });
+      expect((await reloadDefinitions(svc, { actor: "ada" })).changed).toBe(true);
+      const after = eventStream(svc, new Request("http://x/v1/events/stream?board_id=bugs&types=card_created"));
+      await createCard(svc, { type_id: "review", title: "now on bugs" }, ada);
+      const [a, b] = await Promise.all([readUntil(before, (t) => t.includes("now on bugs")), readUntil(after, (t) => t.includes("now on bugs"))]);
+      expect(titles(a)).toEqual(["now on bugs"]);
+      expect(titles(b)).toEqual(["now on bugs"]);
+
+      const opened = eventStream(svc, new Request("http://x/v1/events/stream?board_id=bugs&types=card_created"));
+      editJson(dir, "definitions/boards/bugs.json", (b) => { b.card_type_ids = b.card_type_ids.filter((t: string) => t !== "review"); });
+      expect((await reloadDefinitions(svc, { actor: "ada" })).changed).toBe(true);
+      await createCard(svc, { type_id: "review", title: "off bugs again" }, ada);
+      await createCard(svc, { type_id: "bug", title: "a bug", fields: { steps: "s" } }, ada);
+      expect(titles(await readUntil(opened, (t) => t.includes("a bug")))).toEqual(["a bug"]);
+    } finally {
+      svc.close();
+    }
+  });
+});
