@@ -6,7 +6,7 @@
  * whichever process writes).
  *
  * What was last signalled for a lane is recorded beside the data (meta `lane/<board>/<column>/wip`
- * "over" | "under", `.../empty` "empty" | "filled"), and a lane signals only a change from
+ * "over" | "under" | "unlimited" (its limit was removed), `.../empty` "empty" | "filled"), and a lane signals only a change from
  * it: processes that work with different definitions for a while (one has read edited
  * files, another not yet) and a reload that moves a limit then agree on what subscribers
  * were told, so no crossing is signalled twice or lost. A lane with nothing recorded
@@ -81,6 +81,7 @@ export class LaneWatch {
 export interface LaneCrossing { type: CardEvent["type"]; scope: "board"; board_id: string; diff: { column: string; count: number; limit?: number | null } }
 
 const stateKey = (board: string, column: string, kind: "wip" | "empty") => `lane/${board}/${column}/${kind}`;
+const UNLIMITED = "unlimited";
 
 /**
  * The signals a lane owes now, given its count `after` under `limit` / `watchEmpty`, and
@@ -93,14 +94,17 @@ function laneChanges(tx: StoreTx, board: Board, column: string, o: { limit: numb
   let exact: number | undefined;
   const count = (): number => (exact ??= tx.countInStatus(scopeOf(board), column, Number.MAX_SAFE_INTEGER));
   const wipKey = stateKey(board.id, column, "wip");
-  const wip = tx.getMeta(wipKey);
+  const recorded = tx.getMeta(wipKey);
+  // a lane whose limit was removed is recorded "unlimited": a process still on a set with
+  // the limit follows without clearing it again (with no record it judged by its old
+  // limit); a limit set again starts afresh, as a lane that starts being watched
+  const wip = recorded === UNLIMITED ? (o.limit === undefined ? "under" : null) : recorded;
   const wasOver = wip === null ? o.was.over : wip === "over";
   const isOver = o.limit !== undefined && o.after > o.limit;
   if (isOver && !wasOver) out.push({ type: "wip_exceeded", ...at, diff: { column, count: count(), limit: o.limit! } });
   // a limit removed from a lane over it clears it too: nothing is exceeded any more
   if (!isOver && wasOver) out.push({ type: "wip_cleared", ...at, diff: { column, count: count(), limit: o.limit ?? null } });
-  // a lane without a limit keeps no record: limited again later, it starts afresh
-  if (o.limit === undefined) { if (wip !== null) tx.deleteMeta(wipKey); }
+  if (o.limit === undefined) { if (recorded !== null && recorded !== UNLIMITED) tx.setMeta(wipKey, UNLIMITED); }
   else if (wip === null || isOver !== wasOver) tx.setMeta(wipKey, isOver ? "over" : "under");
   if (o.watchEmpty) {
     const emptyKey = stateKey(board.id, column, "empty");
@@ -168,7 +172,8 @@ export function reconcileLanes(defs: Definitions, tx: StoreTx): LaneCrossing[] {
       const limit = limits[column];
       const watchEmpty = watched.has(column);
       if (!watchEmpty) tx.deleteMeta(stateKey(board.id, column, "empty"));
-      if (limit === undefined && !watchEmpty && tx.getMeta(stateKey(board.id, column, "wip")) === null) continue;
+      const recorded = tx.getMeta(stateKey(board.id, column, "wip"));
+      if (limit === undefined && !watchEmpty && (recorded === null || recorded === UNLIMITED)) continue;
       const after = tx.countInStatus(scopeOf(board), column, (limit ?? 0) + 2);
       out.push(...laneChanges(tx, board, column, { limit, watchEmpty, after, was: { over: limit !== undefined && after > limit, empty: after === 0 } }));
     }

@@ -12,7 +12,7 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
-import { DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo, syncStamp } from "../definitions/cache.ts";
+import { DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo } from "../definitions/cache.ts";
 import { hash128 } from "../domain/hash.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
@@ -94,18 +94,15 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
   await root.store.write((tx) => {
     root.defs = next;
     // another process (a server, `cards mcp`, a one-shot call that opened the new files)
-    // loaded this set already: it signalled the lanes and announced the set, once
-    const marker = tx.getMeta(DEFINITIONS_SYNCED_KEY) ?? undefined;
-    first = !(reloadedTo(marker, next.fingerprint) || marker === syncStamp(next));
+    // loaded and announced this set already
+    first = !reloadedTo(tx.getMeta(DEFINITIONS_SYNCED_KEY) ?? undefined, next.fingerprint);
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
     tx.deleteMeta(RELOAD_FAILED_KEY);
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
     recordLoadedSet(tx, next);
-    if (!first) return;
     // lanes the new limits or scopes put over or under their recorded state: whichever
-    // process swaps first signals them; the processes that follow find them recorded (a
-    // follower judging by its own old set signalled a removed limit's wip_cleared again)
+    // process swaps first signals them; the servers that follow find them recorded
     const at = nowIso();
     const persisted = next.workspace.settings.persist_conditions ?? [];
     for (const c of laneCrossings(old, next, tx)) {

@@ -3,7 +3,7 @@ import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, CardType, Definitions, User, Workspace, WorkspaceDef } from "../domain/types.ts";
-import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedTo, syncStamp } from "../definitions/cache.ts";
+import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedMarker, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
@@ -96,10 +96,12 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // so it says so, and running servers reload too (followReloads) instead of validating
       // against the old set while this call writes with the new one. A set a reload already
       // loaded was announced by that reload.
-      if (marker !== undefined && !reloadedTo(marker, defs.fingerprint)) await announceOpenedSet(store, defs);
+      const announced = marker !== undefined && !reloadedTo(marker, defs.fingerprint) && await announceOpenedSet(store, defs);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
-      // new token) keeps the next open checking; a busy database is not waited for
-      store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, stamp, marker);
+      // new token) keeps the next open checking; a busy database is not waited for. A set
+      // this open announced is marked so: a server asked to reload it next says nothing more
+      // (the open after this one checks once more, then records the stamp)
+      store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, announced ? reloadedMarker(defs.fingerprint) : stamp, marker);
     }
     return svc;
   } catch (e) {
@@ -114,7 +116,7 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
  * against what each lane last signalled (a limit lowered while no server ran). Best
  * effort: a busy database is not waited for long.
  */
-async function announceOpenedSet(store: Store, defs: Definitions): Promise<void> {
+async function announceOpenedSet(store: Store, defs: Definitions): Promise<boolean> {
   try {
     const at = new Date().toISOString();
     const { reconcileLanes } = await import("./lanes.ts");
@@ -130,8 +132,10 @@ async function announceOpenedSet(store: Store, defs: Definitions): Promise<void>
         tx.appendSignal({ type: "definition_reloaded", actor: "cards", at, scope: "board", ...(board_id ? { board_id } : {}), diff: { fingerprint: defs.fingerprint } });
       }
     });
+    return true;
   } catch {
     // the next open of a changed set, or an explicit reload, announces it
+    return false;
   }
 }
 

@@ -323,3 +323,21 @@ test("a set is announced once, whichever processes load it; a refused set too, u
     api.close();
   }
 });
+
+test("a one-shot call that opens edited files announces the set; the server asked to reload it then says nothing more", async () => {
+  const api = await testApi();
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  try {
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 7; });
+    const once = await openTestService(api.dir, "embedded");
+    once.close();
+    expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: true });
+    await Bun.sleep(50);
+    api.svc.pollFeed();
+    await Bun.sleep(20);
+    expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.actor, e.board_id])).toEqual([["cards", "bugs"], ["cards", "main"]]);
+  } finally {
+    api.close();
+  }
+});

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFINITIONS_SYNCED_KEY, syncStamp } from "../../src/definitions/cache.ts";
+import { DEFINITIONS_SYNCED_KEY, reloadedTo, syncStamp } from "../../src/definitions/cache.ts";
 import { dispatch } from "../../src/api/dispatch.ts";
 import type { Service } from "../../src/service/index.ts";
 import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -37,6 +37,12 @@ describe("definitions synced marker", () => {
     editJson(dir, "definitions/workspace.json", (w) => { w.users.push({ id: "zoe", kind: "agent" }); });
     await withService(dir, "embedded", async (svc) => {
       expect(svc.store.getUser("zoe")?.kind).toBe("agent");
+      // it announced the new set: marked as loaded and announced, so a server asked to
+      // reload it says nothing more
+      expect(reloadedTo(svc.store.readMeta(DEFINITIONS_SYNCED_KEY), svc.defs.fingerprint)).toBe(true);
+    });
+    // the open after it checks once more and records the set
+    await withService(dir, "embedded", async (svc) => {
       expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBe(syncStamp(svc.defs));
     });
   });
