@@ -55,7 +55,8 @@ export function renderChrome(actions: ChromeActions): void {
     h("span", { id: "hidden-note", class: "hidden-note", hidden: true }),
     h("span", { id: "breach-count", class: "breach-count", hidden: true }),
     h("span", { class: "spacer" }),
-    h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
+    h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" },
+      h("span", {}, h("span", { class: "live-words" }), h("span", { class: "live-wait", "aria-hidden": "true" }))),
     h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
     h("button", { type: "button", id: "new-card", class: "primary", onclick: () => actions.create(), title: "New card (n)", "aria-label": "New card" },
       "+", h("span", { class: "label" }, " New card")));
@@ -129,10 +130,15 @@ function setText(el: HTMLElement, text: string): void {
 
 let retryTicker: ReturnType<typeof setInterval> | undefined;
 
-/** The live dot and its words; offline, the seconds until the next attempt count down. */
 /** the last status shown: a rebuilt top bar (definitions reloaded) shows it again */
 let lastStatus: [LiveStatus, number | undefined] | undefined;
 
+/**
+ * The live dot and its words. The region (role=status) is read out whenever its words
+ * change, so they change only with the state: "offline — retrying" is said once when the
+ * stream is lost and "live" once when it is back. Offline, the seconds until the next
+ * attempt count down beside them in an aria-hidden part, seen and not read out each second.
+ */
 export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
   lastStatus = [s, retryAt];
   const el = $("#live-status");
@@ -140,16 +146,21 @@ export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
   clearInterval(retryTicker);
   retryTicker = undefined;
   el.dataset.state = s;
+  const words = el.querySelector<HTMLElement>(".live-words");
+  const wait = el.querySelector<HTMLElement>(".live-wait");
+  if (!words || !wait) return;
   if (s !== "offline") {
-    el.textContent = s === "live" ? "live" : "reconnecting…";
+    setText(words, s === "live" ? "live" : "reconnecting…");
+    setText(wait, "");
     el.title = "live updates";
     return;
   }
-  const say = () => {
+  setText(words, "offline — retrying");
+  const count = () => {
     const secs = retryAt === undefined ? 0 : Math.ceil((retryAt - Date.now()) / 1000);
-    el.textContent = secs > 0 ? `offline — retrying in ${secs}s` : "offline — retrying…";
+    setText(wait, secs > 0 ? ` in ${secs}s` : "…");
   };
-  say();
+  count();
   el.title = "The server does not answer: live updates resume, with what was missed, once it is back";
-  if (retryAt !== undefined) retryTicker = setInterval(say, 1000);
+  if (retryAt !== undefined) retryTicker = setInterval(count, 1000);
 }

@@ -7,7 +7,8 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { run } from "../helpers/binary.ts";
+import { run, serve } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
 import { servedBoard } from "./suite.ts";
 import { contrast } from "./contrast.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
@@ -462,4 +463,60 @@ describe.serial("names, targets and markup", () => {
     expect(parseFloat(await size())).toBeGreaterThanOrEqual(11);
     await page.close();
   }, T);
+});
+
+describe.serial("live status", () => {
+  test("offline, the status region says so once and again when live; the seconds to the next attempt are shown, not read out", async () => {
+    // a server of its own, stopped and started again on its address
+    const dir = makeWorkspace();
+    let srv = await serve(dir);
+    const port = new URL(srv.url).port;
+    const page = await ui.browser.page();
+    await page.goto(`${srv.url}/ui/`);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    // what a screen reader is told: every write to the region outside its aria-hidden parts
+    await page.evaluate(() => {
+      const region = document.querySelector("#live-status")!;
+      const w = window as unknown as { spoken: string[]; writes: number };
+      const ariaHidden = (n: Node) => n instanceof Element && n.getAttribute("aria-hidden") === "true";
+      const words = (n: Node): string => ariaHidden(n) ? "" : n.nodeType === Node.TEXT_NODE ? n.textContent ?? "" : [...n.childNodes].map(words).join("");
+      const inHidden = (n: Node) => Boolean((n instanceof Element ? n : n.parentElement)?.closest('[aria-hidden="true"]'));
+      w.spoken = [];
+      w.writes = 0;
+      new MutationObserver((records) => {
+        const said = records.filter((r) => !inHidden(r.target) && (r.type === "characterData" || [...r.addedNodes, ...r.removedNodes].some((n) => !ariaHidden(n))));
+        if (!said.length) return;
+        w.writes += said.length;
+        w.spoken.push(words(region).trim());
+      }).observe(region, { subtree: true, childList: true, characterData: true });
+    });
+    const probe = () => page.evaluate(() => {
+      const w = window as unknown as { spoken: string[]; writes: number };
+      return { spoken: [...w.spoken], writes: w.writes, shown: document.querySelector("#live-status")!.textContent };
+    });
+    await srv.stop();
+    // past 10 s without the stream
+    await page.locator('#live-status[data-state="offline"]').waitFor({ timeout: 20_000 });
+    const offline = await probe();
+    expect(offline.shown).toMatch(/^offline — retrying (in \d+s|…)$/);
+    // the countdown runs on screen for a few seconds: the words read out stay as they were
+    const shown = new Set<string>();
+    for (let i = 0; i < 8; i++) { shown.add((await probe()).shown ?? ""); await page.waitForTimeout(450); }
+    expect(shown.size).toBeGreaterThan(1);
+    const later = await probe();
+    expect(later.writes).toBe(offline.writes);
+    expect(later.spoken.at(-1)).toMatch(/^offline/);
+    srv = await serve(dir, {}, ["--port", port]);
+    try {
+      await page.locator('#live-status[data-state="live"]').waitFor({ timeout: 20_000 });
+      const back = await probe();
+      // each state said once, in order: the browser's own retries, offline, live again
+      expect(back.spoken.filter((t) => /^offline/.test(t)).length).toBe(1);
+      expect(back.spoken.at(-1)).toBe("live");
+      expect(back.spoken.filter((t, i) => t === back.spoken[i - 1])).toEqual([]);
+    } finally {
+      await page.close();
+      await srv.stop();
+    }
+  }, 60_000);
 });
