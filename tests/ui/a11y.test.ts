@@ -520,3 +520,49 @@ describe.serial("live status", () => {
     }
   }, 60_000);
 });
+
+/** Children of lists (role=list, ul, ol) that are not list items: what axe's `list` and `aria-required-children` rules flag. */
+const strayListChildren = (page: Page) => page.locator('[role="list"], ul, ol').evaluateAll((lists) => lists.flatMap((l) =>
+  [...l.children].filter((c) => getComputedStyle(c).display !== "none" && c.getAttribute("aria-hidden") !== "true"
+    && (c.getAttribute("role") ?? (c.tagName === "LI" ? "listitem" : "")) !== "listitem")
+    .map((c) => `${l.getAttribute("aria-label") ?? l.className}: <${c.tagName.toLowerCase()} class="${c.className}">${c.textContent}`)));
+
+/** The accessible description of `sel`, from aria-describedby. */
+const description = async (page: Page, sel: string) => (await descriptions(page, sel)).join(" ");
+
+describe.serial("empty lanes", () => {
+  test("an empty lane is an empty list described as having no cards; a drop onto it and its focus still work", async () => {
+    // the bugs board's backlog, doing and done hold no cards
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    const doing = page.locator('.lane[data-lane="doing"]');
+    expect(await strayListChildren(page)).toEqual([]);
+    expect(await doing.locator(".lane-cards").ariaSnapshot()).toBe('- list "Cards in In progress"');
+    expect(await description(page, '.lane[data-lane="doing"] .lane-cards')).toBe("No cards");
+    expect(await doing.getByText("No cards").isVisible()).toBe(true);
+    // the empty lane takes the focus and the arrows lead on from it
+    await doing.locator(".lane-cards").focus();
+    await page.keyboard.press("ArrowLeft");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.getAttribute("data-lane"))).toBe("todo");
+    // a drop onto it moves the card there; the lane is a list of one card then, and says nothing of being empty
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Dropped on an empty lane", status: "todo", fields: { severity: "minor", steps: "Drop it." } });
+    await page.locator(`.card[data-id="${bug.id}"]`).waitFor();
+    const from = (await page.locator(`.card[data-id="${bug.id}"]`).boundingBox())!;
+    const to = (await doing.boundingBox())!;
+    await page.mouse.move(from.x + from.width / 2, from.y + 12);
+    await page.mouse.down();
+    await page.mouse.move(to.x + to.width / 2, to.y + 120, { steps: 8 });
+    await page.mouse.up();
+    await doing.locator(`.card[data-id="${bug.id}"]`).waitFor();
+    await page.waitForFunction((id) => document.querySelector(`.card[data-id="${id}"]`)?.getAttribute("aria-busy") !== "true", bug.id);
+    expect((await call(ui.srv.url, "GET", `/cards/${bug.id}`)).status).toBe("doing");
+    expect(await doing.getByText("No cards").isVisible()).toBe(false);
+    expect(await description(page, '.lane[data-lane="doing"] .lane-cards')).toBe("");
+    expect(await strayListChildren(page)).toEqual([]);
+    // emptied by an agent: empty again
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`, undefined, "agent-1");
+    await doing.getByText("No cards").waitFor();
+    expect(await strayListChildren(page)).toEqual([]);
+    await page.close();
+  }, T);
+});
