@@ -1,13 +1,13 @@
 /**
  * The top bar: board picker (default board first), saved filter chips, search box, the
- * board's breach count and hidden-card note, live status, actor picker and the new-card
+ * board's breach count and hidden-card note (signals.ts), live status, actor picker and the new-card
  * button. Also applies the board's theme tokens.
  */
-import { breachSummary } from "./breaches.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
 import { onPicked } from "./picker.ts";
+import { signalControls } from "./signals.ts";
 import { onUsersChanged, readUsersAgain } from "./users.ts";
 
 export interface ChromeActions {
@@ -16,6 +16,8 @@ export interface ChromeActions {
   search(q: string): void;
   actor(id: string): void;
   create(): void;
+  /** open a card in the detail panel (from the list of the board's conditions) */
+  card(id: string): void;
 }
 
 /** Board theme tokens (the server's THEME_TOKENS) and the CSS variables they set. */
@@ -51,9 +53,8 @@ export function renderChrome(actions: ChromeActions): void {
     boards,
     h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
     search,
-    // not live regions: they follow every agent write; their words change only when the numbers do
-    h("span", { id: "hidden-note", class: "hidden-note", hidden: true }),
-    h("span", { id: "breach-count", class: "breach-count", hidden: true }),
+    // not live regions: they follow every agent write; each opens its words in a panel
+    ...signalControls((id) => actions.card(id)),
     h("span", { class: "spacer" }),
     h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" },
       h("span", {}, h("span", { class: "live-words" }), h("span", { class: "live-wait", "aria-hidden": "true" }))),
@@ -101,26 +102,6 @@ export function syncChrome(actions: ChromeActions): void {
     onclick: () => actions.filter(state.filter === name ? "" : name),
   }, text);
   bar.replaceChildren(...wanted.map((n) => chip(n, n || "All")));
-}
-
-/** The breach count and the hidden-card note, from state.breaches and state.hidden. */
-export function showSignals(): void {
-  const count = $("#breach-count");
-  if (count) {
-    const { count: n, text } = breachSummary();
-    count.hidden = n === 0;
-    setText(count, `⚠ ${n}`);
-    const title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
-    if (count.title !== title) { count.title = title; count.setAttribute("aria-label", title); }
-  }
-  const note = $("#hidden-note");
-  if (note) {
-    const { count: n, more } = state.hidden;
-    note.hidden = n === 0;
-    setText(note, `${n}${more ? "+" : ""} hidden by the board's filter`);
-    const title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
-    if (note.title !== title) note.title = title;
-  }
 }
 
 /** Writes only a change: an unchanged text is not written again (nor read out again). */

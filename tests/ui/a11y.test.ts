@@ -14,7 +14,8 @@ import { contrast } from "./contrast.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
 
 const T = 30_000;
-const ui = servedBoard();
+// a card done for more than a second is stuck: conditions with a time and a limit to show
+const ui = servedBoard((files: any) => { files["definitions/boards/main.json"].monitors.max_time_in_status.done = "1s"; });
 let s: Seeded;
 
 beforeAll(async () => {
@@ -563,6 +564,110 @@ describe.serial("empty lanes", () => {
     await call(ui.srv.url, "DELETE", `/cards/${bug.id}`, undefined, "agent-1");
     await doing.getByText("No cards").waitFor();
     expect(await strayListChildren(page)).toEqual([]);
+    await page.close();
+  }, T);
+});
+
+/** Waits until the seeded done cards have been there past their 1 s limit. */
+const doneIsStuck = () => Bun.sleep(Math.max(0, Date.parse(s.ci.status_since) + 1500 - Date.now()));
+
+describe.serial("conditions without hover", () => {
+  test("the breach count is a button that lists the board's conditions in words; a card's opens the card; Esc or a second press closes it", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const count = page.locator("#breach-count");
+    await page.locator("#breach-count:not([hidden])").waitFor();
+    expect(await count.evaluate((el) => el.tagName)).toBe("BUTTON");
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    const list = page.locator(`#${await count.getAttribute("aria-controls")}`);
+    expect(await list.isVisible()).toBe(false);
+    // opens with the keyboard; the focus stays on the button (not a dialog)
+    await count.focus();
+    await page.keyboard.press("Enter");
+    await list.waitFor();
+    expect(await count.getAttribute("aria-expanded")).toBe("true");
+    expect(await focused(page)).toBe("button#breach-count");
+    const words = await list.innerText();
+    expect(words).toContain("In review holds 3 cards, over its limit of 2");
+    expect(words).toMatch(/“Set up the CI pipeline” — Done: \d+s in this status \(limit 1s\)/);
+    expect(words).toContain("Blocked: “Add rate limiting to the public API”");
+    // Tab goes on into the list; a card's condition is a button that opens the card
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.querySelector("#breach-list")!.contains(document.activeElement))).toBe(true);
+    await list.getByRole("button", { name: /Add rate limiting/ }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator("#detail-title", { hasText: s.rate.title }).waitFor();
+    expect(new URL(page.url()).searchParams.get("card")).toBe(s.rate.id);
+    expect(await list.isVisible()).toBe(false);
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    await page.keyboard.press("Escape");
+    await page.locator("#detail").waitFor({ state: "hidden" });
+    // Esc in the list closes it and gives the focus back to the button
+    await count.click();
+    await list.getByRole("button").first().focus();
+    await page.keyboard.press("Escape");
+    expect(await list.isVisible()).toBe(false);
+    expect(await focused(page)).toBe("button#breach-count");
+    // a second press closes it too
+    await page.keyboard.press("Enter");
+    await list.waitFor();
+    await page.keyboard.press("Enter");
+    expect(await list.isVisible()).toBe(false);
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    await page.close();
+  }, T);
+
+  test("an open list of conditions follows the board's breaches and leaves the focus where it is", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator("#breach-count:not([hidden])").click();
+    const list = page.locator("#breach-list");
+    const ci = list.getByRole("button", { name: /Set up the CI pipeline/ });
+    await ci.focus();
+    await page.evaluate(() => { (window as unknown as { kept: Element | null }).kept = document.activeElement; });
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "A fourth card in review", status: "review", fields: { priority: "low" } }, "agent-1");
+    await list.getByText("In review holds 4 cards, over its limit of 2").waitFor();
+    expect(await page.evaluate(() => document.activeElement === (window as unknown as { kept: Element | null }).kept)).toBe(true);
+    expect(await list.isVisible()).toBe(true);
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`, undefined, "agent-1");
+    await list.getByText("In review holds 3 cards, over its limit of 2").waitFor();
+    expect(await focused(page)).toBe(`button`);
+    expect(await page.evaluate(() => document.activeElement === (window as unknown as { kept: Element | null }).kept)).toBe(true);
+    await page.close();
+  }, T);
+
+  test("the hidden-card note is a button that shows the board's default filter in words", async () => {
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Closed as won't fix", status: "todo", fields: { severity: "minor", steps: "s", resolution: "wontfix" } });
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    const note = page.locator("#hidden-note");
+    await page.locator("#hidden-note:not([hidden])").waitFor();
+    expect(await note.evaluate((el) => el.tagName)).toBe("BUTTON");
+    expect(await note.getAttribute("aria-expanded")).toBe("false");
+    const panel = page.locator(`#${await note.getAttribute("aria-controls")}`);
+    await note.focus();
+    await page.keyboard.press("Enter");
+    await panel.waitFor();
+    expect(await note.getAttribute("aria-expanded")).toBe("true");
+    expect(await panel.innerText()).toContain("Resolution is not “wontfix”");
+    await page.keyboard.press("Escape");
+    expect(await panel.isVisible()).toBe(false);
+    expect(await focused(page)).toBe("button#hidden-note");
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, T);
+
+  test("the card panel says the card's conditions in words: how long, and the limit; the card's name says them too", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page, `?card=${s.ci.id}`);
+    const said = /Done: \d+s in this status \(limit 1s\)/;
+    await page.locator("#detail-title").waitFor();
+    expect(await page.locator("#detail").innerText()).toMatch(said);
+    expect(await page.locator(`.card[data-id="${s.ci.id}"]`).getAttribute("aria-label")).toMatch(said);
     await page.close();
   }, T);
 });
