@@ -1,8 +1,10 @@
 /**
- * The top bar: board picker (default board first), saved filter chips, search box, the
- * board's breach count and hidden-card note (signals.ts), live status, actor picker and the new-card
- * button. Also applies the board's theme tokens.
+ * The top bar: board picker (default board first), the board's breach count and
+ * hidden-card note (signals.ts), saved filter chips, search box and actor picker (behind ☰
+ * in a short, narrow window: barmenu.ts), live status and the new-card button. Also applies
+ * the board's theme tokens.
  */
+import { barMenu, markNarrowed } from "./barmenu.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
@@ -41,8 +43,8 @@ export function renderChrome(actions: ChromeActions): void {
   // the arrow keys step through the boards; Enter (or leaving the picker) switches
   onPicked(boards, () => state.board.id, async (id) => actions.board(id));
   const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
-  search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
-  search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
+  search.addEventListener("input", debounce(() => { actions.search(search.value.trim()); markNarrowed(); }, 250));
+  search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); markNarrowed(); ev.stopPropagation(); } });
   const actor = h("select", { id: "actor", "aria-label": "Acting as" }, actorOptions());
   onPicked(actor, () => state.actor, async (id) => actions.actor(id));
   // a user registered since the page read them (cards users add) is offered when the person opens the picker
@@ -51,14 +53,17 @@ export function renderChrome(actions: ChromeActions): void {
   bar.replaceChildren(
     h("h1", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
     boards,
-    h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
-    search,
     // not live regions: they follow every agent write; each opens its words in a panel
     ...signalControls((id) => actions.card(id)),
+    // in the page's order where a short, narrow window folds them behind ☰ (barmenu.ts)
+    ...barMenu([
+      h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
+      search,
+      h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
+    ]),
     h("span", { class: "spacer" }),
     h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" },
       h("span", {}, h("span", { class: "live-words" }), h("span", { class: "live-wait", "aria-hidden": "true" }))),
-    h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
     h("button", { type: "button", id: "new-card", class: "primary", onclick: () => actions.create(), title: "New card (n)", "aria-label": "New card" },
       "+", h("span", { class: "label" }, " New card")));
   if (lastStatus) showLiveStatus(...lastStatus);
@@ -87,6 +92,7 @@ export function syncChrome(actions: ChromeActions): void {
   if (actor) actor.value = state.actor;
   const search = $("#search") as HTMLInputElement | null;
   if (search && search.value.trim() !== state.q) search.value = state.q;
+  markNarrowed();
   const names = Object.keys(state.board.presentation?.filters ?? {});
   const wanted = names.length ? ["", ...names] : [];
   const bar = $("#filters")!;

@@ -21,7 +21,9 @@ export function signalControls(openCard: (id: string) => void): HTMLElement[] {
   const count = h("button", { type: "button", id: "breach-count", class: "breach-count", hidden: true });
   const list = h("div", { id: "breach-list", class: "breach-list", role: "group", "aria-label": "Conditions on this board" });
   breachList = disclosure(count, list, () => drawBreaches(list, (id) => { breachList?.set(false); openCard(id); }));
-  const note = h("button", { type: "button", id: "hidden-note", class: "hidden-note", hidden: true });
+  // a narrow window shows "2 hidden"; the rest is still read out (styles.css)
+  const note = h("button", { type: "button", id: "hidden-note", class: "hidden-note", hidden: true },
+    h("span", { class: "note-count" }), h("span", { class: "note-more" }, " by the board's filter"));
   const filter = h("div", { id: "hidden-filter", class: "hidden-filter", role: "group", "aria-label": "The board's default filter" });
   filterNote = disclosure(note, filter, () => drawFilter(filter));
   return [note, filter, count, list];
@@ -44,7 +46,7 @@ export function showSignals(): void {
   if (note) {
     const { count: n, more } = state.hidden;
     note.hidden = n === 0 && !filterNote?.isOpen() && document.activeElement !== note;
-    setText(note, `${n}${more ? "+" : ""} hidden by the board's filter`);
+    setText(note.querySelector(".note-count")!, `${n}${more ? "+" : ""} hidden`);
     filterNote?.redraw();
   }
 }

@@ -671,3 +671,136 @@ describe.serial("conditions without hover", () => {
     await page.close();
   }, T);
 });
+
+interface Control { i: number; what: string; x: number; y: number; w: number; h: number; fits: boolean }
+
+/**
+ * The top bar's shown controls (buttons, pickers, fields; the panels of its signals left
+ * out), each tagged `data-probe` for a locator, with its box and whether a picker is wide
+ * enough for its chosen option (text, padding and the arrow).
+ */
+const barControls = (page: Page): Promise<Control[]> => page.evaluate(() => {
+  const ctx = document.createElement("canvas").getContext("2d")!;
+  return [...document.querySelectorAll<HTMLElement>("#topbar button, #topbar select, #topbar input, #topbar a[href]")]
+    .filter((el) => el.getClientRects().length > 0 && !el.closest(".popover"))
+    .map((el, i) => {
+      el.dataset.probe = String(i);
+      const r = el.getBoundingClientRect();
+      let fits = true;
+      if (el instanceof HTMLSelectElement) {
+        const cs = getComputedStyle(el);
+        ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+        const text = ctx.measureText(el.selectedOptions[0]?.text ?? "").width;
+        fits = text + parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + 16 <= el.clientWidth;
+      }
+      const what = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""} "${(el.getAttribute("aria-label") ?? el.textContent ?? "").trim().slice(0, 24)}"`;
+      return { i, what, x: r.x, y: r.y, w: r.width, h: r.height, fits };
+    });
+});
+
+/** What is wrong with the bar's controls at this size: overlaps, parts outside the window, pickers too narrow for their value. */
+async function barProblems(page: Page): Promise<string[]> {
+  const { width, height } = page.viewportSize()!;
+  const cs = await barControls(page);
+  const out: string[] = [];
+  for (const c of cs) {
+    if (c.x < -0.5 || c.x + c.w > width + 0.5 || c.y < -0.5 || c.y + c.h > height + 0.5) out.push(`${c.what} is outside the window`);
+    if (!c.fits) out.push(`${c.what} cuts off its value`);
+  }
+  for (const [n, a] of cs.entries()) for (const b of cs.slice(n + 1)) {
+    const dx = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+    const dy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+    if (dx > 1 && dy > 1) out.push(`${a.what} overlaps ${b.what}`);
+  }
+  if (await page.evaluate(() => document.documentElement.scrollWidth > innerWidth)) out.push("the page scrolls sideways");
+  return out;
+}
+
+/** Focuses a bar control with the keyboard's means and acts on it; says what did not work. */
+async function useControl(page: Page, c: Control): Promise<string> {
+  const el = page.locator(`[data-probe="${c.i}"]`);
+  await el.focus();
+  const state = () => el.evaluate((e) => {
+    const hit = (() => { const r = e.getBoundingClientRect(); return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); })();
+    return {
+      focused: document.activeElement === e, seen: Boolean(hit && (e === hit || e.contains(hit))),
+      expanded: e.getAttribute("aria-expanded"), pressed: e.getAttribute("aria-pressed"),
+      value: (e as HTMLInputElement).value, dialog: document.querySelectorAll("dialog[open]").length,
+    };
+  });
+  const before = await state();
+  if (!before.focused) return `${c.what} does not take the focus`;
+  if (!before.seen) return `${c.what} is covered where it has the focus`;
+  const tag = await el.evaluate((e) => e.tagName);
+  if (tag === "SELECT") {
+    const last = await el.evaluate((e) => (e as HTMLSelectElement).selectedIndex === (e as HTMLSelectElement).length - 1);
+    await page.keyboard.press(last ? "ArrowUp" : "ArrowDown");
+    const stepped = (await state()).value !== before.value;
+    await page.keyboard.press("Escape"); // the pickers put the value back
+    return stepped ? "" : `${c.what} does not step to another value`;
+  }
+  if (tag === "INPUT") {
+    await page.keyboard.type("x");
+    const typed = (await state()).value === `${before.value}x`;
+    await page.keyboard.press("Escape");
+    return typed ? "" : `${c.what} takes no typing`;
+  }
+  await page.keyboard.press("Enter");
+  const after = await state();
+  let acted = false;
+  if (before.expanded !== null) acted = after.expanded !== before.expanded;
+  // a chip shows its view: pressed then (All, pressed already, stays so)
+  else if (before.pressed !== null) acted = after.pressed === "true" || after.pressed !== before.pressed;
+  else acted = after.dialog > before.dialog;
+  // put it back: a second press, or Esc for a dialog
+  if (before.expanded !== null || (before.pressed !== null && after.pressed !== before.pressed)) { await el.focus(); await page.keyboard.press("Enter"); }
+  else if (after.dialog > before.dialog) await page.keyboard.press("Escape");
+  await page.waitForTimeout(100);
+  return acted ? "" : `${c.what} does nothing on Enter`;
+}
+
+describe.serial("reflow", () => {
+  test("at 320×256 the top bar's controls neither overlap nor leave the window, each can be focused and used, and the board keeps most of the height", async () => {
+    await doneIsStuck();
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Hidden by the filter", status: "todo", fields: { severity: "minor", steps: "s", resolution: "wontfix" } });
+    const page = await ui.browser.page(320, 256);
+    // main shows the breach count, bugs the hidden-card note
+    for (const [board, signal] of [["main", "#breach-count"], ["bugs", "#hidden-note"]] as const) {
+      await openBoard(page, `?board=${board}`);
+      await page.locator(`${signal}:not([hidden])`).waitFor();
+      // the board keeps 60 % of the height (the bar took half of it)
+      const high = Math.round((await page.locator("#board").boundingBox())!.height);
+      expect([...(high < 256 * 0.6 ? [`${board}: the board is ${high} px high`] : []), ...await barProblems(page)]).toEqual([]);
+      // controls behind a menu button (aria-expanded, controlling part of the bar): shown, then checked too
+      for (const m of await page.locator("#topbar button[aria-expanded=false][aria-controls]").all()) {
+        const holds = await m.evaluate((b) => Boolean(document.getElementById(b.getAttribute("aria-controls")!)?.querySelector("button, select, input")));
+        if (!holds || !(await m.isVisible())) continue;
+        await m.click();
+        expect(await barProblems(page)).toEqual([]);
+      }
+      const problems: string[] = [];
+      for (const c of await barControls(page)) { const p = await useControl(page, c); if (p) problems.push(p); }
+      expect(problems).toEqual([]);
+      expect(new URL(page.url()).searchParams.get("board")).toBe(board);
+      // the signal's panel fits the window too
+      await page.locator(signal).click();
+      const panel = (await page.locator(`#${await page.locator(signal).getAttribute("aria-controls")}`).boundingBox())!;
+      expect([panel.x >= 0, panel.x + panel.width <= 320, panel.y + panel.height <= 256]).toEqual([true, true, true]);
+    }
+    // `/` from the board reaches the search box, shown first when it is folded away; Esc folds it again
+    await openBoard(page);
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("/");
+    expect(await focused(page)).toBe("input#search");
+    expect(await page.locator("#search").isVisible()).toBe(true);
+    const menu = page.locator("#topbar button[aria-expanded=true][aria-controls]");
+    const folds = await menu.count() > 0;
+    await page.keyboard.press("Escape");
+    if (folds) {
+      expect(await page.locator("#search").isVisible()).toBe(false);
+      expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-expanded"))).toBe("false");
+    }
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, 60_000);
+});
