@@ -20,7 +20,7 @@ export interface KeyActions {
 
 const HELP: [string, string][] = [
   ["← → ↑ ↓", "move between lanes and cards"], ["Home / End", "first / last card of the lane"],
-  ["Enter", "open the card"], ["Esc", "close the card or dialog (not while it holds typed input)"], ["Shift + ← →", "move the card to the next lane"],
+  ["Enter", "open the card"], ["Esc", "close the card or dialog (not while it holds typed input), or an open list of the top bar"], ["Shift + ← →", "move the card to the next lane"],
   ["/", "search"], ["n", "new card"], ["?", "this help"],
 ];
 
