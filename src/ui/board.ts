@@ -52,6 +52,9 @@ export function renderBoard(): void {
         h("span", { class: "drained-badge", hidden: true, title: "This watched lane is empty (alert_when_empty)" }, "empty"),
         // not live: agents change the counts all the time; moves are announced in words instead
         h("span", { class: "lane-count" })),
+      // beside the list, not in it: a list holds only list items, and an empty lane is an
+      // empty list (not "list, 1 item") that this note describes
+      h("p", { class: "lane-empty", id: `lane-empty-${col}`, hidden: true }),
       // a scrolling list is a tab stop of its own in Chrome; the cards are reached with the
       // arrow keys from the board's one roving card instead
       h("div", { class: "lane-cards", role: "list", "aria-label": `Cards in ${columnName(col)}`, tabindex: "-1" }),
@@ -77,12 +80,8 @@ export function renderLanes(statuses: Iterable<string>): void {
     if (!lane) continue;
     const cards = laneCards(status);
     const list = lane.querySelector<HTMLElement>(".lane-cards")!;
-    if (cards.length) syncChildren(list, cards.map(element));
-    else {
-      const empty = list.querySelector(".lane-empty") ?? h("p", { class: "lane-empty" });
-      setText(empty, narrowed() ? "No matching cards" : "No cards");
-      if (list.children.length !== 1 || list.firstElementChild !== empty) list.replaceChildren(empty);
-    }
+    syncChildren(list, cards.map(element));
+    drawEmpty(lane, list, cards.length === 0);
     drawCount(lane, status, cards.length);
     drawFoot(lane, status, cards.length);
   }
@@ -92,6 +91,16 @@ export function renderLanes(statuses: Iterable<string>): void {
   const again = cardElement(hadFocus);
   if (again) { if (document.activeElement !== again) again.focus({ preventScroll: true }); return; }
   if (focusLane) focusNeighbour(focusLane, focusAt, focusTitle);
+}
+
+/** "No cards" shown in an empty lane, and said with its list when the empty lane has the focus. */
+function drawEmpty(lane: HTMLElement, list: HTMLElement, empty: boolean): void {
+  const note = lane.querySelector<HTMLElement>(".lane-empty")!;
+  note.hidden = !empty;
+  if (empty) setText(note, narrowed() ? "No matching cards" : "No cards");
+  // a description names even a hidden note: only an empty lane has one
+  if (empty && list.getAttribute("aria-describedby") !== note.id) list.setAttribute("aria-describedby", note.id);
+  else if (!empty && list.hasAttribute("aria-describedby")) list.removeAttribute("aria-describedby");
 }
 
 /** The focused card left the board: its lane's card now at its place (or the one before) takes the focus, else the lane. */

@@ -1,13 +1,15 @@
 /**
- * The top bar: board picker (default board first), saved filter chips, search box, the
- * board's breach count and hidden-card note, live status, actor picker and the new-card
- * button. Also applies the board's theme tokens.
+ * The top bar: board picker (default board first), the board's breach count and
+ * hidden-card note (signals.ts), saved filter chips, search box and actor picker (behind ☰
+ * in a short, narrow window: barmenu.ts), live status and the new-card button. Also applies
+ * the board's theme tokens.
  */
-import { breachSummary } from "./breaches.ts";
+import { barMenu, markNarrowed } from "./barmenu.ts";
 import { h, $, debounce } from "./dom.ts";
 import { boardOrder, state } from "./state.ts";
 import type { LiveStatus } from "./live.ts";
 import { onPicked } from "./picker.ts";
+import { signalControls } from "./signals.ts";
 import { onUsersChanged, readUsersAgain } from "./users.ts";
 
 export interface ChromeActions {
@@ -16,6 +18,8 @@ export interface ChromeActions {
   search(q: string): void;
   actor(id: string): void;
   create(): void;
+  /** open a card in the detail panel (from the list of the board's conditions) */
+  card(id: string): void;
 }
 
 /** Board theme tokens (the server's THEME_TOKENS) and the CSS variables they set. */
@@ -39,8 +43,8 @@ export function renderChrome(actions: ChromeActions): void {
   // the arrow keys step through the boards; Enter (or leaving the picker) switches
   onPicked(boards, () => state.board.id, async (id) => actions.board(id));
   const search = h("input", { id: "search", type: "search", placeholder: "Search  /", "aria-label": "Search cards", autocomplete: "off" });
-  search.addEventListener("input", debounce(() => actions.search(search.value.trim()), 250));
-  search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); ev.stopPropagation(); } });
+  search.addEventListener("input", debounce(() => { actions.search(search.value.trim()); markNarrowed(); }, 250));
+  search.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && search.value) { search.value = ""; actions.search(""); markNarrowed(); ev.stopPropagation(); } });
   const actor = h("select", { id: "actor", "aria-label": "Acting as" }, actorOptions());
   onPicked(actor, () => state.actor, async (id) => actions.actor(id));
   // a user registered since the page read them (cards users add) is offered when the person opens the picker
@@ -49,14 +53,17 @@ export function renderChrome(actions: ChromeActions): void {
   bar.replaceChildren(
     h("h1", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }, "▦"), h("span", { class: "ws-name" }, state.info.workspace.name)),
     boards,
-    h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
-    search,
-    // not live regions: they follow every agent write; their words change only when the numbers do
-    h("span", { id: "hidden-note", class: "hidden-note", hidden: true }),
-    h("span", { id: "breach-count", class: "breach-count", hidden: true }),
+    // not live regions: they follow every agent write; each opens its words in a panel
+    ...signalControls((id) => actions.card(id)),
+    // in the page's order where a short, narrow window folds them behind ☰ (barmenu.ts)
+    ...barMenu([
+      h("nav", { id: "filters", class: "chips", "aria-label": "Saved filters" }),
+      search,
+      h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
+    ]),
     h("span", { class: "spacer" }),
-    h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" }),
-    h("label", { class: "actor-pick" }, h("span", { class: "muted" }, "as"), actor),
+    h("span", { id: "live-status", class: "live-status", role: "status", title: "live updates" },
+      h("span", {}, h("span", { class: "live-words" }), h("span", { class: "live-wait", "aria-hidden": "true" }))),
     h("button", { type: "button", id: "new-card", class: "primary", onclick: () => actions.create(), title: "New card (n)", "aria-label": "New card" },
       "+", h("span", { class: "label" }, " New card")));
   if (lastStatus) showLiveStatus(...lastStatus);
@@ -85,6 +92,7 @@ export function syncChrome(actions: ChromeActions): void {
   if (actor) actor.value = state.actor;
   const search = $("#search") as HTMLInputElement | null;
   if (search && search.value.trim() !== state.q) search.value = state.q;
+  markNarrowed();
   const names = Object.keys(state.board.presentation?.filters ?? {});
   const wanted = names.length ? ["", ...names] : [];
   const bar = $("#filters")!;
@@ -102,26 +110,6 @@ export function syncChrome(actions: ChromeActions): void {
   bar.replaceChildren(...wanted.map((n) => chip(n, n || "All")));
 }
 
-/** The breach count and the hidden-card note, from state.breaches and state.hidden. */
-export function showSignals(): void {
-  const count = $("#breach-count");
-  if (count) {
-    const { count: n, text } = breachSummary();
-    count.hidden = n === 0;
-    setText(count, `⚠ ${n}`);
-    const title = `${n} condition${n === 1 ? "" : "s"} on this board: ${text}`;
-    if (count.title !== title) { count.title = title; count.setAttribute("aria-label", title); }
-  }
-  const note = $("#hidden-note");
-  if (note) {
-    const { count: n, more } = state.hidden;
-    note.hidden = n === 0;
-    setText(note, `${n}${more ? "+" : ""} hidden by the board's filter`);
-    const title = `The board's default filter leaves these out: ${JSON.stringify(state.board.default_filter ?? {})}`;
-    if (note.title !== title) note.title = title;
-  }
-}
-
 /** Writes only a change: an unchanged text is not written again (nor read out again). */
 function setText(el: HTMLElement, text: string): void {
   if (el.textContent !== text) el.textContent = text;
@@ -129,10 +117,15 @@ function setText(el: HTMLElement, text: string): void {
 
 let retryTicker: ReturnType<typeof setInterval> | undefined;
 
-/** The live dot and its words; offline, the seconds until the next attempt count down. */
 /** the last status shown: a rebuilt top bar (definitions reloaded) shows it again */
 let lastStatus: [LiveStatus, number | undefined] | undefined;
 
+/**
+ * The live dot and its words. The region (role=status) is read out whenever its words
+ * change, so they change only with the state: "offline — retrying" is said once when the
+ * stream is lost and "live" once when it is back. Offline, the seconds until the next
+ * attempt count down beside them in an aria-hidden part, seen and not read out each second.
+ */
 export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
   lastStatus = [s, retryAt];
   const el = $("#live-status");
@@ -140,16 +133,21 @@ export function showLiveStatus(s: LiveStatus, retryAt?: number): void {
   clearInterval(retryTicker);
   retryTicker = undefined;
   el.dataset.state = s;
+  const words = el.querySelector<HTMLElement>(".live-words");
+  const wait = el.querySelector<HTMLElement>(".live-wait");
+  if (!words || !wait) return;
   if (s !== "offline") {
-    el.textContent = s === "live" ? "live" : "reconnecting…";
+    setText(words, s === "live" ? "live" : "reconnecting…");
+    setText(wait, "");
     el.title = "live updates";
     return;
   }
-  const say = () => {
+  setText(words, "offline — retrying");
+  const count = () => {
     const secs = retryAt === undefined ? 0 : Math.ceil((retryAt - Date.now()) / 1000);
-    el.textContent = secs > 0 ? `offline — retrying in ${secs}s` : "offline — retrying…";
+    setText(wait, secs > 0 ? ` in ${secs}s` : "…");
   };
-  say();
+  count();
   el.title = "The server does not answer: live updates resume, with what was missed, once it is back";
-  if (retryAt !== undefined) retryTicker = setInterval(say, 1000);
+  if (retryAt !== undefined) retryTicker = setInterval(count, 1000);
 }

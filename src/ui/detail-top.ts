@@ -1,6 +1,6 @@
 /** The top of the card detail: its header, the status and owner pickers, and its fields. */
 import { claim, patch, release } from "./actions.ts";
-import { breachBadges } from "./breaches.ts";
+import { breachBadges, describeBreach } from "./breaches.ts";
 import { artifactUpload, busy, DOUBLE_CLICK_MS, section, setBusy } from "./detail-parts.ts";
 import { ago, fmtTime, h, shortId } from "./dom.ts";
 import { onPicked } from "./picker.ts";
@@ -13,6 +13,19 @@ import type { Card } from "./types.ts";
 /** The kicker's badges: blocked, stuck, idle. */
 export function badges(card: Card): HTMLElement {
   return h("span", { class: "detail-badges" }, state.blocked.has(card.id) ? h("span", { class: "blocked-badge" }, "blocked") : null, breachBadges(card.id));
+}
+
+/**
+ * The card's conditions in words: how long it has been stuck or idle, and the limit. The
+ * badges say it only in a tooltip, which keyboard and touch users never see. Empty (and
+ * hidden) when none holds.
+ */
+export function conditions(card: Card): HTMLElement {
+  const lines = [
+    state.blocked.has(card.id) ? "Blocked — waits on an unfinished dependency" : "",
+    ...(state.cardBreaches.get(card.id) ?? []).map((b) => `${b.kind === "status_timeout" ? "Stuck" : "Idle"} — ${describeBreach(b)}`),
+  ].filter(Boolean);
+  return h("ul", { class: "detail-conditions", "aria-label": "Conditions", hidden: !lines.length }, lines.map((t) => h("li", {}, t)));
 }
 
 /** The header: type, short id, version, badges, title and the close button. */

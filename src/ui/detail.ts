@@ -16,7 +16,7 @@ import { cardType, state } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
 import { anyDirty, markAllClean } from "./dirty.ts";
 import { commentsSection, confirmButton, linksSection, repeatingSection, updateComments } from "./detail-parts.ts";
-import { badges, fieldsSection, head, meta } from "./detail-top.ts";
+import { badges, conditions, fieldsSection, head, meta } from "./detail-top.ts";
 import { drawHistory, historySection, refreshHistory, setHistory } from "./history.ts";
 import * as toast from "./toast.ts";
 import type { Card } from "./types.ts";
@@ -155,6 +155,7 @@ function drawPart(part: Part): HTMLElement {
 function render(card: Card, incoming: Card[]): void {
   const [metaPart, ...sections] = parts(card, incoming).map(drawPart);
   const body = h("div", { class: "detail-body" },
+    conditions(card),
     metaPart,
     h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit"),
       confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, (again, seen) => deleteCard(seen ?? latest(card), again), "Card not deleted", () => latest(card))),
@@ -164,13 +165,29 @@ function render(card: Card, incoming: Card[]): void {
   panel().replaceChildren(head(card, closeButton()), body);
 }
 
+/**
+ * Brings the open card's badges and conditions in line with the board's breaches and
+ * blocked set (after a card re-read, and after the breaches are read again), touching
+ * them only when their words changed.
+ */
+export function showConditions(): void {
+  const p = panel();
+  if (!current || rendered !== current.id) return;
+  const fresh = [badges(current), conditions(current)];
+  for (const el of fresh) {
+    const old = p.querySelector(`.${el.className}`);
+    // the words, the tooltips (how long) and whether it is shown at all
+    if (old && old.outerHTML !== el.outerHTML) old.replaceWith(el);
+  }
+}
+
 /** Updates the panel to a newer read of its card: only the parts that changed are drawn again, keeping what is typed in them. */
 function update(card: Card, incoming: Card[], historyChanged: boolean): void {
   const p = panel();
   p.querySelector(".detail-version")!.textContent = ` · v${card.version}`;
   const title = p.querySelector("#detail-title")!;
   if (title.textContent !== card.title) title.textContent = card.title;
-  p.querySelector(".detail-badges")?.replaceWith(badges(card));
+  showConditions();
   const updated = p.querySelector<HTMLElement>(".detail-updated");
   if (updated) { updated.textContent = ago(card.updated_at); updated.title = fmtTime(card.updated_at); }
   for (const part of parts(card, incoming)) {

@@ -4,6 +4,7 @@
  * focused card to the neighbouring lane. "/" focuses search, "n" opens the new-card form,
  * "?" lists the keys: from the board or the page, never from a focused control.
  */
+import { focusSearch } from "./barmenu.ts";
 import { boardRoot, setFocusCard, updateRoving } from "./board.ts";
 import { h } from "./dom.ts";
 import { isDirty } from "./dirty.ts";
@@ -19,7 +20,7 @@ export interface KeyActions {
 
 const HELP: [string, string][] = [
   ["← → ↑ ↓", "move between lanes and cards"], ["Home / End", "first / last card of the lane"],
-  ["Enter", "open the card"], ["Esc", "close the card or dialog (not while it holds typed input)"], ["Shift + ← →", "move the card to the next lane"],
+  ["Enter", "open the card"], ["Esc", "close the card or dialog (not while it holds typed input), or an open list of the top bar"], ["Shift + ← →", "move the card to the next lane"],
   ["/", "search"], ["n", "new card"], ["?", "this help"],
 ];
 
@@ -115,7 +116,7 @@ export function installKeyboard(actions: KeyActions): void {
       return;
     }
     if (!fromBoard(ev.target)) return;
-    if (ev.key === "/") { ev.preventDefault(); document.querySelector<HTMLElement>("#search")?.focus(); }
+    if (ev.key === "/") { ev.preventDefault(); focusSearch(); }
     else if (ev.key === "n") { ev.preventDefault(); actions.create(); }
     else if (ev.key === "?") { ev.preventDefault(); showHelp(); }
   });

@@ -8,16 +8,17 @@ import { moveCard } from "./actions.ts";
 import { announce, cards } from "./announce.ts";
 import { boardRoot, clearCardCache, renderBoard, renderLanes, setFocusCard } from "./board.ts";
 import { loadBreaches } from "./breaches.ts";
-import { applyTheme, renderChrome, showLiveStatus, showSignals, syncChrome, type ChromeActions } from "./chrome.ts";
+import { applyTheme, renderChrome, showLiveStatus, syncChrome, type ChromeActions } from "./chrome.ts";
 import { openCreate } from "./create.ts";
 import { laneCards, loadBoard, loadMore, needsFullReload } from "./data.ts";
-import { closeDetail, editInProgress, isOpen, openDetail, refreshDetail, setCloseHandler } from "./detail.ts";
+import { closeDetail, editInProgress, isOpen, openDetail, refreshDetail, setCloseHandler, showConditions } from "./detail.ts";
 import { h, throttle, $ } from "./dom.ts";
 import { installDrag } from "./drag.ts";
 import { followCards } from "./follow.ts";
 import { countHidden } from "./hidden.ts";
 import { installKeyboard } from "./keyboard.ts";
 import { installPanelFocus } from "./panelfocus.ts";
+import { showSignals } from "./signals.ts";
 import { connectLive } from "./live.ts";
 import { boardOrder, columnName, matchingCount, narrowed, state } from "./state.ts";
 import * as toast from "./toast.ts";
@@ -108,6 +109,7 @@ async function refreshSignals(withHidden = false): Promise<void> {
     const [lanes] = await Promise.all([loadBreaches(), hidden ? countHidden() : undefined]);
     if (lanes) renderLanes(lanes);
     showSignals();
+    showConditions();
   } catch {
     // a signal is a hint on top of the board: the next event or load reads it again
   }
@@ -164,6 +166,7 @@ const chromeActions: ChromeActions = {
     refreshDetail(); // Claim and Release follow who the person acts as
   },
   create: () => openCreate(),
+  card: (id) => open(id),
 };
 
 async function showMore(button: HTMLButtonElement): Promise<void> {

@@ -7,13 +7,15 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { run } from "../helpers/binary.ts";
+import { run, serve } from "../helpers/binary.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
 import { servedBoard } from "./suite.ts";
 import { contrast } from "./contrast.ts";
 import { call, seedDemo, type Seeded } from "./seed.ts";
 
 const T = 30_000;
-const ui = servedBoard();
+// a card done for more than a second is stuck: conditions with a time and a limit to show
+const ui = servedBoard((files: any) => { files["definitions/boards/main.json"].monitors.max_time_in_status.done = "1s"; });
 let s: Seeded;
 
 beforeAll(async () => {
@@ -462,4 +464,343 @@ describe.serial("names, targets and markup", () => {
     expect(parseFloat(await size())).toBeGreaterThanOrEqual(11);
     await page.close();
   }, T);
+});
+
+describe.serial("live status", () => {
+  test("offline, the status region says so once and again when live; the seconds to the next attempt are shown, not read out", async () => {
+    // a server of its own, stopped and started again on its address
+    const dir = makeWorkspace();
+    let srv = await serve(dir);
+    const port = new URL(srv.url).port;
+    const page = await ui.browser.page();
+    await page.goto(`${srv.url}/ui/`);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    // what a screen reader is told: every write to the region outside its aria-hidden parts
+    await page.evaluate(() => {
+      const region = document.querySelector("#live-status")!;
+      const w = window as unknown as { spoken: string[]; writes: number };
+      const ariaHidden = (n: Node) => n instanceof Element && n.getAttribute("aria-hidden") === "true";
+      const words = (n: Node): string => ariaHidden(n) ? "" : n.nodeType === Node.TEXT_NODE ? n.textContent ?? "" : [...n.childNodes].map(words).join("");
+      const inHidden = (n: Node) => Boolean((n instanceof Element ? n : n.parentElement)?.closest('[aria-hidden="true"]'));
+      w.spoken = [];
+      w.writes = 0;
+      new MutationObserver((records) => {
+        const said = records.filter((r) => !inHidden(r.target) && (r.type === "characterData" || [...r.addedNodes, ...r.removedNodes].some((n) => !ariaHidden(n))));
+        if (!said.length) return;
+        w.writes += said.length;
+        w.spoken.push(words(region).trim());
+      }).observe(region, { subtree: true, childList: true, characterData: true });
+    });
+    const probe = () => page.evaluate(() => {
+      const w = window as unknown as { spoken: string[]; writes: number };
+      return { spoken: [...w.spoken], writes: w.writes, shown: document.querySelector("#live-status")!.textContent };
+    });
+    await srv.stop();
+    // past 10 s without the stream
+    await page.locator('#live-status[data-state="offline"]').waitFor({ timeout: 20_000 });
+    const offline = await probe();
+    expect(offline.shown).toMatch(/^offline — retrying (in \d+s|…)$/);
+    // the countdown runs on screen for a few seconds: the words read out stay as they were
+    const shown = new Set<string>();
+    for (let i = 0; i < 8; i++) { shown.add((await probe()).shown ?? ""); await page.waitForTimeout(450); }
+    expect(shown.size).toBeGreaterThan(1);
+    const later = await probe();
+    expect(later.writes).toBe(offline.writes);
+    expect(later.spoken.at(-1)).toMatch(/^offline/);
+    srv = await serve(dir, {}, ["--port", port]);
+    try {
+      await page.locator('#live-status[data-state="live"]').waitFor({ timeout: 20_000 });
+      const back = await probe();
+      // each state said once, in order: the browser's own retries, offline, live again
+      expect(back.spoken.filter((t) => /^offline/.test(t)).length).toBe(1);
+      expect(back.spoken.at(-1)).toBe("live");
+      expect(back.spoken.filter((t, i) => t === back.spoken[i - 1])).toEqual([]);
+    } finally {
+      await page.close();
+      await srv.stop();
+    }
+  }, 60_000);
+});
+
+/** Children of lists (role=list, ul, ol) that are not list items: what axe's `list` and `aria-required-children` rules flag. */
+const strayListChildren = (page: Page) => page.locator('[role="list"], ul, ol').evaluateAll((lists) => lists.flatMap((l) =>
+  [...l.children].filter((c) => getComputedStyle(c).display !== "none" && c.getAttribute("aria-hidden") !== "true"
+    && (c.getAttribute("role") ?? (c.tagName === "LI" ? "listitem" : "")) !== "listitem")
+    .map((c) => `${l.getAttribute("aria-label") ?? l.className}: <${c.tagName.toLowerCase()} class="${c.className}">${c.textContent}`)));
+
+/** The accessible description of `sel`, from aria-describedby. */
+const description = async (page: Page, sel: string) => (await descriptions(page, sel)).join(" ");
+
+describe.serial("empty lanes", () => {
+  test("an empty lane is an empty list described as having no cards; a drop onto it and its focus still work", async () => {
+    // the bugs board's backlog, doing and done hold no cards
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    const doing = page.locator('.lane[data-lane="doing"]');
+    expect(await strayListChildren(page)).toEqual([]);
+    expect(await doing.locator(".lane-cards").ariaSnapshot()).toBe('- list "Cards in In progress"');
+    expect(await description(page, '.lane[data-lane="doing"] .lane-cards')).toBe("No cards");
+    expect(await doing.getByText("No cards").isVisible()).toBe(true);
+    // the empty lane takes the focus and the arrows lead on from it
+    await doing.locator(".lane-cards").focus();
+    await page.keyboard.press("ArrowLeft");
+    expect(await page.evaluate(() => document.activeElement?.closest(".lane")?.getAttribute("data-lane"))).toBe("todo");
+    // a drop onto it moves the card there; the lane is a list of one card then, and says nothing of being empty
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Dropped on an empty lane", status: "todo", fields: { severity: "minor", steps: "Drop it." } });
+    await page.locator(`.card[data-id="${bug.id}"]`).waitFor();
+    const from = (await page.locator(`.card[data-id="${bug.id}"]`).boundingBox())!;
+    const to = (await doing.boundingBox())!;
+    await page.mouse.move(from.x + from.width / 2, from.y + 12);
+    await page.mouse.down();
+    await page.mouse.move(to.x + to.width / 2, to.y + 120, { steps: 8 });
+    await page.mouse.up();
+    await doing.locator(`.card[data-id="${bug.id}"]`).waitFor();
+    await page.waitForFunction((id) => document.querySelector(`.card[data-id="${id}"]`)?.getAttribute("aria-busy") !== "true", bug.id);
+    expect((await call(ui.srv.url, "GET", `/cards/${bug.id}`)).status).toBe("doing");
+    expect(await doing.getByText("No cards").isVisible()).toBe(false);
+    expect(await description(page, '.lane[data-lane="doing"] .lane-cards')).toBe("");
+    expect(await strayListChildren(page)).toEqual([]);
+    // emptied by an agent: empty again
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`, undefined, "agent-1");
+    await doing.getByText("No cards").waitFor();
+    expect(await strayListChildren(page)).toEqual([]);
+    await page.close();
+  }, T);
+});
+
+/** Waits until the seeded done cards have been there past their 1 s limit. */
+const doneIsStuck = () => Bun.sleep(Math.max(0, Date.parse(s.ci.status_since) + 1500 - Date.now()));
+
+describe.serial("conditions without hover", () => {
+  test("the breach count is a button that lists the board's conditions in words; a card's opens the card; Esc or a second press closes it", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page);
+    const count = page.locator("#breach-count");
+    await page.locator("#breach-count:not([hidden])").waitFor();
+    expect(await count.evaluate((el) => el.tagName)).toBe("BUTTON");
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    const list = page.locator(`#${await count.getAttribute("aria-controls")}`);
+    expect(await list.isVisible()).toBe(false);
+    // opens with the keyboard; the focus stays on the button (not a dialog)
+    await count.focus();
+    await page.keyboard.press("Enter");
+    await list.waitFor();
+    expect(await count.getAttribute("aria-expanded")).toBe("true");
+    expect(await focused(page)).toBe("button#breach-count");
+    const words = await list.innerText();
+    expect(words).toContain("In review holds 3 cards, over its limit of 2");
+    expect(words).toMatch(/“Set up the CI pipeline” — Done: \d+s in this status \(limit 1s\)/);
+    expect(words).toContain("Blocked: “Add rate limiting to the public API”");
+    // Tab goes on into the list; a card's condition is a button that opens the card
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.querySelector("#breach-list")!.contains(document.activeElement))).toBe(true);
+    await list.getByRole("button", { name: /Add rate limiting/ }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator("#detail-title", { hasText: s.rate.title }).waitFor();
+    expect(new URL(page.url()).searchParams.get("card")).toBe(s.rate.id);
+    expect(await list.isVisible()).toBe(false);
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    await page.keyboard.press("Escape");
+    await page.locator("#detail").waitFor({ state: "hidden" });
+    // Esc in the list closes it and gives the focus back to the button
+    await count.click();
+    await list.getByRole("button").first().focus();
+    await page.keyboard.press("Escape");
+    expect(await list.isVisible()).toBe(false);
+    expect(await focused(page)).toBe("button#breach-count");
+    // a second press closes it too
+    await page.keyboard.press("Enter");
+    await list.waitFor();
+    await page.keyboard.press("Enter");
+    expect(await list.isVisible()).toBe(false);
+    expect(await count.getAttribute("aria-expanded")).toBe("false");
+    await page.close();
+  }, T);
+
+  test("an open list of conditions follows the board's breaches and leaves the focus where it is", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    await page.locator("#breach-count:not([hidden])").click();
+    const list = page.locator("#breach-list");
+    const ci = list.getByRole("button", { name: /Set up the CI pipeline/ });
+    await ci.focus();
+    await page.evaluate(() => { (window as unknown as { kept: Element | null }).kept = document.activeElement; });
+    const c = await call(ui.srv.url, "POST", "/cards", { type_id: "task", title: "A fourth card in review", status: "review", fields: { priority: "low" } }, "agent-1");
+    await list.getByText("In review holds 4 cards, over its limit of 2").waitFor();
+    expect(await page.evaluate(() => document.activeElement === (window as unknown as { kept: Element | null }).kept)).toBe(true);
+    expect(await list.isVisible()).toBe(true);
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`, undefined, "agent-1");
+    await list.getByText("In review holds 3 cards, over its limit of 2").waitFor();
+    expect(await focused(page)).toBe(`button`);
+    expect(await page.evaluate(() => document.activeElement === (window as unknown as { kept: Element | null }).kept)).toBe(true);
+    await page.close();
+  }, T);
+
+  test("the hidden-card note is a button that shows the board's default filter in words", async () => {
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Closed as won't fix", status: "todo", fields: { severity: "minor", steps: "s", resolution: "wontfix" } });
+    const page = await ui.browser.page();
+    await openBoard(page, "?board=bugs");
+    const note = page.locator("#hidden-note");
+    await page.locator("#hidden-note:not([hidden])").waitFor();
+    expect(await note.evaluate((el) => el.tagName)).toBe("BUTTON");
+    expect(await note.getAttribute("aria-expanded")).toBe("false");
+    const panel = page.locator(`#${await note.getAttribute("aria-controls")}`);
+    await note.focus();
+    await page.keyboard.press("Enter");
+    await panel.waitFor();
+    expect(await note.getAttribute("aria-expanded")).toBe("true");
+    expect(await panel.innerText()).toContain("Resolution is not “wontfix”");
+    await page.keyboard.press("Escape");
+    expect(await panel.isVisible()).toBe(false);
+    expect(await focused(page)).toBe("button#hidden-note");
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, T);
+
+  test("the card panel says the card's conditions in words: how long, and the limit; the card's name says them too", async () => {
+    await doneIsStuck();
+    const page = await ui.browser.page();
+    await openBoard(page, `?card=${s.ci.id}`);
+    const said = /Done: \d+s in this status \(limit 1s\)/;
+    await page.locator("#detail-title").waitFor();
+    expect(await page.locator("#detail").innerText()).toMatch(said);
+    expect(await page.locator(`.card[data-id="${s.ci.id}"]`).getAttribute("aria-label")).toMatch(said);
+    await page.close();
+  }, T);
+});
+
+interface Control { i: number; what: string; x: number; y: number; w: number; h: number; fits: boolean }
+
+/**
+ * The top bar's shown controls (buttons, pickers, fields; the panels of its signals left
+ * out), each tagged `data-probe` for a locator, with its box and whether a picker is wide
+ * enough for its chosen option (text, padding and the arrow).
+ */
+const barControls = (page: Page): Promise<Control[]> => page.evaluate(() => {
+  const ctx = document.createElement("canvas").getContext("2d")!;
+  return [...document.querySelectorAll<HTMLElement>("#topbar button, #topbar select, #topbar input, #topbar a[href]")]
+    .filter((el) => el.getClientRects().length > 0 && !el.closest(".popover"))
+    .map((el, i) => {
+      el.dataset.probe = String(i);
+      const r = el.getBoundingClientRect();
+      let fits = true;
+      if (el instanceof HTMLSelectElement) {
+        const cs = getComputedStyle(el);
+        ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+        const text = ctx.measureText(el.selectedOptions[0]?.text ?? "").width;
+        fits = text + parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + 16 <= el.clientWidth;
+      }
+      const what = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""} "${(el.getAttribute("aria-label") ?? el.textContent ?? "").trim().slice(0, 24)}"`;
+      return { i, what, x: r.x, y: r.y, w: r.width, h: r.height, fits };
+    });
+});
+
+/** What is wrong with the bar's controls at this size: overlaps, parts outside the window, pickers too narrow for their value. */
+async function barProblems(page: Page): Promise<string[]> {
+  const { width, height } = page.viewportSize()!;
+  const cs = await barControls(page);
+  const out: string[] = [];
+  for (const c of cs) {
+    if (c.x < -0.5 || c.x + c.w > width + 0.5 || c.y < -0.5 || c.y + c.h > height + 0.5) out.push(`${c.what} is outside the window`);
+    if (!c.fits) out.push(`${c.what} cuts off its value`);
+  }
+  for (const [n, a] of cs.entries()) for (const b of cs.slice(n + 1)) {
+    const dx = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+    const dy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+    if (dx > 1 && dy > 1) out.push(`${a.what} overlaps ${b.what}`);
+  }
+  if (await page.evaluate(() => document.documentElement.scrollWidth > innerWidth)) out.push("the page scrolls sideways");
+  return out;
+}
+
+/** Focuses a bar control with the keyboard's means and acts on it; says what did not work. */
+async function useControl(page: Page, c: Control): Promise<string> {
+  const el = page.locator(`[data-probe="${c.i}"]`);
+  await el.focus();
+  const state = () => el.evaluate((e) => {
+    const hit = (() => { const r = e.getBoundingClientRect(); return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); })();
+    return {
+      focused: document.activeElement === e, seen: Boolean(hit && (e === hit || e.contains(hit))),
+      expanded: e.getAttribute("aria-expanded"), pressed: e.getAttribute("aria-pressed"),
+      value: (e as HTMLInputElement).value, dialog: document.querySelectorAll("dialog[open]").length,
+    };
+  });
+  const before = await state();
+  if (!before.focused) return `${c.what} does not take the focus`;
+  if (!before.seen) return `${c.what} is covered where it has the focus`;
+  const tag = await el.evaluate((e) => e.tagName);
+  if (tag === "SELECT") {
+    const last = await el.evaluate((e) => (e as HTMLSelectElement).selectedIndex === (e as HTMLSelectElement).length - 1);
+    await page.keyboard.press(last ? "ArrowUp" : "ArrowDown");
+    const stepped = (await state()).value !== before.value;
+    await page.keyboard.press("Escape"); // the pickers put the value back
+    return stepped ? "" : `${c.what} does not step to another value`;
+  }
+  if (tag === "INPUT") {
+    await page.keyboard.type("x");
+    const typed = (await state()).value === `${before.value}x`;
+    await page.keyboard.press("Escape");
+    return typed ? "" : `${c.what} takes no typing`;
+  }
+  await page.keyboard.press("Enter");
+  const after = await state();
+  let acted = false;
+  if (before.expanded !== null) acted = after.expanded !== before.expanded;
+  // a chip shows its view: pressed then (All, pressed already, stays so)
+  else if (before.pressed !== null) acted = after.pressed === "true" || after.pressed !== before.pressed;
+  else acted = after.dialog > before.dialog;
+  // put it back: a second press, or Esc for a dialog
+  if (before.expanded !== null || (before.pressed !== null && after.pressed !== before.pressed)) { await el.focus(); await page.keyboard.press("Enter"); }
+  else if (after.dialog > before.dialog) await page.keyboard.press("Escape");
+  await page.waitForTimeout(100);
+  return acted ? "" : `${c.what} does nothing on Enter`;
+}
+
+describe.serial("reflow", () => {
+  test("at 320×256 the top bar's controls neither overlap nor leave the window, each can be focused and used, and the board keeps most of the height", async () => {
+    await doneIsStuck();
+    const bug = await call(ui.srv.url, "POST", "/cards", { type_id: "bug", title: "Hidden by the filter", status: "todo", fields: { severity: "minor", steps: "s", resolution: "wontfix" } });
+    const page = await ui.browser.page(320, 256);
+    // main shows the breach count, bugs the hidden-card note
+    for (const [board, signal] of [["main", "#breach-count"], ["bugs", "#hidden-note"]] as const) {
+      await openBoard(page, `?board=${board}`);
+      await page.locator(`${signal}:not([hidden])`).waitFor();
+      // the board keeps 60 % of the height (the bar took half of it)
+      const high = Math.round((await page.locator("#board").boundingBox())!.height);
+      expect([...(high < 256 * 0.6 ? [`${board}: the board is ${high} px high`] : []), ...await barProblems(page)]).toEqual([]);
+      // controls behind a menu button (aria-expanded, controlling part of the bar): shown, then checked too
+      for (const m of await page.locator("#topbar button[aria-expanded=false][aria-controls]").all()) {
+        const holds = await m.evaluate((b) => Boolean(document.getElementById(b.getAttribute("aria-controls")!)?.querySelector("button, select, input")));
+        if (!holds || !(await m.isVisible())) continue;
+        await m.click();
+        expect(await barProblems(page)).toEqual([]);
+      }
+      const problems: string[] = [];
+      for (const c of await barControls(page)) { const p = await useControl(page, c); if (p) problems.push(p); }
+      expect(problems).toEqual([]);
+      expect(new URL(page.url()).searchParams.get("board")).toBe(board);
+      // the signal's panel fits the window too
+      await page.locator(signal).click();
+      const panel = (await page.locator(`#${await page.locator(signal).getAttribute("aria-controls")}`).boundingBox())!;
+      expect([panel.x >= 0, panel.x + panel.width <= 320, panel.y + panel.height <= 256]).toEqual([true, true, true]);
+    }
+    // `/` from the board reaches the search box, shown first when it is folded away; Esc folds it again
+    await openBoard(page);
+    await page.locator(`.card[data-id="${s.guide.id}"]`).focus();
+    await page.keyboard.press("/");
+    expect(await focused(page)).toBe("input#search");
+    expect(await page.locator("#search").isVisible()).toBe(true);
+    const menu = page.locator("#topbar button[aria-expanded=true][aria-controls]");
+    const folds = await menu.count() > 0;
+    await page.keyboard.press("Escape");
+    if (folds) {
+      expect(await page.locator("#search").isVisible()).toBe(false);
+      expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-expanded"))).toBe("false");
+    }
+    await call(ui.srv.url, "DELETE", `/cards/${bug.id}`);
+    await page.close();
+  }, 60_000);
 });
