@@ -192,7 +192,7 @@ async function helpText(cmd: CommandDef, path: string[]): Promise<string> {
  * Commands that work on the workspace files where they run, and what they do with
  * --url / CARDS_URL (docs/cli.md): the help of these does not offer the server's flags.
  */
-const FILES_HERE: Record<string, "ignore" | "refuse"> = {
+export const FILES_HERE: Record<string, "ignore" | "refuse"> = {
   "cards init": "ignore", "cards check": "ignore", "cards serve": "ignore", "cards ext run": "ignore", "cards ext list": "ignore",
   "cards mcp": "refuse", "cards dump": "refuse", "cards restore": "refuse", "cards backup": "refuse", "cards artifacts gc": "refuse",
   "cards ext start": "refuse", "cards ext stop": "refuse", "cards ext restart": "refuse",

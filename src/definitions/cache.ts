@@ -36,6 +36,12 @@ export const DEFINITIONS_CACHE_KEY = "definitions_cache";
  */
 export const DEFINITIONS_SYNCED_KEY = "definitions_synced";
 
+/**
+ * The problems of the refused set last announced (definition_reload_failed): each broken
+ * state is announced once, whichever processes meet it, until a set loads again.
+ */
+export const DEFINITIONS_FAILED_KEY = "definitions_failed";
+
 /** Names one validated set under these rules: what DEFINITIONS_SYNCED_KEY holds. */
 export const syncStamp = (defs: Definitions): string => `${CACHE_KEY}:${defs.fingerprint}`;
 

@@ -9,9 +9,9 @@ import { temporalOnceKey } from "./monitors.ts";
 import { CardsError, isCardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
 import { isEntryList, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
-import { CARD_ID_RE, parseEventId } from "../domain/ids.ts";
+import { CARD_ID_RE, parseEventId, USER_ID_PATTERN, USER_ID_RULE } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type Card, type Comment, type Link, type StoredEvent, type User } from "../domain/types.ts";
-import { RegisterUserBody, parseShape } from "./shapes.ts";
+import { registerUsersIn } from "./workspace.ts";
 import type { Service } from "./service.ts";
 
 export const DUMP_FORMAT = "cards-dump";
@@ -189,12 +189,9 @@ async function restoreInTransaction(
           const u = rec.user as User;
           // a user declared in workspace.json keeps the created_at written there (any date Date.parse reads)
           if (!isObject(u) || !isText(u.id) || (u.kind !== "human" && u.kind !== "agent") || typeof u.created_at !== "string" || Number.isNaN(Date.parse(u.created_at))) throw bad("a user needs id, kind (human or agent) and created_at (a date)");
-          // the rules POST /users and workspace.json hold every user to
-          try {
-            parseShape(RegisterUserBody, { id: u.id, kind: u.kind, ...(u.display_name !== undefined ? { display_name: u.display_name } : {}) }, "user");
-          } catch (e) {
-            throw bad(`user ${JSON.stringify(u.id)}: ${(e as Error).message}`);
-          }
+          // the id rule POST /users and workspace.json share (a display name is kept as dumped:
+          // workspace.json takes longer ones than POST /users)
+          if (!USER_ID_PATTERN.test(u.id)) throw bad(`user ${JSON.stringify(u.id)}: ${USER_ID_RULE}`);
           if (seenUsers.has(u.id)) throw bad(`duplicate user id ${u.id}`);
           seenUsers.add(u.id);
           store(`user ${u.id}`, () => tx.upsertUser(u));
@@ -271,6 +268,8 @@ async function restoreInTransaction(
       }
     }
 
+    // users declared in this workspace.json are as it says, whatever the dump held of them
+    registerUsersIn(tx, svc.defs.workspace.users ?? []);
     // the cards came with their log, not through it: full-text search indexes them anew
     tx.markSearchStale();
     // the restored log is history: a server serving this workspace publishes none of it live

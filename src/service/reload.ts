@@ -12,7 +12,7 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
-import { DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo } from "../definitions/cache.ts";
+import { DEFINITIONS_FAILED_KEY, DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo } from "../definitions/cache.ts";
 import { hash128 } from "../domain/hash.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
@@ -55,8 +55,12 @@ export function reloadRequested(svc: Service, body: unknown, ctx: OpContext): Pr
  * `announce: false` for a process following another's reload: the set was announced
  * already, and a second announcement would reach every stream twice.
  */
-export function reloadDefinitions(svc: Service, ctx: OpContext, opts: { announce?: boolean } = {}): Promise<ReloadResult> {
-  return serial(() => answerOnce(svc, ctx, () => reloadNow(svc, ctx, opts.announce !== false)));
+/**
+ * `announce: false` with `following`: a process following another's announcement of that
+ * set; it announces only a newer set it finds on disk (files edited again meanwhile).
+ */
+export function reloadDefinitions(svc: Service, ctx: OpContext, opts: { announce?: boolean; following?: string } = {}): Promise<ReloadResult> {
+  return serial(() => answerOnce(svc, ctx, () => reloadNow(svc, ctx, opts.announce !== false, opts.following)));
 }
 
 /**
@@ -72,7 +76,7 @@ async function answerOnce<T>(svc: Service, ctx: OpContext, work: () => Promise<T
   return ctx.idempotency ? svc.mutate(ctx, () => answer) : answer;
 }
 
-async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promise<ReloadResult> {
+async function reloadNow(svc: Service, ctx: OpContext, announceIt = true, following?: string): Promise<ReloadResult> {
   const root = svc.origin;
   const old = root.defs;
   let next: Definitions;
@@ -85,7 +89,10 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     if (isCardsError(e) && e.code === "invalid_definitions") await announceFailure(root, ctx, [...old.boards.keys()], e);
     throw e;
   }
-  if (next.fingerprint === old.fingerprint) return { fingerprint: next.fingerprint, changed: false, boards: [] };
+  if (next.fingerprint === old.fingerprint) {
+    await forgetRefusedSet(root);
+    return { fingerprint: next.fingerprint, changed: false, boards: [] };
+  }
   const boards = affectedBoards(old, next);
   // swap while no write is in flight: a write sees all old or all new definitions; the
   // database no longer follows a known set until an open checks it again (a new token, so
@@ -97,7 +104,7 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
     // loaded and announced this set already
     first = !reloadedTo(tx.getMeta(DEFINITIONS_SYNCED_KEY) ?? undefined, next.fingerprint);
     tx.setMeta(DEFINITIONS_SYNCED_KEY, reloadedMarker(next.fingerprint));
-    tx.deleteMeta(RELOAD_FAILED_KEY);
+    tx.deleteMeta(DEFINITIONS_FAILED_KEY);
     // users newly declared in workspace.json are registered with the swap (as at load)
     registerUsersIn(tx, next.workspace.users ?? []);
     recordLoadedSet(tx, next);
@@ -113,7 +120,8 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true): Promi
   });
   root.pollFeed();
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
-  if (announceIt && first) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
+  // a follower announces a set newer than the one it was told of: no one else may have
+  if (first && (announceIt || (following !== undefined && following !== next.fingerprint))) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {
     try { fn(next); } catch { /* a listener's failure never undoes the reload */ }
   }
@@ -157,13 +165,16 @@ async function announce(
   svc.pollFeed();
 }
 
-/** The problems of the refused set last announced (cleared by a set that loads): each broken state is announced once, whichever processes meet it. */
-const RELOAD_FAILED_KEY = "definitions_failed";
+/** A set loads (or the live one is on disk again): the next refused set is announced, even one refused before. */
+export async function forgetRefusedSet(svc: Service): Promise<void> {
+  if (svc.store.readMeta(DEFINITIONS_FAILED_KEY) === undefined) return;
+  await svc.store.write((tx) => tx.deleteMeta(DEFINITIONS_FAILED_KEY));
+}
 
 function announceFailure(svc: Service, ctx: OpContext, boards: string[], e: CardsError): Promise<void> {
   const problems = e.extra.problems ?? [];
   return announce(svc, ctx, boards, (board_id) => ({ type: "definition_reload_failed", board_id, diff: { problems } }),
-    { key: RELOAD_FAILED_KEY, value: hash128(JSON.stringify(problems)) });
+    { key: DEFINITIONS_FAILED_KEY, value: hash128(JSON.stringify(problems)) });
 }
 
 const BoardFile = v.looseObject({ id: v.pipe(v.string(), v.maxLength(MAX_ID_LENGTH), v.regex(/^[a-z0-9][a-z0-9_-]*$/i, "board ids are ASCII letters, digits, - and _")) });
@@ -229,7 +240,7 @@ export function followReloads(svc: Service, log: (msg: string) => void): () => v
     pending = true;
     setTimeout(() => {
       pending = false;
-      reloadDefinitions(svc, { actor: "cards" }, { announce: false }).catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`));
+      reloadDefinitions(svc, { actor: "cards" }, { announce: false, following: (e.diff as { fingerprint?: string }).fingerprint }).catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`));
     }, 0);
   }, { types: ["definition_reloaded"] });
 }
@@ -250,6 +261,7 @@ export function watchDefinitions(svc: Service, log: (msg: string) => void, inter
         // the refused edit was undone: the last line said the files and the live set differ
         lastFailed = undefined;
         log("definitions on disk match the live set again");
+        await forgetRefusedSet(svc.origin);
         return;
       }
       if (fp === svc.origin.defs.fingerprint || fp === lastFailed) return;

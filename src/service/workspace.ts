@@ -3,7 +3,7 @@ import { CardsError } from "../domain/errors.ts";
 import { joinPath as join, parentPath as dirname, resolvePath as resolve } from "../domain/paths.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, CardType, Definitions, User, Workspace, WorkspaceDef } from "../domain/types.ts";
-import { DEFINITIONS_CACHE_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedMarker, reloadedTo, syncStamp } from "../definitions/cache.ts";
+import { DEFINITIONS_CACHE_KEY, DEFINITIONS_FAILED_KEY, DEFINITIONS_SYNCED_KEY, loadDefinitionsCached, reloadedMarker, reloadedTo, syncStamp } from "../definitions/cache.ts";
 import type { SearchConfig, Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
 import { Service, type ServiceMode } from "./service.ts";
@@ -96,12 +96,14 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // so it says so, and running servers reload too (followReloads) instead of validating
       // against the old set while this call writes with the new one. A set a reload already
       // loaded was announced by that reload.
-      const announced = marker !== undefined && !reloadedTo(marker, defs.fingerprint) && await announceOpenedSet(store, defs);
+      const owed = marker !== undefined && !reloadedTo(marker, defs.fingerprint);
+      const announced = owed && await announceOpenedSet(store, defs);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
       // new token) keeps the next open checking; a busy database is not waited for. A set
       // this open announced is marked so: a server asked to reload it next says nothing more
-      // (the open after this one checks once more, then records the stamp)
-      store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, announced ? reloadedMarker(defs.fingerprint) : stamp, marker);
+      // (the open after this one checks once more, then records the stamp). One it could
+      // not announce is not recorded: the next open announces it
+      if (!owed || announced) store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, announced ? reloadedMarker(defs.fingerprint) : stamp, marker);
     }
     return svc;
   } catch (e) {
@@ -131,6 +133,7 @@ async function announceOpenedSet(store: Store, defs: Definitions): Promise<boole
       for (const board_id of boards) {
         tx.appendSignal({ type: "definition_reloaded", actor: "cards", at, scope: "board", ...(board_id ? { board_id } : {}), diff: { fingerprint: defs.fingerprint } });
       }
+      tx.deleteMeta(DEFINITIONS_FAILED_KEY);
     });
     return true;
   } catch {

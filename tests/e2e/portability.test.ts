@@ -232,6 +232,20 @@ describe("cards restore", () => {
     expect(run(["cards", "get", task.id], { cwd: dst }).json.fields.priority).toBe("bogus");
   });
 
+  test("users: a display name workspace.json allows restores; the target's workspace.json decides its declared users", () => {
+    const long = "L".repeat(250);
+    const a = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).users[0].display_name = long; });
+    expect(run(["cards", "create", "--type", "task", "--title", "t"], { cwd: a }).code).toBe(0);
+    const dumped = run(["dump"], { cwd: a }).stdout;
+    const b = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).users[0].display_name = long; });
+    expect(run(["restore"], { cwd: b, input: dumped }).code).toBe(0);
+    // a target whose workspace.json names the declared user otherwise: it wins over the dump
+    const c = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).users[0].display_name = "Renamed"; });
+    expect(run(["restore"], { cwd: c, input: dumped }).code).toBe(0);
+    const users = run(["workspace"], { cwd: c }).json.workspace.users;
+    expect(users[0].display_name).toBe("Renamed");
+  });
+
   test("text holding U+2028 and U+2029 round-trips (the dump escapes them; restore splits lines at \\n only)", () => {
     const a = makeWorkspace();
     const text = "line\u2028separator\u2029paragraph";

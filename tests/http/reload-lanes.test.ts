@@ -341,3 +341,46 @@ test("a one-shot call that opens edited files announces the set; the server aske
     api.close();
   }
 });
+
+test("a process following an announced set that finds a newer one on disk announces the newer one", async () => {
+  const api = await testApi();
+  const other = await openTestService(api.dir, "serve");
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  try {
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 5; });
+    const told = (await reloadDefinitions(api.svc, { actor: "ada" })).fingerprint;
+    // edited again before the follower reads the files
+    editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 6; });
+    const loaded = await reloadDefinitions(other, { actor: "cards" }, { announce: false, following: told });
+    expect(loaded.fingerprint).not.toBe(told);
+    await Bun.sleep(50);
+    api.svc.pollFeed();
+    await Bun.sleep(20);
+    const announced = seen.filter((e) => e.type === "definition_reloaded" && e.board_id === "main").map((e) => (e.diff as { fingerprint: string }).fingerprint);
+    expect(announced).toEqual([told, loaded.fingerprint]);
+  } finally {
+    other.close();
+    api.close();
+  }
+});
+
+test("a refused set is announced again after the files went back to the live set and broke the same way", async () => {
+  const api = await testApi();
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  try {
+    const file = join(api.dir, "definitions/boards/main.json");
+    const good = readFileSync(file, "utf8");
+    writeFileSync(file, "{ broken");
+    expect((await api.post("/workspace/reload")).status).toBe(422);
+    writeFileSync(file, good);
+    expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: false });
+    writeFileSync(file, "{ broken");
+    expect((await api.post("/workspace/reload")).status).toBe(422);
+    await Bun.sleep(20);
+    expect(seen.filter((e) => e.type === "definition_reload_failed" && e.board_id === "main").length).toBe(2);
+  } finally {
+    api.close();
+  }
+});
