@@ -165,10 +165,17 @@ async function announce(
   svc.pollFeed();
 }
 
-/** A set loads (or the live one is on disk again): the next refused set is announced, even one refused before. */
+/**
+ * A set loads (or the live one is on disk again): the next refused set is announced, even
+ * one refused before. Best effort: a reload never fails for it (a busy or read-only database).
+ */
 export async function forgetRefusedSet(svc: Service): Promise<void> {
-  if (svc.store.readMeta(DEFINITIONS_FAILED_KEY) === undefined) return;
-  await svc.store.write((tx) => tx.deleteMeta(DEFINITIONS_FAILED_KEY));
+  try {
+    if (svc.store.readMeta(DEFINITIONS_FAILED_KEY) === undefined) return;
+    await svc.store.write((tx) => tx.deleteMeta(DEFINITIONS_FAILED_KEY));
+  } catch {
+    // the next load that can write clears it
+  }
 }
 
 function announceFailure(svc: Service, ctx: OpContext, boards: string[], e: CardsError): Promise<void> {
