@@ -192,6 +192,7 @@ async function restoreInTransaction(
           // the id rule POST /users and workspace.json share (a display name is kept as dumped:
           // workspace.json takes longer ones than POST /users)
           if (!USER_ID_PATTERN.test(u.id)) throw bad(`user ${JSON.stringify(u.id)}: ${USER_ID_RULE}`);
+          if (u.display_name !== undefined && typeof u.display_name !== "string") throw bad(`user ${u.id}: display_name must be a string`);
           if (seenUsers.has(u.id)) throw bad(`duplicate user id ${u.id}`);
           seenUsers.add(u.id);
           store(`user ${u.id}`, () => tx.upsertUser(u));

@@ -163,6 +163,7 @@ describe("cards restore", () => {
     // a dump written before the header counted: the log still names every card it holds or deletes
     ["a dump without counts whose log lost a card_deleted", (l) => editFirst(l.filter((x) => !x.includes('"type":"card_deleted"')), "header", (r) => { delete r.counts; }), "which it neither holds nor deletes"],
     ["a user id outside the rules of POST /users", (l) => editFirst(l, "user", (r) => { r.user.id = "bad user"; }), 'user "bad user"'],
+    ["a user whose display_name is no string", (l) => editFirst(l, "user", (r) => { r.user.display_name = 5; }), "display_name must be a string"],
     ["the same user twice", (l) => { const i = l.findIndex((x) => x.includes('"record":"user"')); return [...l.slice(0, i + 1), l[i]!.replace('"display_name"', '"x"'), ...l.slice(i + 1)].map((x, j) => (j === 0 ? x.replace('"users":4', '"users":5') : x)); }, "duplicate user id"],
   ];
 

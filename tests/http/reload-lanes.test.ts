@@ -13,6 +13,13 @@ import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.t
 import { createCard, dumpWorkspace, followReloads, patchCard, reloadDefinitions, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
+/** Lets what other processes wrote reach this service's subscribers (the feed polls them). */
+async function settle(svc: Service): Promise<void> {
+  await Bun.sleep(50);
+  svc.pollFeed();
+  await Bun.sleep(20);
+}
+
 const lanes = (seen: CardEvent[]) =>
   seen.filter((e) => ["wip_exceeded", "wip_cleared", "lane_drained", "lane_refilled"].includes(e.type)).map((e) => [e.type, e.board_id, e.diff]);
 
@@ -275,9 +282,7 @@ test("a limit removed from a lane over it: wip_cleared once, though a process fo
     expect((await api.post("/workspace/reload")).status).toBe(200);
     // the follower's old set still has the limit, and the lane's record went with it
     expect((await reloadDefinitions(other, { actor: "cards" }, { announce: false })).changed).toBe(true);
-    await Bun.sleep(50);
-    api.svc.pollFeed();
-    await Bun.sleep(20);
+    await settle(api.svc);
     expect(lanes(seen).map(([type]) => type)).toEqual(["wip_exceeded", "wip_cleared"]);
   } finally {
     other.close();
@@ -296,9 +301,7 @@ test("a set is announced once, whichever processes load it; a refused set too, u
     // the other process reloads first (a `cards mcp`, another server), then this server is asked to
     expect((await reloadDefinitions(other, { actor: "cards" })).changed).toBe(true);
     expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: true });
-    await Bun.sleep(50);
-    api.svc.pollFeed();
-    await Bun.sleep(20);
+    await settle(api.svc);
     expect(said("definition_reloaded")).toEqual([["cards", "main"]]);
 
     const file = join(api.dir, "definitions/boards/main.json");
@@ -306,9 +309,7 @@ test("a set is announced once, whichever processes load it; a refused set too, u
     writeFileSync(file, "{ broken");
     await reloadDefinitions(other, { actor: "cards" }).catch(() => {});
     expect((await api.post("/workspace/reload")).status).toBe(422);
-    await Bun.sleep(50);
-    api.svc.pollFeed();
-    await Bun.sleep(20);
+    await settle(api.svc);
     expect(said("definition_reload_failed")).toEqual([["cards", "bugs"], ["cards", "main"]]);
 
     // fixed, then broken the same way again: a new broken state, announced again
@@ -333,9 +334,7 @@ test("a one-shot call that opens edited files announces the set; the server aske
     const once = await openTestService(api.dir, "embedded");
     once.close();
     expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: true });
-    await Bun.sleep(50);
-    api.svc.pollFeed();
-    await Bun.sleep(20);
+    await settle(api.svc);
     expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.actor, e.board_id])).toEqual([["cards", "bugs"], ["cards", "main"]]);
   } finally {
     api.close();
@@ -354,9 +353,7 @@ test("a process following an announced set that finds a newer one on disk announ
     editJson(api.dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 6; });
     const loaded = await reloadDefinitions(other, { actor: "cards" }, { announce: false, following: told });
     expect(loaded.fingerprint).not.toBe(told);
-    await Bun.sleep(50);
-    api.svc.pollFeed();
-    await Bun.sleep(20);
+    await settle(api.svc);
     const announced = seen.filter((e) => e.type === "definition_reloaded" && e.board_id === "main").map((e) => (e.diff as { fingerprint: string }).fingerprint);
     expect(announced).toEqual([told, loaded.fingerprint]);
   } finally {
