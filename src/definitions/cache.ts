@@ -61,6 +61,8 @@ export interface DefinitionsCacheIo {
   read(): string | undefined;
   write(text: string): void;
   now?(): number;
+  /** told of the cached set the files replaced (another fingerprint), when the row held one */
+  replaced?(previous: Definitions): void;
 }
 
 interface CacheRow {
@@ -104,6 +106,7 @@ export async function loadDefinitionsCached(root: string, io: DefinitionsCacheIo
   if (row && row.fingerprint === fingerprint) {
     defs = revive(row);
   } else {
+    if (row) io.replaced?.(revive(row));
     const { parseDefinitions } = await import("./load.ts");
     defs = parseDefinitions(files);
   }

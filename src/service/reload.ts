@@ -12,6 +12,7 @@ import { nowIso } from "../domain/card.ts";
 import { doneColumn } from "../domain/transitions.ts";
 import type { Board, CardEvent, Definitions } from "../domain/types.ts";
 import { definitionsFingerprint } from "../definitions/read.ts";
+import { affectedBoards } from "../definitions/diff.ts";
 import { DEFINITIONS_FAILED_KEY, DEFINITIONS_SYNCED_KEY, reloadedMarker, reloadedTo } from "../definitions/cache.ts";
 import { hash128 } from "../domain/hash.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
@@ -126,19 +127,6 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true, follow
     try { fn(next); } catch { /* a listener's failure never undoes the reload */ }
   }
   return { fingerprint: next.fingerprint, changed: true, boards };
-}
-
-/** Boards whose own file changed, that show a changed card type, or all when workspace.json changed. */
-function affectedBoards(old: Definitions, next: Definitions): string[] {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  const ids = new Set([...old.boards.keys(), ...next.boards.keys()]);
-  if (!same(old.workspace, next.workspace)) return [...ids].sort();
-  const changedTypes = new Set([...old.cardTypes.keys(), ...next.cardTypes.keys()].filter((t) => !same(old.cardTypes.get(t), next.cardTypes.get(t))));
-  return [...ids].filter((id) => {
-    const a = old.boards.get(id);
-    const b = next.boards.get(id);
-    return !same(a, b) || [...(a?.card_type_ids ?? []), ...(b?.card_type_ids ?? [])].some((t) => changedTypes.has(t));
-  }).sort();
 }
 
 /**

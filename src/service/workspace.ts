@@ -70,7 +70,9 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
   }
   const store = o.createStore({ path: databasePath(root), connections: o.mode === "embedded" ? 1 : 2 });
   try {
+    let previous: Definitions | undefined;
     const defs = await loadDefinitionsCached(root, {
+      replaced: (set) => { previous = set; },
       stamp: o.files.stamp,
       read: () => store.readMeta(DEFINITIONS_CACHE_KEY),
       write: (text) => store.writeMeta(DEFINITIONS_CACHE_KEY, text),
@@ -97,7 +99,10 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // against the old set while this call writes with the new one. A set a reload already
       // loaded was announced by that reload.
       const owed = marker !== undefined && !reloadedTo(marker, defs.fingerprint);
-      const announced = owed && await announceOpenedSet(store, defs);
+      // the boards it changes are known when the cached set it replaced is the one the
+      // database followed (else every board may be affected)
+      const replaced = previous && marker !== undefined && followed(marker, previous.fingerprint) ? previous : undefined;
+      const announced = owed && await announceOpenedSet(store, defs, replaced);
       // best effort, and only over the value read above: a reload meanwhile (which writes a
       // new token) keeps the next open checking; a busy database is not waited for. A set
       // this open announced is marked so: a server asked to reload it next says nothing more
@@ -112,16 +117,20 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
   }
 }
 
+/** True when the synced marker names the set with this fingerprint (opened or reloaded). */
+const followed = (marker: string, fingerprint: string): boolean => marker.endsWith(`:${fingerprint}`) || reloadedTo(marker, fingerprint);
+
 /**
- * `definition_reloaded` for a set an open loaded, per board (the set it replaced is not
- * known here, so every board may be affected), and the lane crossings the set causes
- * against what each lane last signalled (a limit lowered while no server ran). Best
- * effort: a busy database is not waited for long.
+ * `definition_reloaded` for a set an open loaded, per board it changes against the set
+ * the database followed (every board when that set is not known here), and the lane
+ * crossings the set causes against what each lane last signalled (a limit lowered while
+ * no server ran). Best effort: a busy database is not waited for long.
  */
-async function announceOpenedSet(store: Store, defs: Definitions): Promise<boolean> {
+async function announceOpenedSet(store: Store, defs: Definitions, replaced: Definitions | undefined): Promise<boolean> {
   try {
     const at = new Date().toISOString();
     const { reconcileLanes } = await import("./lanes.ts");
+    const changed = await boardsChanged(replaced, defs);
     const persisted = defs.workspace.settings.persist_conditions ?? [];
     await store.write((tx) => {
       for (const c of reconcileLanes(defs, tx)) {
@@ -129,7 +138,7 @@ async function announceOpenedSet(store: Store, defs: Definitions): Promise<boole
         if (persisted.includes(c.type)) tx.appendEvent(event);
         else tx.appendSignal(event);
       }
-      const boards: Array<string | undefined> = defs.boards.size > 0 ? [...defs.boards.keys()] : [undefined];
+      const boards: Array<string | undefined> = changed.length > 0 ? changed : [undefined];
       for (const board_id of boards) {
         tx.appendSignal({ type: "definition_reloaded", actor: "cards", at, scope: "board", ...(board_id ? { board_id } : {}), diff: { fingerprint: defs.fingerprint } });
       }
@@ -140,6 +149,16 @@ async function announceOpenedSet(store: Store, defs: Definitions): Promise<boole
     // the next open of a changed set, or an explicit reload, announces it
     return false;
   }
+}
+
+/** The boards a set changes against the one it replaced; all of them when that one is unknown or unreadable. */
+async function boardsChanged(replaced: Definitions | undefined, defs: Definitions): Promise<string[]> {
+  try {
+    if (replaced) return (await import("../definitions/diff.ts")).affectedBoards(replaced, defs);
+  } catch {
+    // the cached text of the old set did not parse: say every board
+  }
+  return [...defs.boards.keys()];
 }
 
 export interface WorkspaceView {

@@ -335,7 +335,33 @@ test("a one-shot call that opens edited files announces the set; the server aske
     once.close();
     expect((await api.post("/workspace/reload")).body).toMatchObject({ changed: true });
     await settle(api.svc);
-    expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.actor, e.board_id])).toEqual([["cards", "bugs"], ["cards", "main"]]);
+    // the open knew the set it replaced (the one the database followed): only main changed
+    expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.actor, e.board_id])).toEqual([["cards", "main"]]);
+  } finally {
+    api.close();
+  }
+});
+
+test("a one-shot open announces the boards its edit changes: a type's boards, or all of them for workspace.json", async () => {
+  const api = await testApi();
+  const seen: CardEvent[] = [];
+  api.svc.subscribe((e) => seen.push(e));
+  const oneShot = async (file: string, edit: (j: any) => void) => {
+    seen.length = 0;
+    editJson(api.dir, file, edit);
+    (await openTestService(api.dir, "embedded")).close();
+    await settle(api.svc);
+    return seen.filter((e) => e.type === "definition_reloaded").map((e) => e.board_id ?? null);
+  };
+  try {
+    expect(await oneShot("definitions/card-types/review.json", (t) => { t.name = "Code review"; })).toEqual(["main"]);
+    expect(await oneShot("definitions/card-types/bug.json", (t) => { t.name = "Defect"; })).toEqual(["bugs", "main"]);
+    expect(await oneShot("definitions/workspace.json", (w) => { w.name = "Renamed"; })).toEqual(["bugs", "main"]);
+    // a set the database never followed (a reload in this process moved it on, the cached
+    // row still holds the set before): the open cannot tell what changed and says every board
+    editJson(api.dir, "definitions/boards/bugs.json", (b) => { b.name = "Bugs!"; });
+    await reloadDefinitions(api.svc, { actor: "ada" });
+    expect(await oneShot("definitions/card-types/review.json", (t) => { t.name = "Review"; })).toEqual(["bugs", "main"]);
   } finally {
     api.close();
   }
