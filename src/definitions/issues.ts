@@ -10,6 +10,7 @@
 import * as v from "valibot";
 import type { PathKey, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
+import { didYouMean } from "./suggest.ts";
 
 type AnySchema = v.GenericSchema & {
   wrapped?: AnySchema; entries?: Record<string, AnySchema>; item?: AnySchema;
@@ -89,7 +90,7 @@ export function reportUnknownKeys(schema: v.GenericSchema, input: unknown, repor
     for (const [k, val] of Object.entries(input)) {
       const sub = Object.hasOwn(s.entries, k) ? s.entries[k] : undefined;
       if (sub) reportUnknownKeys(sub, val, report, [...keys, k]);
-      else report([...keys, k], `unknown key ${JSON.stringify(k)}; allowed keys: ${allowed.join(", ")}`, allowed);
+      else report([...keys, k], `unknown key ${JSON.stringify(k)}${didYouMean(k, allowed)}; allowed keys: ${allowed.join(", ")}`, allowed);
     }
   } else if (s.type === "array" && s.item && Array.isArray(input)) {
     input.forEach((val, i) => reportUnknownKeys(s.item as AnySchema, val, report, [...keys, i]));

@@ -8,6 +8,7 @@ import { isUtf8 } from "node:buffer";
 import { hash128 } from "../domain/hash.ts";
 import { join, resolve } from "node:path";
 import type { DefinitionProblem } from "../domain/errors.ts";
+import { didYouMean } from "./suggest.ts";
 
 import { DEFINITION_FOLDERS, DEFINITIONS_DIR, EXTENSION_FILES } from "./paths.ts";
 
@@ -97,12 +98,19 @@ function misnamedFiles(dir: string): DefinitionProblem[] {
   };
   const add = (rel: string, message: string): void => { out.push({ file: `${DEFINITIONS_DIR}/${rel}`, path: "", message }); };
   const BROKEN = "not read: a symbolic link to a file that does not exist";
-  for (const { name, broken } of entries("")) {
+  const topFiles = ["workspace.json", ...EXTENSION_FILES] as readonly string[];
+  const folders = DEFINITION_FOLDERS as readonly string[];
+  for (const { name, isDir, broken } of entries("")) {
     const lower = name.toLowerCase();
-    if (broken && (lower === "workspace.json" || (EXTENSION_FILES as readonly string[]).includes(lower))) add(name, BROKEN);
+    if (name.startsWith(".")) continue;
+    if (broken && (lower === "workspace.json" || topFiles.includes(lower))) add(name, BROKEN);
     else if (lower === "extensions.yml") add(name, "not read: the extensions file is extensions.yaml (or extensions.json); rename it");
-    else if (name !== lower && (lower === "workspace.json" || (EXTENSION_FILES as readonly string[]).includes(lower))) {
-      add(name, `not read: file names are case-sensitive; rename it to ${lower}`);
+    else if (name !== lower && topFiles.includes(lower)) add(name, `not read: file names are case-sensitive; rename it to ${lower}`);
+    else if (isDir && topFiles.includes(name)) add(name, "not read: a folder, not a file");
+    else if (!isDir && folders.includes(name)) add(name, `not read: a file; ${name} is the folder its definitions go in (${name}/<id>.json)`);
+    else if (isDir && !folders.includes(name)) add(name, `not read: a folder definitions/ does not read${didYouMean(name, folders, "/")}; its folders are ${folders.join(", ")}, each holding <id>.json files`);
+    else if (!isDir && /\.(json|ya?ml)$/.test(lower) && !topFiles.includes(name)) {
+      add(name, `not read: definitions/ itself holds only workspace.json and extensions.yaml (or .json); a card type goes in card-types/<id>.json, a board in boards/<id>.json, a view in views/<id>.json`);
     }
   }
   for (const folder of DEFINITION_FOLDERS) {
@@ -112,6 +120,7 @@ function misnamedFiles(dir: string): DefinitionProblem[] {
       const rel = `${folder}/${name}`;
       if (broken && lower.endsWith(".json")) add(rel, BROKEN);
       else if (isDir && lower.endsWith(".json")) add(rel, "not read: a folder, not a JSON file");
+      else if (isDir) add(rel, `not read: definitions are not read from sub-folders; move its files up into ${folder}/`);
       else if (!isDir && lower.endsWith(".json") && !name.endsWith(".json")) add(rel, `not read: definition files end in .json (lower case); rename it to ${name.slice(0, -5)}.json`);
       else if (!isDir && /\.ya?ml$/.test(lower)) add(rel, `not read: ${folder} files are JSON (*.json); only the extensions file may be YAML`);
     }

@@ -147,6 +147,48 @@ describe("files the loader would skip", () => {
     expect(list).toHaveLength(5);
   });
 
+  test("a folder misnamed or misplaced (card_types/, board/, a sub-folder) is a problem, with the folder meant; before, its types and boards vanished with ok", async () => {
+    const list = await problems((f) => {
+      f["definitions/card_types/spike.json"] = { ...f[TASK], id: "spike" };
+      f["definitions/Boards/extra.json"] = { ...f[MAIN], id: "extra" };
+      f["definitions/templates/x.json"] = {};
+      f["definitions/views/old/triage.json"] = f[TRIAGE];
+      f["definitions/board.json"] = f[MAIN];
+      f["definitions/notes.txt"] = "kept beside the definitions: ignored";
+    });
+    expectProblem(list, { file: "definitions/card_types", path: "", message: "not read: a folder definitions/ does not read (did you mean card-types/?)" });
+    expectProblem(list, { file: "definitions/Boards", path: "", message: "(did you mean boards/?)" });
+    expectProblem(list, { file: "definitions/templates", path: "", message: "its folders are card-types, boards, views" });
+    expect(list.find((p) => p.file === "definitions/templates")!.message).not.toContain("did you mean");
+    expectProblem(list, { file: "definitions/views/old", path: "", message: "not read from sub-folders; move its files up into views/" });
+    expectProblem(list, { file: "definitions/board.json", path: "", message: "a board in boards/<id>.json" });
+    expect(list).toHaveLength(5);
+  });
+
+  test("a file where a folder belongs, and a folder where workspace.json belongs, are named as such", async () => {
+    const dir = writeWorkspace(sample());
+    const { rmSync, mkdirSync } = await import("node:fs");
+    rmSync(join(dir, "definitions/views"), { recursive: true });
+    writeFileSync(join(dir, "definitions/views"), "{}");
+    rmSync(join(dir, "definitions/workspace.json"));
+    mkdirSync(join(dir, "definitions/workspace.json"));
+    const list = await problemsAt(dir);
+    expectProblem(list, { file: "definitions/views", path: "", message: "not read: a file; views is the folder its definitions go in" });
+    expectProblem(list, { file: "definitions/workspace.json", path: "", message: "not read: a folder, not a file" });
+  });
+
+  test("an unknown key says which allowed key it nearly is", async () => {
+    const list = await problems((f) => {
+      f[W].settings.tag_polcy = "open";
+      f[TASK].searchable_field = ["title"];
+      f[TASK].colour = "red";
+    });
+    expectProblem(list, { file: W, path: "settings.tag_polcy", message: 'unknown key "tag_polcy" (did you mean tag_policy?); allowed keys:' });
+    expectProblem(list, { file: TASK, path: "searchable_field", message: 'unknown key "searchable_field" (did you mean searchable_fields?)' });
+    // nothing near: no guess
+    expectProblem(list, { file: TASK, path: "colour", message: 'unknown key "colour"; allowed keys:' });
+  });
+
   test("a symbolic link to nothing is a problem, not a board or hook silently not loaded", async () => {
     const dir = writeWorkspace(sample());
     symlinkSync("/nonexistent/ghost.json", join(dir, "definitions/boards/ghost.json"));
