@@ -212,11 +212,15 @@ function checkDeadTransitions(boards: Parsed[], defaultBoard: string | undefined
   const governing = (type: string) => shown.find((b) => b.id === defaultBoard && b.types.includes(type)) ?? shown.find((b) => b.types.includes(type));
   for (const b of shown) {
     const t = obj(b.p.value).transitions;
-    if (!isPlainObject(t) || Object.keys(t).length === 0 || b.types.length === 0) continue;
+    const graph = isPlainObject(t) && Object.keys(t).length > 0;
+    const enforce = obj(obj(b.p.value).settings).enforce_transitions === true;
+    if ((!graph && !enforce) || b.types.length === 0) continue;
     const others = b.types.map((type) => ({ type, by: governing(type)?.id })).filter((g) => g.by !== b.id);
     if (others.length < b.types.length) continue;
-    const by = uniq(others.map((g) => g.by ?? ""));
-    ctx.problems.for(b.p.file)(["transitions"], `these transitions are never checked: the moves of ${others.map((g) => g.type).join(", ")} cards follow board ${by.join(", ")} (the default board when it shows a type, else the first board by id); put the graph there, or make this board the default`);
+    const by = uniq(others.map((g) => g.by ?? "")).join(", ");
+    const why = `the moves of ${others.map((g) => g.type).join(", ")} cards follow board ${by} (the default board when it shows a type, else the first board by id)`;
+    if (graph) ctx.problems.for(b.p.file)(["transitions"], `these transitions are never checked: ${why}; put the graph there, or make this board the default`);
+    if (enforce) ctx.problems.for(b.p.file)(["settings", "enforce_transitions"], `never applies: ${why}; set it on board ${by}, or make this board the default`);
   }
 }
 

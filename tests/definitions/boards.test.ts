@@ -52,6 +52,14 @@ describe("transitions and WIP limits", () => {
     expect(await problems((f) => { governs(f); f[BUGS].transitions = { todo: ["doing"] }; })).toEqual([]);
   });
 
+  test("enforce_transitions on a board that governs none of its card types is a problem (before: accepted, and no move was checked)", async () => {
+    expectOnly(await problems((f) => { f[BUGS].settings = { enforce_transitions: true }; }), {
+      file: BUGS, path: "settings.enforce_transitions", message: "never applies: the moves of bug cards follow board main",
+    });
+    expect(await problems((f) => { governs(f); f[BUGS].settings = { enforce_transitions: true }; })).toEqual([]);
+    expect(await problems((f) => { f[BUGS].settings = { enforce_transitions: false }; })).toEqual([]);
+  });
+
   test("a board column the workspace lacks is no valid option, and what refers to it is reported in the same load", async () => {
     const list = await problems((f) => { governs(f); f[BUGS].columns = [...f[BUGS].columns, "zz"]; f[BUGS].transitions = { zz: ["done"] }; f[BUGS].wip_limits = { zz: 1 }; });
     expect(list.map((p) => p.path).sort()).toEqual(["columns[5]", "transitions.zz", "wip_limits.zz"].sort());

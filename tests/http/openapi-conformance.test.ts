@@ -188,7 +188,7 @@ describe("request schemas refuse what the server refuses", () => {
     // written back as it was read: replaced (200), answered with the same keys
     const put = await send("POST", "/boards", "/boards", main);
     expect([put.status, put.body]).toEqual([200, main]);
-    const copy = { ...main, id: "copy", transitions: undefined };
+    const copy = { ...main, id: "copy", transitions: undefined, settings: undefined }; // a copy governs no type: its graph and enforcement would never apply
     await refusedBoth("Board", "POST", "/boards", { ...copy, extra: 1 });
     expect((await send("POST", "/boards", "/boards", copy)).status).toBe(201);
     expect(doc.components.schemas.Board.additionalProperties).toBe(false);
