@@ -70,15 +70,33 @@ export function doneColumn(ws: WorkspaceDef): string {
 }
 
 /**
- * The columns the agent loop names (prime, the tool server's instructions): where work
- * waits (`todo`, else the column before doing), where it is done (`doing`, else the
- * third column), where it is reviewed (`review`, else the last) and the last column.
+ * The columns the agent loop names (prime, the tool server's instructions), on `board` (the
+ * default board: where take-next looks) for cards of `type` (its first type): where work
+ * waits (`todo`, else the column before doing), where it is done (`doing`, else the third
+ * column), where it is reviewed (`review`, else the last) and the last (`done` when there).
+ * When the board enforces its graph, ready is a column that may move to doing and review
+ * one doing may move to, so the commands the loop names pass the graph.
  */
-export function agentLoopColumns(ws: WorkspaceDef): { ready: string; doing: string; review: string; done: string } {
-  const cols = ws.columns.map((c) => c.id);
-  const done = cols.at(-1) ?? "done";
+export function agentLoopColumns(ws: WorkspaceDef, board?: Board, type?: CardType): { ready: string; doing: string; review: string; done: string } {
+  let cols = board?.columns.length ? board.columns : ws.columns.map((c) => c.id);
+  const allowed = type?.allowed_columns;
+  if (allowed && cols.some((c) => allowed.includes(c))) cols = cols.filter((c) => allowed.includes(c));
+  const done = cols.includes("done") ? "done" : cols.at(-1) ?? "done";
   const doing = cols.includes("doing") ? "doing" : cols[Math.min(2, cols.length - 1)] ?? "doing";
-  const ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
-  const review = cols.includes("review") ? "review" : done;
+  let ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
+  let review = cols.includes("review") ? "review" : done;
+  const graph = board && isEnforced(ws, board) ? board.transitions : undefined;
+  if (graph) {
+    const next = (c: string) => (graph[c] ?? []).filter((x) => cols.includes(x));
+    if (!next(ready).includes(doing)) ready = cols.find((c) => c !== doing && next(c).includes(doing)) ?? ready;
+    if (!next(doing).includes(review)) review = next(doing).find((c) => c !== doing) ?? review;
+  }
   return { ready, doing, review, done };
+}
+
+/** The board the agent loop is told on (the default board, else the first by id) and its first card type. */
+export function agentLoopScope(ws: WorkspaceDef, boards: Map<string, Board>, types: Map<string, CardType>): { board?: Board; type?: CardType } {
+  const board = boards.get(ws.settings.default_board ?? "") ?? [...boards.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0];
+  const typeId = board?.card_type_ids[0];
+  return { ...(board ? { board } : {}), ...(typeId && types.get(typeId) ? { type: types.get(typeId)! } : {}) };
 }

@@ -7,7 +7,7 @@ import { Buffer } from "node:buffer";
 import { CardsError } from "../domain/errors.ts";
 import { briefPage } from "../domain/card.ts";
 import type { Definitions } from "../domain/types.ts";
-import { agentLoopColumns } from "../domain/transitions.ts";
+import { agentLoopColumns, agentLoopScope } from "../domain/transitions.ts";
 import {
   addComment, addLink, appendEntry, cardHistory, claimCard, describeWorkspace, editComment, getCard,
   listBreaches, listCards, listEvents, releaseCard, removeEntry, removeLink, takeNext, updateEntry,
@@ -59,7 +59,8 @@ export function fixedTools(defs: Definitions): Tool[] {
   const filter = anyObj('filter object, e.g. {"blocked":false,"fields.priority":{"$in":["high","urgent"]}}');
   const linkTypes = defs.workspace.link_types.map((l) => l.id);
   // the queue and working columns of this workspace (a workspace may call them ready, wip, ...)
-  const loop = agentLoopColumns(defs.workspace);
+  const scope = agentLoopScope(defs.workspace, defs.boards, defs.cardTypes);
+  const loop = agentLoopColumns(defs.workspace, scope.board, scope.type);
   const tool = (name: string, description: string, properties: Record<string, JsonSchema>, required: string[], run: Tool["run"]): Tool =>
     ({ spec: { name, description, inputSchema: closed(obj(properties, required)) }, run });
 

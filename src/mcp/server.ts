@@ -4,7 +4,7 @@
  * stdout carries only protocol lines; every log line goes to stderr.
  */
 import type { Definitions, WorkspaceDef } from "../domain/types.ts";
-import { agentLoopColumns } from "../domain/transitions.ts";
+import { agentLoopColumns, agentLoopScope } from "../domain/transitions.ts";
 import type { Service } from "../service/index.ts";
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, RpcPeer } from "./jsonrpc.ts";
 import { ToolRegistry } from "./tools.ts";
@@ -23,8 +23,10 @@ export interface ServerOptions {
 }
 
 /** Short: agents pay for it on every session. */
-export function instructions(actor: string, ws: WorkspaceDef, registered = true): string {
-  const { ready, doing, review, done } = agentLoopColumns(ws);
+export function instructions(actor: string, defs: Pick<Definitions, "workspace" | "boards" | "cardTypes">, registered = true): string {
+  const ws = defs.workspace;
+  const scope = agentLoopScope(ws, defs.boards, defs.cardTypes);
+  const { ready, doing, review, done } = agentLoopColumns(ws, scope.board, scope.type);
   return [
     `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
     ...(registered ? [] : [`"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`]),
@@ -81,7 +83,7 @@ export class McpServer {
       protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
       capabilities: { tools: { listChanged: true } },
       serverInfo: { name: "cards", version: this.o.version },
-      instructions: instructions(this.o.actor, this.o.svc.defs.workspace, this.o.registered !== false),
+      instructions: instructions(this.o.actor, this.o.svc.defs, this.o.registered !== false),
     };
   }
 

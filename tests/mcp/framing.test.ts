@@ -33,8 +33,8 @@ test("a long line in many small chunks is read whole (each chunk scanned once)",
 });
 
 test("the instructions name the workspace's own columns (a workspace without todo gets no call that would be refused)", () => {
-  const ws = { columns: [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }] } as any;
-  const text = instructions("agent-1", ws);
+  const ws = { columns: [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }], settings: {} } as any;
+  const text = instructions("agent-1", { workspace: ws, boards: new Map(), cardTypes: new Map() });
   // the queue is the column before the work column (the third): active -> checking
   expect(text).toContain('take_next {"filter":{"blocked":false,"status":"active"},"status":"checking"}');
   expect(text).not.toContain("todo");
@@ -45,7 +45,8 @@ test("take_next's description names the workspace's own queue and work columns, 
   const svc = await openTestService(makeWorkspace(), "embedded");
   try {
     const columns = [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }];
-    const defs = { ...svc.defs, workspace: { ...svc.defs.workspace, columns } } as typeof svc.defs;
+    // no board: the loop follows the workspace's columns
+    const defs = { ...svc.defs, workspace: { ...svc.defs.workspace, columns }, boards: new Map() } as typeof svc.defs;
     const takeNext = fixedTools(defs).find((t) => t.spec.name === "take_next")!.spec.description;
     expect(takeNext).toContain('{"blocked":false,"status":"active"}, status "checking"');
     expect(takeNext).not.toContain("todo");
@@ -163,7 +164,8 @@ test("an integer id past 2^53 is refused with a message that says why (it was \"
 });
 
 test("the instructions tell an actor that is not registered so, and teach review in place (review 2026-11-25)", () => {
-  const ws = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }] } as any;
+  const workspace = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }], settings: {} } as any;
+  const ws = { workspace, boards: new Map(), cardTypes: new Map() };
   expect(instructions("agent-3", ws, false)).toContain('"agent-3" is not a registered user: claim and owner changes fail until `cards users add agent-3 --kind agent`');
   expect(instructions("agent-1", ws)).not.toContain("not a registered user");
   // a reviewer's take_next no longer moves the card to done before it is reviewed

@@ -80,6 +80,41 @@ describe("cards prime", () => {
     expect(find("cards cards list --owner me")).toBe("cards cards list --owner me");
   });
 
+  test("with two workflows, the loop follows the default board's columns and graph (before: it released an incident to the other workflow's last column)", () => {
+    const d = makeWorkspace((f) => {
+      for (const k of Object.keys(f)) if (k !== "definitions/workspace.json") delete f[k];
+      const w = f["definitions/workspace.json"] as any;
+      w.columns = ["new", "triage", "mitigating", "resolved", "done", "draft", "editing", "published"].map((id) => ({ id, name: id }));
+      w.settings = { enforce_transitions: false, default_board: "incidents" };
+      w.users = [{ id: "agent-1", kind: "agent" }];
+      f["definitions/card-types/incident.json"] = { id: "incident", name: "Incident", schema_version: 1, allowed_columns: ["new", "triage", "mitigating", "resolved", "done"], fields: [{ id: "timeline", type: "repeating", item_fields: [{ id: "note", type: "text", required: true }] }] };
+      f["definitions/card-types/article.json"] = { id: "article", name: "Article", schema_version: 1, allowed_columns: ["draft", "editing", "published"], fields: [] };
+      f["definitions/boards/incidents.json"] = {
+        id: "incidents", name: "Incidents", columns: ["new", "triage", "mitigating", "resolved", "done"], card_type_ids: ["incident"], settings: { enforce_transitions: true },
+        transitions: { new: ["triage"], triage: ["mitigating", "resolved"], mitigating: ["resolved"], resolved: ["done", "mitigating"], done: [] },
+      };
+      f["definitions/boards/content.json"] = { id: "content", name: "Content", columns: ["draft", "editing", "published"], card_type_ids: ["article"] };
+    });
+    const guide = run(["prime", "--dir", d], { env: { CARDS_ACTOR: "agent-1" } }).stdout;
+    const commands = [...guide.matchAll(/`(cards cards [^`]+)`/g)].map((m) => m[1]!);
+    const sh = (cmd: string): any => {
+      const r = spawnSync("bash", ["-c", cmd.replace(/^cards /, `'${BIN}' `)], { cwd: d, env: cleanEnv({ CARDS_ACTOR: "agent-1", CARDS_DIR: d }), encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      return JSON.parse(r.stdout);
+    };
+    run(["cards", "create", "--type", "incident", "--title", "db down", "--status", "triage", "--dir", d], { env: { CARDS_ACTOR: "agent-1" } });
+    const card = sh(commands.find((c) => c.startsWith("cards cards take-next --filter '{\"blocked\""))!).card;
+    expect(card).toMatchObject({ status: "mitigating", owner: "agent-1" });
+    const handOff = commands.find((c) => c.startsWith("cards cards release"))!;
+    expect(handOff).toContain("--status resolved"); // mitigating may only move to resolved
+    const released = sh(handOff.replace("ID", card.id).replace("N", String(card.version)));
+    expect([released.status, released.owner]).toEqual(["resolved", undefined]);
+    const reviewed = sh(commands.find((c) => c.includes(`'{"status":"resolved"}'`))!).card;
+    const approve = commands.find((c) => c.startsWith("cards cards release") && c.includes("--status done"))!;
+    expect(sh(approve.replace("ID", reviewed.id).replace("N", String(reviewed.version))).status).toBe("done");
+    expect(guide).not.toContain("published`");
+  });
+
   test("an actor that is not registered is told so, with the command that registers it", () => {
     const r = run(["prime", "--dir", dir], { env: { CARDS_ACTOR: "agent-77" } });
     expect(r.stdout).toContain('Note: "agent-77" is not a registered user');

@@ -8,7 +8,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
-import { agentLoopColumns, governingBoard, isEnforced } from "../../domain/transitions.ts";
+import { agentLoopColumns, agentLoopScope, governingBoard, isEnforced } from "../../domain/transitions.ts";
 
 interface WorkspaceView {
   workspace: WorkspaceDef;
@@ -50,7 +50,7 @@ export function primeText(v: WorkspaceView, actor?: string): string {
       ". depends-on and blocked-by keep a card blocked until the target is in done.",
     ws.tag_set.length ? `Tags${ws.settings.tag_policy === "locked" ? " (only these)" : ""}: ${ws.tag_set.join(", ")}` : "",
     "",
-    ...loop(byDefaultBoard(types, v.boards[ws.settings.default_board ?? ""]), ws),
+    ...loop(byDefaultBoard(types, v.boards[ws.settings.default_board ?? ""]), ws, agentLoopScope(ws, byId, new Map(types.map((t) => [t.id, t])))),
     ...(me && !(ws.users ?? []).some((u) => u.id === me)
       ? ["", `Note: "${me}" is not a registered user: take-next works, but claim and owner changes fail with unknown_user until \`cards users add ${me} --kind agent\`.`]
       : []),
@@ -96,10 +96,10 @@ function fieldText(f: FieldDef): string {
 }
 
 /** The agent loop with real commands; the example fields come from the definitions. */
-function loop(types: CardType[], ws: WorkspaceDef): string[] {
+function loop(types: CardType[], ws: WorkspaceDef, scope: { board?: Board; type?: CardType }): string[] {
   // take from the queue column: a card already past doing (in review) must not be pulled
   // back into doing by the next worker
-  const { ready, doing, review, done } = agentLoopColumns(ws);
+  const { ready, doing, review, done } = agentLoopColumns(ws, scope.board, scope.type);
   const rep = firstField(types, "repeating");
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
   const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");
