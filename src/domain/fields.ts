@@ -11,7 +11,7 @@
  * key order; the first problem found is thrown.
  */
 import { CardsError } from "./errors.ts";
-import { FIELD_KEY_PATTERN } from "./ids.ts";
+import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { isRfc3339Shape, parseRfc3339 } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 import { controlCharIn, hasLineBreak } from "./text.ts";
@@ -65,6 +65,8 @@ export interface ValidateFieldsInput {
   existing?: Record<string, unknown>;
   /** create: supplies the `entry_id` of each repeating entry (the caller owns randomness) */
   makeEntryId?: () => string;
+  /** the writer: a user-typed value "me" is stored as this id (as owner "me" is) */
+  actor?: string;
 }
 
 export interface EntryResult {
@@ -88,7 +90,7 @@ export function validateFields(input: ValidateFieldsInput): FieldsResult {
   const { type, mode } = input;
   const given = input.fields;
   if (!_isPlainObject(given)) throw _invalid("fields", "fields must be a JSON object", given);
-  const ctx: _Ctx = { settings: input.settings, tagSet: input.tagSet, refs: _emptyRefs(), makeEntryId: input.makeEntryId };
+  const ctx: _Ctx = { settings: input.settings, tagSet: input.tagSet, refs: _emptyRefs(), makeEntryId: input.makeEntryId, actor: input.actor };
   const out: Record<string, unknown> = {};
   if (mode === "patch" && input.existing) for (const [k, v] of Object.entries(input.existing)) _set(out, k, v);
 
@@ -167,7 +169,7 @@ export function validateFields(input: ValidateFieldsInput): FieldsResult {
 export function validateEntry(
   type: CardType, fieldId: string, entry: unknown, mode: "append" | "update",
   existingEntry?: Record<string, unknown>,
-  opts: { settings?: Pick<WorkspaceSettings, "tag_policy">; tagSet?: readonly string[] } = {},
+  opts: { settings?: Pick<WorkspaceSettings, "tag_policy">; tagSet?: readonly string[]; actor?: string } = {},
 ): EntryResult {
   const def = type.fields.find((f) => f.id === fieldId);
   const repeating = type.fields.filter((f) => f.type === "repeating").map((f) => f.id);
@@ -186,7 +188,7 @@ export function validateEntry(
   }
   const ctx: _Ctx = {
     settings: opts.settings ?? { tag_policy: "locked" }, // the SPEC default: safe when the caller passes none
-    tagSet: opts.tagSet ?? [], refs: _emptyRefs(),
+    tagSet: opts.tagSet ?? [], refs: _emptyRefs(), actor: opts.actor,
   };
   const normalised = _checkEntry(def, entry, fieldId, ctx, mode, existingEntry);
   delete normalised.entry_id;
@@ -296,6 +298,7 @@ interface _Ctx {
   tagSet: readonly string[];
   refs: FieldRefs;
   makeEntryId?: () => string;
+  actor?: string;
 }
 
 /** card_link values: the SPEC form `card_<hex>`, any length (ids.ts generates 16 hex; restored ids are kept). */
@@ -390,7 +393,13 @@ function _checkField(def: FieldDef, v: unknown, path: string, ctx: _Ctx): unknow
       return v;
     case "date": return _checkDate(def, v, path);
     case "enum": return def.multiple ? _checkMulti(def, v, path, _checkEnumValue) : _checkSingle(def, v, path, _checkEnumValue);
-    case "user": return def.multiple ? _checkMulti(def, v, path, _checkUserValue) : _checkSingle(def, v, path, _checkUserValue);
+    case "user": {
+      // "me" names the writer, as in owner and in filters: stored literally, no filter
+      // could find it again ("me" is no user id: it is reserved)
+      const me = ctx.actor;
+      const check: _ElemCheck = me === undefined ? _checkUserValue : (d, x, p) => (x === ME ? me : _checkUserValue(d, x, p));
+      return def.multiple ? _checkMulti(def, v, path, check) : _checkSingle(def, v, path, check);
+    }
     case "tags": return validateTags(v, ctx.settings, ctx.tagSet, path);
     case "card_link":
       if (typeof v !== "string" || !_CARD_LINK_RE.test(v)) {

@@ -34,7 +34,7 @@ export async function createCard(svc: Service, input: unknown, ctx: OpContext): 
     ? assertStatusAllowed(workspace, type, body.status)
     : (type.allowed_columns?.[0] ?? workspace.columns[0]!.id);
   const { fields, refs } = validateFields({
-    type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId,
+    type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields ?? {}, mode: "create", makeEntryId: newEntryId, actor: ctx.actor,
   });
   const artifacts = localArtifactRefs(type.fields, fields);
   return svc.mutate(ctx, (w) => {
@@ -94,7 +94,7 @@ export async function patchCard(svc: Service, id: string, input: unknown, ctx: O
     if (body.fields !== undefined) {
       const { fields, refs } = validateFields({
         type, settings: workspace.settings, tagSet: workspace.tag_set, fields: body.fields, mode: "patch",
-        existing: cur.fields, makeEntryId: newEntryId,
+        existing: cur.fields, makeEntryId: newEntryId, actor: ctx.actor,
       });
       assertCardRefs(w.tx, refs.cards);
       // the bytes a local artifact uri names must be stored; a value sent back unchanged

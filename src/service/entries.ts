@@ -18,7 +18,7 @@ export async function appendEntry(svc: Service, id: string, field: string, input
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, body.version);
     const type = svc.cardType(cur.type_id);
-    const { entry, refs } = validateEntry(type, field, body.entry, "append", undefined, opts(svc));
+    const { entry, refs } = validateEntry(type, field, body.entry, "append", undefined, opts(svc, ctx));
     assertEntryArtifactsStored(svc, type, field, entry);
     assertCardRefs(w.tx, refs.cards);
     const stored: Entry = { entry_id: newEntryId(), ...entry };
@@ -40,7 +40,7 @@ export async function updateEntry(svc: Service, id: string, field: string, entry
     const i = list.findIndex((e) => e.entry_id === entryId);
     const before = list[i];
     // validate the field first so a wrong field name says so, then the entry id
-    const { entry, refs } = validateEntry(type, field, body.entry, "update", before ?? {}, opts(svc));
+    const { entry, refs } = validateEntry(type, field, body.entry, "update", before ?? {}, opts(svc, ctx));
     if (!before) throw notFound("entry", entryId, list.map((e) => e.entry_id));
     assertEntryArtifactsStored(svc, type, field, body.entry as Record<string, unknown>, before);
     assertCardRefs(w.tx, refs.cards);
@@ -98,8 +98,8 @@ function entries(card: Card, field: string): Entry[] {
   });
 }
 
-function opts(svc: Service) {
-  return { settings: svc.defs.workspace.settings, tagSet: svc.defs.workspace.tag_set };
+function opts(svc: Service, ctx: OpContext) {
+  return { settings: svc.defs.workspace.settings, tagSet: svc.defs.workspace.tag_set, actor: ctx.actor };
 }
 
 /**

@@ -307,6 +307,28 @@ describe("take-next", () => {
     }
   });
 
+  test("a write that says `me` in a user-typed field stores the writer, so `me` in a filter finds it (before: stored as the literal \"me\")", async () => {
+    const fresh = await testApi();
+    try {
+      const as = (actor: string) => ({ "x-service-actor": actor });
+      const review = (await fresh.post("/cards", { type_id: "review", title: "r", fields: { reviewers: ["me", "ada"] } }, as("agent-1"))).body;
+      expect(review.fields.reviewers).toEqual(["agent-1", "ada"]);
+      const mine = { "fields.reviewers": { $has: "me" } };
+      expect((await fresh.post("/cards/take-next", { type_id: "review", filter: mine, dry_run: true }, as("agent-1"))).body.card?.id).toBe(review.id);
+      const bug = (await fresh.post("/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "x" } }, as("ada"))).body;
+      const patched = (await fresh.patch(`/cards/${bug.id}`, { version: bug.version, fields: { reported_by: "me" } }, as("agent-2"))).body;
+      expect(patched.fields.reported_by).toBe("agent-2");
+      const task = (await fresh.post("/cards", { type_id: "task", title: "t", fields: { priority: "low" } }, as("ada"))).body;
+      const appended = (await fresh.post(`/cards/${task.id}/fields/evidence/append`, { version: task.version, entry: { note: "n", by: "me" } }, as("agent-3"))).body;
+      expect(appended.card.fields.evidence[0].by).toBe("agent-3");
+      // "me" beside the writer's own id is one value given twice
+      const twice = await fresh.post("/cards", { type_id: "review", title: "r2", fields: { reviewers: ["me", "agent-1"] } }, as("agent-1"));
+      expect([twice.status, twice.body.error]).toEqual([422, "validation_failed"]);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("a status or card type that the workspace does not have is refused with the valid options, not an empty answer", async () => {
     const fresh = await testApi();
     try {
