@@ -79,11 +79,12 @@ export function fixedTools(defs: Definitions): Tool[] {
       const page = await listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter });
       return a.brief === true ? briefPage(page) : page;
     }),
-    tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: { ...str(), minLength: 1 }, limit: int() }, ["q"],
+    tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: { ...str(), minLength: 1 }, limit: int(), cursor: str("next_cursor of the last page (same q)") }, ["q"],
       (a, c) => {
         // an empty q lists every card: that is list_cards, not a search
         if (typeof a.q === "string" && a.q.trim() === "") throw new CardsError("validation_failed", "q is empty: give the words to search for", { field: "q", hint: "list_cards lists without searching" });
-        return listCards(c.svc, params(a, ["q", "limit"]), c.actor);
+        // the page answers next_cursor: the next page is asked here too (it was refused)
+        return listCards(c.svc, params(a, ["q", "limit", "cursor"]), c.actor);
       }),
     tool("claim", "Become the owner of a card (compare-and-set on version); optionally move it.", { card_id: id(), version: version(), status: str() }, ["card_id", "version"],
       (a, c) => claimCard(c.svc, a.card_id, pick(a, ["version", "status"]), c)),

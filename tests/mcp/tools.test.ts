@@ -190,6 +190,14 @@ describe("the agent loop", () => {
     const listed = (await s.call("list_cards", { owner: "me", status: "review" })).data;
     expect(listed.items.map((c: any) => c.id)).toEqual([card.id]);
     expect((await s.call("search_cards", { q: "login" })).data.items[0].id).toBe(card.id);
+    // a search answers next_cursor, and takes it back (before: "unknown argument cursor")
+    await s.call("create_task", { title: "Login page copy", fields: { priority: "low" } });
+    const first = (await s.call("search_cards", { q: "login", limit: 1 })).data;
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const next = await s.call("search_cards", { q: "login", limit: 1, cursor: first.next_cursor });
+    expect(next.isError).toBeFalsy();
+    expect(next.data.items).toHaveLength(1);
+    expect(next.data.items[0].id).not.toBe(first.items[0].id);
     // an empty search is no search (it listed every card)
     const empty = await s.call("search_cards", { q: " " });
     expect(empty.isError).toBe(true);
