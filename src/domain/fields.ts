@@ -367,7 +367,7 @@ function _assertSize(field: string, v: unknown): void {
   const text = typeof v === "string" ? v : JSON.stringify(v);
   if (text !== undefined && _utf8Length(text) > MAX_FIELD_VALUE_BYTES) {
     throw new CardsError("payload_too_large", `${field} is larger than ${MAX_FIELD_VALUE_BYTES} bytes${typeof v === "string" ? "" : " as JSON"}`, {
-      field, hint: "store large content as an artifact (POST /cards/{id}/artifacts/{field}) and keep the reference",
+      field, hint: "store large content as an artifact (CLI: cards cards artifacts put ID FIELD FILE; HTTP: POST /cards/{id}/artifacts/{field}; tools: attach_artifact) and keep the reference",
     });
   }
 }
@@ -548,7 +548,8 @@ function _checkArtifact(def: FieldDef, v: unknown, path: string): Record<string,
   const { uri, mime, size, sha256 } = v;
   if (typeof uri !== "string" || uri === "") throw _invalid(`${path}.uri`, "artifact uri is required and must be a string", uri);
   const policy = def.artifact_policy ?? DEFAULT_ARTIFACT_POLICY;
-  const uploadHint = `upload the bytes with POST /cards/{id}/artifacts/${path.split(/[.[]/)[0]}; the field then holds a ${LOCAL_ARTIFACT_PREFIX}... uri`;
+  const top = path.split(/[.[]/)[0];
+  const uploadHint = `upload the bytes (CLI: cards cards artifacts put ID ${top} FILE; HTTP: POST /cards/{id}/artifacts/${top}; tools: attach_artifact); the field then holds a ${LOCAL_ARTIFACT_PREFIX}... uri`;
   const digest = localArtifactDigest(uri);
   if (digest === undefined) {
     if (policy === "uri" && _SCHEME_RE.test(uri)) {

@@ -39,7 +39,8 @@ function fieldsOfKind(defs: Definitions, kind: "repeating" | "artifact"): string
   const parts: string[] = [];
   for (const t of defs.cardTypes.values()) {
     for (const f of t.fields) {
-      if (f.type !== kind) continue;
+      // a field that holds only URIs stores no bytes: attach_artifact refuses it
+      if (f.type !== kind || (kind === "artifact" && f.artifact_policy === "uri")) continue;
       const items = kind === "repeating" ? ` (${(f.item_fields ?? []).map((i) => i.id + (i.required ? "*" : "")).join(", ")})` : "";
       parts.push(`${t.id}.${f.id}${items}`);
     }

@@ -186,7 +186,7 @@ export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array
   // only growth past the cap is refused: a card already over it (restored, or older) can shrink
   if (next.fields !== cur.fields && overCap(next.fields) && JSON.stringify(next.fields).length > JSON.stringify(cur.fields).length) {
     throw new CardsError("payload_too_large", `card ${cur.id} would hold more than ${MAX_CARD_FIELDS_CHARS} characters of fields`, {
-      hint: "keep large content in artifacts (POST /cards/{id}/artifacts/{field}); remove entries or fields you no longer need",
+      hint: "keep large content in artifacts (CLI: cards cards artifacts put ID FIELD FILE; HTTP: POST /cards/{id}/artifacts/{field}; tools: attach_artifact); remove entries or fields you no longer need",
     });
   }
   const card = canonicalCard({ ...next, version: cur.version + 1, updated_at: w.now, links: undefined, comments: undefined });

@@ -50,6 +50,8 @@ describe("tools/list", () => {
     // SPEC's parameters, plus filter (issue 3) and brief (docs/mcp.md)
     expect(props("list_cards")).toEqual(["blocked", "board_id", "brief", "cursor", "filter", "limit", "owner", "q", "status", "type_id"]);
     expect(tools.get("append_entry").inputSchema.properties.field.description).toContain("task.evidence (note*, at, by)");
+    // bug.logs holds URIs (artifact_policy uri): attach_artifact refuses it, so it is not offered
+    expect(tools.get("attach_artifact").description).toContain("(task.output)");
   });
 
   test("create_<type> schemas are derived from the field definitions", () => {
