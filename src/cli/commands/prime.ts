@@ -124,7 +124,7 @@ function loop(types: CardType[], ws: WorkspaceDef, scope: { board?: Board; type?
       : []),
     "6. Resume after an interruption: `cards cards list --owner me`, then `cards cards get ID` and `cards cards history ID`.",
     `New work: \`cards cards create --type TYPE --title "..." --status ${ready} --fields '{...}'\` (without --status it starts in its type's first column, ${ws.columns[0]?.id ?? ready} for most, where take-next above does not look). Find: \`cards cards list --status ${ready} --brief\` (no fields: small), \`--q text\`. take-next hands out the oldest first (updated_at): any write re-queues a card at the back.`,
-    "Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card; retry with its version unless another actor owns it now (then leave it, or take it over with `patch ID --version N --owner YOU`). Status moves outside the board's moves fail unless --force.",
+    "Errors: JSON on stderr with valid_options; fix and retry. Exit 4 = conflict: re-read the card; retry with its version unless another actor owns it now (then leave it, or take it over with `patch ID --version N --owner YOU`) or nobody does (it was released: claim it again). Status moves outside the board's moves fail unless --force.",
   ];
 }
 
