@@ -78,6 +78,10 @@ describe("cards prime", () => {
     expect(text).toContain("(file fields: task output)"); // bug logs holds a URI (artifact_policy uri)
     expect(find("cards cards create")).toContain("--status todo");
     expect(find("cards cards list --owner me")).toBe("cards cards list --owner me");
+    // the links line names the command (a planner had to find it through --help)
+    const other = run(["cards", "create", "--type", "task", "--title", "after", "--dir", dir], { env: { CARDS_ACTOR: "ada" } });
+    const linked = sh(find("cards cards links add").replace("ID", JSON.parse(other.stdout).id).replace("TYPE", "depends-on").replace("TARGET_ID", card.id));
+    expect(linked.links).toEqual([expect.objectContaining({ type_id: "depends-on", target: card.id })]);
   });
 
   test("with two workflows, the loop follows the default board's columns and graph (before: it released an incident to the other workflow's last column)", () => {

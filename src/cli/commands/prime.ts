@@ -8,7 +8,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
-import { agentLoopColumns, agentLoopScope, governingBoard, isEnforced } from "../../domain/transitions.ts";
+import { agentLoopColumns, agentLoopScope, doneColumn, governingBoard, isEnforced } from "../../domain/transitions.ts";
 
 interface WorkspaceView {
   workspace: WorkspaceDef;
@@ -47,7 +47,7 @@ export function primeText(v: WorkspaceView, actor?: string): string {
     "",
     "## Links",
     ws.link_types.map((l) => `${l.id}${l.type === "bidirectional" ? " (both ways)" : ""}`).join(", ") +
-      ". depends-on and blocked-by keep a card blocked until the target is in done.",
+      `. depends-on and blocked-by keep a card blocked until the target is in ${doneColumn(ws)}. Add: \`cards cards links add ID TYPE TARGET_ID\`.`,
     ws.tag_set.length ? `Tags${ws.settings.tag_policy === "locked" ? " (only these)" : ""}: ${ws.tag_set.join(", ")}` : "",
     "",
     ...loop(byDefaultBoard(types, v.boards[ws.settings.default_board ?? ""]), ws, agentLoopScope(ws, byId, new Map(types.map((t) => [t.id, t])))),
