@@ -89,7 +89,7 @@ function strandedCards(r: StoreReads, defs: Definitions): DefinitionProblem[] {
     if (columns.has(status)) continue;
     problems.push({
       file: "definitions/workspace.json", path: "columns",
-      message: `column ${status} is removed, but ${n} card(s) are in it; keep it until they are moved to another column (list them: GET /cards?status=${status}), then remove it`,
+      message: `column ${status} is removed, but ${n} card(s) are in it; keep it until they are moved to another column, then remove it. To rename it: put ${status} back beside the new column, move its cards (cards cards list --status ${status}; cards cards patch ID --version N --status NEW, --force where the board's moves do not allow it), then remove ${status}`,
       valid_options: [...columns],
     });
   }

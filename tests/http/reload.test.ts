@@ -230,6 +230,8 @@ describe("definitions checked against the cards that exist", () => {
       expect(r.status).toBe(422);
       const problems = JSON.stringify(r.body.problems);
       expect(problems).toContain("column backlog is removed, but 1 card(s) are in it; keep it until they are moved");
+      // a rename is the usual cause: the steps that work (with the new files in place no embedded call opens)
+      expect(problems).toContain("To rename it: put backlog back beside the new column, move its cards (cards cards list --status backlog;");
       expect(api.svc.defs.workspace.columns.map((c) => c.id)).toContain("backlog"); // the old set stays
     } finally {
       api.close();
