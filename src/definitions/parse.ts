@@ -158,6 +158,7 @@ const deepError = (kind: string): ParseResult =>
 /** Parses JSON text; a syntax error names line:col and the engine's message. */
 export function parseJsonText(text: string): ParseResult {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (src.trim() === "") return { ok: false, errors: ["the file is empty: a definition file holds one JSON object ({...})"] };
   try {
     const value: unknown = JSON.parse(src);
     if (tooDeep(value)) return deepError("JSON");
@@ -182,14 +183,18 @@ export function parseYamlText(text: string): ParseResult {
   const lines = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter: lines });
   if (doc.errors.length > 0) {
+    // a tab in a line's indentation sets off a cascade of parser errors, most not naming
+    // tabs: say it once, with the first error the parser gave
+    const tabbed = text.split("\n").findIndex((l) => /^ *\t/.test(l));
+    const errs = tabbed >= 0 ? doc.errors.slice(0, 1) : doc.errors;
     return {
       ok: false,
-      errors: doc.errors.map((err) => {
+      errors: [...(tabbed >= 0 ? [`invalid YAML at ${tabbed + 1}:1: line ${tabbed + 1} is indented with a tab; YAML indents with spaces only`] : []), ...errs.map((err) => {
         const pos = err.linePos?.[0];
         const where = pos ? ` at ${pos.line}:${pos.col}` : "";
         const msg = err.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? err.message;
         return `invalid YAML${where}: ${msg}`;
-      }),
+      })],
     };
   }
   try {

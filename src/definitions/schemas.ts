@@ -74,9 +74,15 @@ export const Id = v.pipe(
     `${quote(i.input)} is not a valid id: ids are ASCII letters, digits, "_" and "-", starting with a letter or digit`),
 );
 
+/** "must be a number", with the fix when a number was written as a string ("1" -> 1). */
+function numberMessage(i: { input: unknown }): string {
+  if (typeof i.input === "string" && i.input.trim() !== "" && Number.isFinite(Number(i.input))) return `must be a number, got ${quote(i.input)} (write it without quotes: ${Number(i.input)})`;
+  return `must be a number, got ${quote(i.input)}`;
+}
+
 /** A whole number from `min` up to 2^53 - 1: past it, 1e20 + 1 === 1e20, and "only goes up" cannot be told. */
 const Int = (min: number): v.GenericSchema<number> =>
-  v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(min, `must be at least ${min}`),
+  v.pipe(v.number(numberMessage), v.integer("must be a whole number"), v.minValue(min, `must be at least ${min}`),
     v.maxValue(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 - 1)`));
 
 /** A picklist whose error names the value (valid_options come from issues.ts). */
@@ -111,7 +117,9 @@ const CssValue = v.pipe(
 );
 
 export const Duration = v.pipe(
-  v.string(),
+  v.string((i) => typeof i.input === "number" && Number.isFinite(i.input)
+    ? `must be a duration string, got the number ${i.input}: write "${i.input}s" for seconds (a number and a unit: ms, s, m, h, d)`
+    : `must be a duration string such as "30m", "4h" or "2d", got ${quote(i.input)}`),
   v.check(
     (s: string) => isDuration(s),
     (i) => {
@@ -142,7 +150,13 @@ export const SettingsSchema = strict({
   persist_conditions: v.optional(v.array(oneOf(CONDITION_EVENTS, "condition event"))),
 });
 
-export const ColumnSchema = strict({ id: Id, name: NonEmpty });
+export const ColumnSchema = v.pipe(
+  v.unknown(),
+  v.check(isPlainObject, (i) => typeof i.input === "string"
+    ? `must be an object, got ${quote(i.input)}: a column is {"id": ${quote(i.input)}, "name": "..."}`
+    : notAnObject(i)),
+  v.strictObject({ id: Id, name: NonEmpty }),
+);
 
 export const LinkTypeSchema = strict({
   id: Id,

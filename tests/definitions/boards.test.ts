@@ -132,7 +132,7 @@ describe("monitors", () => {
       file: MAIN, path: "monitors.idle_after", message: "durations must be positive",
     });
     expectOnly(await problems((f) => { f[MAIN].monitors.idle_after = 3600; }), {
-      file: MAIN, path: "monitors.idle_after", message: "must be a string, got 3600",
+      file: MAIN, path: "monitors.idle_after", message: "must be a duration string, got the number 3600",
     });
   });
 

@@ -118,6 +118,17 @@ describe("syntax errors", () => {
     expect(text).not.toContain("\u001b");
   });
 
+  test("an empty JSON file says it is empty; a tab in YAML indentation is named once, not as a cascade of parser errors", async () => {
+    const list = await problems((f) => {
+      f[TRIAGE] = "";
+      f[EXT] = "- id: notify\n\tkind: hook\n  on: [card_created]\n  run: [\"true\"]\n";
+    });
+    expectProblem(list, { file: TRIAGE, path: "", message: "the file is empty: a definition file holds one JSON object" });
+    const yaml = list.filter((p) => p.file === EXT);
+    expect(yaml[0]!.message).toBe("invalid YAML at 2:1: line 2 is indented with a tab; YAML indents with spaces only");
+    expect(yaml.length).toBeLessThanOrEqual(2);
+  });
+
   test("extensions must be a list", async () => {
     const list = await problems((f) => { f[EXT] = "id: x\nkind: hook\n"; });
     expectOnly(list, { file: EXT, path: "", message: "must be a list ([...]), got an object" });

@@ -1,11 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { CONDITION_EVENTS } from "../../src/domain/types.ts";
-import { BUG, expectOnly, expectProblem, problems, TASK, W } from "./helpers.ts";
+import { BUG, expectOnly, expectProblem, MAIN, problems, TASK, W } from "./helpers.ts";
 
 const WORKSPACE_KEYS = ["id", "name", "columns", "tag_set", "link_types", "users", "settings"];
 const BOARD_IDS = ["bugs", "main"];
 
 describe("workspace.json shape", () => {
+  test("values written the way people write them get the fix: a column as a bare id, a number in quotes, a duration as a number", async () => {
+    const list = await problems((f) => {
+      f[W].columns[0] = "backlog";
+      f[TASK].schema_version = "2";
+      f[MAIN].monitors = { ...f[MAIN].monitors, idle_after: 3600 };
+    });
+    expectProblem(list, { file: W, path: "columns[0]", message: 'must be an object, got "backlog": a column is {"id": "backlog", "name": "..."}' });
+    expectProblem(list, { file: TASK, path: "schema_version", message: 'must be a number, got "2" (write it without quotes: 2)' });
+    expectProblem(list, { file: MAIN, path: "monitors.idle_after", message: 'got the number 3600: write "3600s" for seconds' });
+  });
+
   test("columns that are not a list are one problem, not one per reference to a column", async () => {
     expectOnly(await problems((f) => { f[W].columns = "todo"; }), { file: W, path: "columns", message: 'must be a list ([...]), got "todo"' });
   });
