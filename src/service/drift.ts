@@ -8,9 +8,10 @@
 import type { Definitions } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
 import { BLOCKING_LINK_TYPES } from "./blocking.ts";
+import { fieldsChangedInPlace } from "./fields-loaded.ts";
 
 export interface DefinitionNotice {
-  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "default_user_unknown";
+  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown";
   count: number;
   message: string;
   /** the call that lists them */
@@ -61,6 +62,15 @@ export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionN
       kind: "schema_behind", count: n,
       list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type}): each card shows its schema_version`,
       message: `${n} ${type} card(s) are at a schema_version below ${def.schema_version}: writes validate them against the current type; upgrade each (POST /cards/{id}/upgrade-schema, CLI: cards cards upgrade-schema ID --dry-run first) to apply the migrations' defaults and drop removed fields`,
+    });
+  }
+  for (const { type, version, changes } of fieldsChangedInPlace(r, defs)) {
+    const n = used.schemaVersions.get(type)?.get(version) ?? 0;
+    if (n === 0) continue;
+    out.push({
+      kind: "fields_changed_in_place", count: n,
+      list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type})`,
+      message: `${type}'s fields changed while it stayed at schema_version ${version} (${changes.join("; ")}): its ${n} card(s) keep the values they had, and an upgrade has nothing to apply; raise schema_version to ${version + 1} with a migration ("migrations": {"${version + 1}": {"from": ${version}, "summary": "...", "field_defaults": {...}}}), then upgrade them (cards cards upgrade-schema ID --dry-run first)`,
     });
   }
   // SPEC lets take-next skip the registry check for default_user: an unknown one takes cards as nobody anyone knows

@@ -11,6 +11,7 @@ import type { DefinitionProblem } from "../domain/errors.ts";
 import { definitionsError } from "../definitions/problems.ts";
 import type { Definitions } from "../domain/types.ts";
 import type { StoreReads, StoreTx } from "../store/port.ts";
+import { fieldsUnrecorded, recordFields } from "./fields-loaded.ts";
 
 /**
  * Meta key: per card type, the highest schema_version any process has loaded on this
@@ -35,7 +36,8 @@ export const WORKSPACE_ID_KEY = "workspace_id";
 /** Whether recordLoadedSet would write: a version above the recorded ones, or another workspace id. */
 export function changesLoadedSet(r: StoreReads, defs: Definitions): boolean {
   const seen = loadedVersions(r);
-  return r.getMeta(WORKSPACE_ID_KEY) !== defs.workspace.id || [...defs.cardTypes.values()].some((t) => (seen[t.id] ?? 0) < t.schema_version);
+  return r.getMeta(WORKSPACE_ID_KEY) !== defs.workspace.id || [...defs.cardTypes.values()].some((t) => (seen[t.id] ?? 0) < t.schema_version) ||
+    fieldsUnrecorded(r, defs);
 }
 
 /** Records the set's versions and workspace id as loaded (inside the write that brings it into use). */
@@ -45,6 +47,7 @@ export function recordLoadedSet(tx: StoreTx, defs: Definitions): void {
   for (const t of defs.cardTypes.values()) seen[t.id] = Math.max(seen[t.id] ?? 0, t.schema_version);
   tx.setMeta(SCHEMA_VERSIONS_KEY, JSON.stringify(seen));
   tx.setMeta(WORKSPACE_ID_KEY, defs.workspace.id);
+  recordFields(tx, defs);
 }
 
 export function schemaVersionProblems(r: StoreReads, defs: Definitions): DefinitionProblem[] {

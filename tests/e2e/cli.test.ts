@@ -267,6 +267,42 @@ describe("init and check", () => {
     expect(r.stderr).toContain("notice: 1 review card(s) are in todo, which the type's allowed_columns leave out");
   });
 
+  test("check names a card type whose fields changed while its schema_version stayed (before: nothing, and an upgrade went from 1 to 1)", () => {
+    const dir = makeWorkspace();
+    const at = (args: string[]) => run([...args, "--dir", dir]);
+    at(["cards", "create", "--type", "bug", "--title", "b", "--fields", '{"severity":"minor","steps":"x","environment":"prod"}']);
+    const edit = (rel: string, fn: (x: any) => void) => {
+      const x = JSON.parse(readFileSync(join(dir, rel), "utf8"));
+      fn(x);
+      writeFileSync(join(dir, rel), JSON.stringify(x));
+    };
+    // an added field is no change to old cards: nothing to say
+    edit("definitions/card-types/bug.json", (t) => { t.fields.push({ id: "notes", type: "text" }); });
+    expect(at(["check"]).json.notices).toEqual([]);
+    edit("definitions/card-types/bug.json", (t) => {
+      t.fields = t.fields.filter((f: any) => f.id !== "environment");
+      const sev = t.fields.find((f: any) => f.id === "severity");
+      sev.options = sev.options.filter((o: string) => o !== "minor");
+      if (sev.default === "minor") sev.default = sev.options[0];
+      delete sev.option_themes?.minor;
+    });
+    edit("definitions/boards/bugs.json", (bd) => { bd.presentation.card_preview.bug = bd.presentation.card_preview.bug.filter((f: string) => f !== "environment"); });
+    at(["cards", "list"]); // a one-shot open of the edited files first: the version's first fields stay what counts
+    const r = at(["check"]);
+    expect(r.code).toBe(0);
+    const notice = r.json.notices.find((n: any) => n.kind === "fields_changed_in_place");
+    expect(notice).toMatchObject({ count: 1, list: expect.stringContaining("type_id=bug") });
+    expect(notice.message).toContain("bug's fields changed while it stayed at schema_version 1 (");
+    expect(notice.message).toContain("environment removed");
+    expect(notice.message).toContain("severity: enum (");
+    expect(notice.message).toContain('raise schema_version to 2 with a migration ("migrations": {"2": {"from": 1');
+    // the fix: a new version; the cards are then behind it, which is the upgrade's job
+    edit("definitions/card-types/bug.json", (t) => { t.schema_version = 2; t.migrations = { 2: { from: 1, summary: "environment and minor dropped" } }; });
+    const kinds = at(["check"]).json.notices.map((n: any) => n.kind);
+    expect(kinds).toContain("schema_behind");
+    expect(kinds).not.toContain("fields_changed_in_place");
+  });
+
   test("no workspace found: not_found with a hint to init", () => {
     const r = run(["cards", "list"], { cwd: mkdtempSync(join(tmpdir(), "cards-none-")) });
     expect(r.code).toBe(3);

@@ -1,0 +1,85 @@
+/**
+ * The fields each card type had when a schema_version first came into use on this
+ * workspace, so `cards check` can tell a type whose fields were changed in place (the
+ * version kept): its cards keep their old values, and an upgrade has nothing to apply
+ * (it goes from a version to the same one). Recorded with the set (schema-floor.ts).
+ */
+import type { CardType, Definitions, FieldDef } from "../domain/types.ts";
+import type { StoreReads, StoreTx } from "../store/port.ts";
+
+/** Meta key: `{type: {version: {field id: shape}}}`, the first set seen at each version. */
+export const FIELDS_LOADED_KEY = "schema_fields_loaded";
+
+type Shapes = Record<string, Record<string, Record<string, string>>>;
+
+/** A field as far as stored values care: its type, whether it holds a list, its options, its items. */
+function shape(f: FieldDef): string {
+  let s = f.type + (f.multiple ? "[]" : "");
+  if (f.options) s += `:${f.options.join("|")}`;
+  if (f.item_fields) s += `{${f.item_fields.map((i) => `${i.id}=${shape(i)}`).join(",")}}`;
+  return s;
+}
+
+function shapesOf(t: CardType): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of t.fields) out[f.id] = shape(f);
+  return out;
+}
+
+function recorded(r: StoreReads): Shapes {
+  try {
+    const v = JSON.parse(r.getMeta(FIELDS_LOADED_KEY) ?? "{}") as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Shapes) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** True when a type's current version has no recorded fields yet. */
+export function fieldsUnrecorded(r: StoreReads, defs: Definitions): boolean {
+  const seen = recorded(r);
+  return [...defs.cardTypes.values()].some((t) => seen[t.id]?.[String(t.schema_version)] === undefined);
+}
+
+/** Records the fields of each type's version not recorded yet (inside the write that brings the set into use). */
+export function recordFields(tx: StoreTx, defs: Definitions): void {
+  const seen = recorded(tx);
+  let changed = false;
+  for (const t of defs.cardTypes.values()) {
+    const byVersion = (seen[t.id] ??= {});
+    if (byVersion[String(t.schema_version)] !== undefined) continue;
+    byVersion[String(t.schema_version)] = shapesOf(t);
+    changed = true;
+  }
+  if (changed) tx.setMeta(FIELDS_LOADED_KEY, JSON.stringify(seen));
+}
+
+/**
+ * Per type, what changed in its fields since its current version was first loaded, as
+ * far as stored values are concerned: a field removed, its type or list-ness changed,
+ * options or entry items taken away. Added fields are not listed (old cards simply lack them).
+ */
+export function fieldsChangedInPlace(r: StoreReads, defs: Definitions): Array<{ type: string; version: number; changes: string[] }> {
+  const seen = recorded(r);
+  const out: Array<{ type: string; version: number; changes: string[] }> = [];
+  for (const t of defs.cardTypes.values()) {
+    const was = seen[t.id]?.[String(t.schema_version)];
+    if (!was) continue;
+    const now = shapesOf(t);
+    const changes: string[] = [];
+    for (const [id, before] of Object.entries(was)) {
+      const after = now[id];
+      if (after === undefined) changes.push(`${id} removed`);
+      else if (after !== before) changes.push(`${id}: ${describe(before)} -> ${describe(after)}`);
+    }
+    if (changes.length) out.push({ type: t.id, version: t.schema_version, changes });
+  }
+  return out;
+}
+
+/** `enum[]:a|b` -> `enum[] (a, b)`; items are named, not expanded. */
+function describe(s: string): string {
+  const m = /^([a-z_]+(?:\[\])?)(?::([^{]*))?(\{.*\})?$/.exec(s);
+  if (!m) return s;
+  return `${m[1]}${m[2] !== undefined ? ` (${m[2].split("|").join(", ")})` : ""}${m[3] ? " with other entry items" : ""}`;
+}
