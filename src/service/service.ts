@@ -304,7 +304,9 @@ export function requestHash(method: string, path: string, body: unknown, query?:
  */
 function storedAnswer<T>(reads: Pick<StoreTx, "getIdempotency">, ctx: OpContext, idem: NonNullable<OpContext["idempotency"]>): { answer: T } | undefined {
   const rec = reads.getIdempotency(scopedKey(ctx.actor, idem.key)) ?? ownLegacyRecord(reads.getIdempotency(idem.key), ctx.actor);
-  if (!rec) return undefined;
+  // a key is kept IDEMPOTENCY_TTL_MS (docs/limits.md), whenever a prune last ran: past it
+  // the call runs as new (its answer replaces the old record)
+  if (!rec || Date.parse(rec.created_at) < Date.now() - IDEMPOTENCY_TTL_MS) return undefined;
   if (rec.request_hash !== idem.hash) {
     throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
       value: idem.key, hint: "use a new key for a new request",

@@ -1,6 +1,7 @@
 /** Workspace routes, users, actors, idempotency, listing, events, and error envelopes over HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testApi, type TestApi } from "../helpers/http.ts";
+import { join } from "node:path";
 
 let api: TestApi;
 beforeAll(async () => { api = await testApi(); });
@@ -137,6 +138,24 @@ describe("Idempotency-Key", () => {
     const r = await api.post("/cards", { type_id: "task", title: "two" }, h);
     expect(r.status).toBe(422);
     expect(r.body.error).toBe("idempotency_key_reused");
+  });
+
+  test("a key older than 7 days is forgotten even before a prune removed it: the call runs as new (before: replayed, or 422, for good)", async () => {
+    const { Database } = await import("bun:sqlite");
+    const h = { "idempotency-key": "weekly-report" };
+    const first = (await api.post("/cards", { type_id: "task", title: "weekly report" }, h)).body;
+    const db = new Database(join(api.dir, ".cards", "cards.db"));
+    try {
+      db.query("UPDATE idempotency SET created_at = ? WHERE key LIKE '%weekly-report'").run(new Date(Date.now() - 8 * 24 * 3600 * 1000).toISOString());
+    } finally {
+      db.close();
+    }
+    const again = await api.post("/cards", { type_id: "task", title: "weekly report" }, h);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([201, null]);
+    expect(again.body.id).not.toBe(first.id);
+    // its answer is the key's record now: a repeat replays it
+    const repeat = await api.post("/cards", { type_id: "task", title: "weekly report" }, h);
+    expect([repeat.body.id, repeat.headers.get("idempotent-replayed")]).toEqual([again.body.id, "true"]);
   });
 
   test("works on PATCH and DELETE; a failed request is not stored", async () => {

@@ -139,6 +139,48 @@ describe("once-keys", () => {
   });
 });
 
+describe("prunes", () => {
+  test("obsolete temporal keys behind more than a batch of keys still in force are pruned too (before: the same first 500 came back every prune)", async () => {
+    const svc = await openTestService();
+    try {
+      const c = await createCard(svc, { type_id: "task", title: "idle for good" }, ada);
+      const old = "2020-01-01T00:00:00.000Z";
+      // 1,200 keys still in force (the card is still idle since then), sorting first
+      const live = Array.from({ length: 1200 }, (_, i) => `card_idle:b${String(i).padStart(4, "0")}:${c.id}:${c.updated_at}`);
+      // then 50 whose idle period is over
+      const over = Array.from({ length: 50 }, (_, i) => `card_idle:z${i}:${c.id}:2020-01-01T00:00:00.000Z`);
+      await svc.store.write((tx) => { for (const k of [...live, ...over]) tx.claimOnce(k, old); });
+      for (let i = 0; i < 3; i++) await svc.store.write((tx) => { tx.pruneOnceKeys(new Date().toISOString()); });
+      await svc.store.write((tx) => {
+        expect(over.filter((k) => !tx.claimOnce(k, old))).toEqual([]); // gone: claimable again
+        expect(live.filter((k) => tx.claimOnce(k, old))).toEqual([]); // kept
+      });
+    } finally {
+      svc.close();
+    }
+  });
+});
+
+describe("prunes, batched", () => {
+  test("a backlog of old idempotency records goes a batch per prune, not in one write (100,000 stalled a write for 265 ms)", async () => {
+    const svc = await openTestService();
+    try {
+      const old = "2020-01-01T00:00:00.000Z";
+      await svc.store.write((tx) => {
+        for (let i = 0; i < 2500; i++) tx.putIdempotency({ key: `k${i}`, actor: "ada", request_hash: "h", status: 201, body: "{}", created_at: new Date(Date.parse(old) + i).toISOString() }); // oldest first
+      });
+      const left = () => [0, 999, 1000, 1999, 2000, 2499].map((i) => svc.store.getIdempotency(`k${i}`) !== null);
+      await svc.store.write((tx) => { tx.pruneIdempotency(new Date().toISOString()); });
+      expect(left()).toEqual([false, false, true, true, true, true]);
+      await svc.store.write((tx) => { tx.pruneIdempotency(new Date().toISOString()); });
+      await svc.store.write((tx) => { tx.pruneIdempotency(new Date().toISOString()); });
+      expect(left()).toEqual([false, false, false, false, false, false]);
+    } finally {
+      svc.close();
+    }
+  });
+});
+
 describe("GET /breaches ceiling", () => {
   test("blocked scans stop at 500 cards and say so (truncated, limit); counts stay exact", async () => {
     const svc = await openTestService(makeWorkspace(), "embedded");

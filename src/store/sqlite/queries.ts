@@ -17,6 +17,10 @@ import { SEARCH_EPOCH_KEY, SEARCH_SCHEMA_NAME as S, searchIndexDamaged } from ".
 
 /** meta key: the newest event id a restore wrote (StoreReads.historyThrough) */
 const HISTORY_THROUGH_KEY = "history_through";
+/** Rows one prune deletes or looks at, at most: a backlog goes over several writes, none stalls. */
+const PRUNE_BATCH = 1000;
+/** Meta key: the last temporal once-key the previous prune looked at ("" from the start). */
+const ONCE_PRUNE_CURSOR_KEY = "once_keys_prune_after";
 
 export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
@@ -427,15 +431,21 @@ export class SqliteQueries implements StoreTx {
   }
 
   pruneSignals(before: string): void {
-    this.db.query("DELETE FROM signals WHERE at < ?").run(before);
+    this.db.query("DELETE FROM signals WHERE seq IN (SELECT seq FROM signals WHERE at < ? ORDER BY at LIMIT ?)").run(before, PRUNE_BATCH * 4);
   }
 
   pruneOnceKeys(before: string): void {
     // a temporal condition's key stays while its card is still in that state: pruned, a
     // restart would fire the same idle period or status entry again. It goes once the card
     // moved on (`type:board:card:since`, since = the card's status_since or updated_at then)
-    this.db.query("DELETE FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\'").run(before);
-    const temporal = this.db.query("SELECT key FROM once_keys WHERE at < ? AND (key LIKE 'status\\_timeout:%' ESCAPE '\\' OR key LIKE 'card\\_idle:%' ESCAPE '\\') LIMIT 500").all(before) as Array<{ key: string }>;
+    this.db.query("DELETE FROM once_keys WHERE key IN (SELECT key FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\' LIMIT ?)").run(before, PRUNE_BATCH);
+    // the old temporal keys are looked at a batch at a time, in key order, from where the
+    // last prune left off: keys whose cards stay in their state (untouched done cards stay
+    // idle for good) would otherwise come back first every time, and none after them would
+    // ever go (once_keys grew without bound)
+    const after = this.getMeta(ONCE_PRUNE_CURSOR_KEY) ?? "";
+    const temporal = this.db.query("SELECT key FROM once_keys WHERE key > ? AND at < ? AND (key LIKE 'status\\_timeout:%' ESCAPE '\\' OR key LIKE 'card\\_idle:%' ESCAPE '\\') ORDER BY key LIMIT ?").all(after, before, PRUNE_BATCH) as Array<{ key: string }>;
+    this.setMeta(ONCE_PRUNE_CURSOR_KEY, temporal.length === PRUNE_BATCH ? temporal.at(-1)!.key : "");
     const card = this.db.query("SELECT status_since, updated_at FROM cards WHERE id = ?");
     const drop = this.db.query("DELETE FROM once_keys WHERE key = ?");
     for (const { key } of temporal) {
@@ -528,13 +538,16 @@ export class SqliteQueries implements StoreTx {
 
   putIdempotency(r: IdempotencyRecord): void {
     this.db
-      .query("INSERT INTO idempotency (key, actor, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      // a record still here past its time (not pruned yet) is replaced: the call ran as new
+      .query("INSERT INTO idempotency (key, actor, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET actor = excluded.actor, request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, created_at = excluded.created_at")
       .run(r.key, r.actor, r.request_hash, r.status, r.body, r.created_at);
   }
 
   /** Drops idempotency records older than `before` (kept at least 24 hours; DECISIONS). */
   pruneIdempotency(before: string): void {
-    this.db.query("DELETE FROM idempotency WHERE created_at < ?").run(before);
+    // a bounded batch per prune: a backlog (a burst of keyed writes ageing out, a workspace
+    // that rarely prunes) is cleared over several writes instead of stalling one (265 ms for 100,000)
+    this.db.query("DELETE FROM idempotency WHERE key IN (SELECT key FROM idempotency WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(before, PRUNE_BATCH);
   }
 
   markSearchStale(): void {
