@@ -11,7 +11,7 @@ import { BLOCKING_LINK_TYPES } from "./blocking.ts";
 import { fieldsChangedInPlace } from "./fields-loaded.ts";
 
 export interface DefinitionNotice {
-  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown";
+  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown" | "setting_not_enforced";
   count: number;
   message: string;
   /** the call that lists them */
@@ -79,6 +79,14 @@ export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionN
     out.push({
       kind: "default_user_unknown", count: 0, list: "GET /workspace (users)",
       message: `settings.default_user ${JSON.stringify(fallback)} is not a registered user: a caller that names no actor acts as ${fallback} (take-next gives cards to ${fallback}); register it (cards users add ${fallback} --kind agent|human) or name a registered user`,
+    });
+  }
+  // SPEC keeps the key in the schema and enforces nothing: say so where it is set
+  const retention = defs.workspace.settings.event_retention_days;
+  if (retention !== undefined) {
+    out.push({
+      kind: "setting_not_enforced", count: 0, list: "GET /events",
+      message: `settings.event_retention_days (${retention}) is accepted but nothing enforces it: the event log is never trimmed (SPEC); take it out, or keep it as a note`,
     });
   }
   return out;

@@ -257,12 +257,12 @@ describe("init and check", () => {
       for (const k of Object.keys(bd.transitions)) bd.transitions[k] = bd.transitions[k].filter((c: string) => c !== "backlog");
     });
     edit("definitions/card-types/task.json", (t) => { t.schema_version += 1; });
-    edit("definitions/workspace.json", (w) => { w.settings.default_user = "ghost"; });
+    edit("definitions/workspace.json", (w) => { w.settings.default_user = "ghost"; w.settings.event_retention_days = 30; });
     const r = at(["check"]);
     // before: {"ok": true} and nothing else; the cards left behind were found only by writing to them
     expect(r.code).toBe(0);
     const kinds = r.json.notices.map((n: any) => [n.kind, n.count]);
-    expect(kinds).toEqual(expect.arrayContaining([["status_not_allowed", 1], ["status_off_board", 2], ["undeclared_link_type", 1], ["schema_behind", 2], ["default_user_unknown", 0]]));
+    expect(kinds).toEqual(expect.arrayContaining([["status_not_allowed", 1], ["status_off_board", 2], ["undeclared_link_type", 1], ["schema_behind", 2], ["default_user_unknown", 0], ["setting_not_enforced", 0]]));
     expect(r.json.notices.find((n: any) => n.kind === "status_not_allowed").list).toContain("GET /cards?type_id=review&status=todo");
     expect(r.stderr).toContain("notice: 1 review card(s) are in todo, which the type's allowed_columns leave out");
   });
