@@ -128,6 +128,22 @@ describe("the search index follows the event log", () => {
     }
   });
 
+  test("an idle indexer sleeps longer between passes, yet a search right after a write finds it, and a write is still indexed unasked", async () => {
+    const dir = makeWorkspace();
+    const server = await openTestService(dir, "serve");
+    try {
+      await Bun.sleep(1500); // idle: the tick has stretched to its longest
+      const own = await createCard(server, { type_id: "task", title: "sleepy okapish" }, ada);
+      expect(await search(server, "okapish")).toEqual([own.id]); // the search wakes it
+      const later = await createCard(server, { type_id: "task", title: "unasked quaggaish" }, ada);
+      const start = Date.now();
+      while (indexed(dir, "quaggaish").length === 0 && Date.now() - start < 3000) await Bun.sleep(10);
+      expect(indexed(dir, "quaggaish")).toEqual([later.id]);
+    } finally {
+      server.close();
+    }
+  });
+
   test("another database put in place (a backup copied back) is never answered from the old index", () => withService("embedded", async (svc, dir) => {
     const kept = await createCard(svc, { type_id: "task", title: "kept lemurish" }, ada);
     expect(await search(svc, "lemurish")).toEqual([kept.id]);

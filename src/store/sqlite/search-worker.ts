@@ -16,6 +16,9 @@ import type { ConfigEntries } from "./search-indexer.ts";
 interface Start { type: "start"; mainPath: string; searchPath: string; config: ConfigEntries; intervalMs: number; control: SharedArrayBuffer }
 interface Reconfigure { type: "config"; config: ConfigEntries; gen: number }
 
+/** The longest an idle indexer sleeps between passes; writes met after it wait at most this long (a search never does). */
+const IDLE_TICK_MAX_MS = 400;
+
 const toConfig = (entries: ConfigEntries): SearchConfig => new Map(entries.map(([k, v]) => [k, v ?? undefined]));
 
 let config: SearchConfig = new Map();
@@ -38,6 +41,11 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure>) => {
     try { main?.close(); } catch { /* closing */ }
     search = main = undefined;
   };
+  // idle passes stretch the tick (up to IDLE_TICK_MAX_MS): an idle server woke 40 times a
+  // second for nothing (~1% of a core for every `cards serve` and `cards mcp`); a search
+  // still wakes the thread at once, and a pass that finds new events brings the tick back
+  let wait = intervalMs;
+  let lastHead = -1;
   const pass = () => {
     try {
       if (!main) {
@@ -47,6 +55,8 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure>) => {
       search ??= openSearchDb(searchPath);
       const gen = configGen; // the config this pass indexes with
       const head = syncIndex(main, search, config);
+      wait = head === lastHead ? Math.min(IDLE_TICK_MAX_MS, wait * 2) : intervalMs;
+      lastHead = head;
       Atomics.store(applied, 0, BigInt(head));
       Atomics.store(i32, 4, gen);
     } catch {
@@ -67,7 +77,7 @@ self.onmessage = (e: MessageEvent<Start | Reconfigure>) => {
     Atomics.store(i32, 2, 0); // a search that wakes us from here on gets a pass after it
     pass();
     // sleep until a search wakes us or the tick is up; then let messages (config) in
-    Atomics.wait(i32, 2, 0, intervalMs);
+    Atomics.wait(i32, 2, 0, wait);
     setTimeout(loop, 0);
   };
   loop();
