@@ -5,6 +5,8 @@ const norm = (x: string): string => x.toLowerCase().replace(/[_\s]/g, "-").repla
 
 /** The option `name` most likely meant, or undefined when none is close. */
 export function closest(name: string, options: readonly string[]): string | undefined {
+  // a name far longer than any option is no typo of one (and a 4 MiB key would cost seconds)
+  if (name.length > 100) return undefined;
   let best: string | undefined;
   let bestScore = Infinity;
   for (const o of options) {
