@@ -26,10 +26,22 @@ function shapesOf(t: CardType): Record<string, string> {
   return out;
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The recorded shapes; a row that is not what recordFields writes counts as nothing recorded (a reload never fails on it). */
 function recorded(r: StoreReads): Shapes {
   try {
     const v = JSON.parse(r.getMeta(FIELDS_LOADED_KEY) ?? "{}") as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Shapes) : {};
+    if (!isMap(v)) return {};
+    const out: Shapes = {};
+    for (const [type, byVersion] of Object.entries(v)) {
+      if (!isMap(byVersion)) continue;
+      out[type] = {};
+      for (const [version, fields] of Object.entries(byVersion)) {
+        if (isMap(fields) && Object.values(fields).every((x) => typeof x === "string")) out[type][version] = fields as Record<string, string>;
+      }
+    }
+    return out;
   } catch {
     return {};
   }

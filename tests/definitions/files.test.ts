@@ -129,6 +129,15 @@ describe("syntax errors", () => {
     expect(yaml.length).toBeLessThanOrEqual(2);
   });
 
+  test("a tab inside a block scalar's text is not blamed for an error elsewhere in the file", async () => {
+    const list = await problems((f) => {
+      f[EXT] = "- id: notify\n  kind: hook\n  description: |\n    a\n    \tindented by a tab in the text\n  on: [card_created]\n  run: [\"true\"]\n  run: [\"again\"]\n";
+    });
+    const yaml = list.filter((p) => p.file === EXT).map((p) => p.message);
+    expect(yaml.length).toBeGreaterThan(0);
+    expect(yaml.some((m) => m.includes("indented with a tab"))).toBe(false);
+  });
+
   test("extensions must be a list", async () => {
     const list = await problems((f) => { f[EXT] = "id: x\nkind: hook\n"; });
     expectOnly(list, { file: EXT, path: "", message: "must be a list ([...]), got an object" });

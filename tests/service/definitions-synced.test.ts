@@ -99,3 +99,21 @@ describe("the marker is written best effort, over the value the open read", () =
     }
   });
 });
+
+describe("recorded fields per schema version", () => {
+  test("a recorded row that is not what the service writes is taken as nothing recorded: a reload and the check still work", async () => {
+    const { reloadDefinitions, definitionNotices } = await import("../../src/service/index.ts");
+    const { FIELDS_LOADED_KEY } = await import("../../src/service/fields-loaded.ts");
+    const svc = await openTestService(makeWorkspace(), "serve");
+    try {
+      await svc.store.write((tx) => { tx.setMeta(FIELDS_LOADED_KEY, JSON.stringify({ task: "x", bug: { 1: 5 }, review: [1] })); });
+      editJson(svc.root, "definitions/card-types/task.json", (t) => { t.schema_version = 2; t.migrations = { 2: { from: 1, summary: "s" } }; });
+      expect((await reloadDefinitions(svc, { actor: "ada" })).changed).toBe(true);
+      expect(() => svc.store.snapshot((r) => definitionNotices(r, svc.defs))).not.toThrow();
+      // the new version's fields are recorded over the unreadable row
+      expect(JSON.parse(svc.store.readMeta(FIELDS_LOADED_KEY)!).task["2"]).toMatchObject({ priority: expect.any(String) });
+    } finally {
+      svc.close();
+    }
+  });
+});
