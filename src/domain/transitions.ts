@@ -69,10 +69,14 @@ export function doneColumn(ws: WorkspaceDef): string {
   return cols.length ? cols[cols.length - 1]!.id : "done";
 }
 
+/** Column ids that name work in progress, the agent loop's `doing` when no column is called so. */
+const IN_PROGRESS = new Set(["doing", "in_progress", "in-progress", "inprogress", "wip", "active", "working", "started", "ongoing"]);
+
 /**
  * The columns the agent loop names (prime, the tool server's instructions), on `board` (the
  * default board: where take-next looks) for cards of `type` (its first type): where work
- * waits (`todo`, else the column before doing), where it is done (`doing`, else the third
+ * waits (`todo`, else the column before doing), where it is done (`doing` or another name
+ * for work in progress, else the column after `todo`, else the third column; never the done
  * column), where it is reviewed (`review`, else the last) and the last (`done` when there).
  * When the board enforces its graph, ready is a column that may move to doing and review
  * one doing may move to, so the commands the loop names pass the graph.
@@ -82,7 +86,9 @@ export function agentLoopColumns(ws: WorkspaceDef, board?: Board, type?: CardTyp
   const allowed = type?.allowed_columns;
   if (allowed && cols.some((c) => allowed.includes(c))) cols = cols.filter((c) => allowed.includes(c));
   const done = cols.includes("done") ? "done" : cols.at(-1) ?? "done";
-  const doing = cols.includes("doing") ? "doing" : cols[Math.min(2, cols.length - 1)] ?? "doing";
+  // never the done column: a 3-column workflow (open, in_progress, done) would claim work finished
+  const open = cols.filter((c) => c !== done);
+  const doing = (open.includes("doing") ? "doing" : open.find((c) => IN_PROGRESS.has(c.toLowerCase()))) ?? (open.includes("todo") ? open[open.indexOf("todo") + 1] : undefined) ?? open[Math.min(2, open.length - 1)] ?? done;
   let ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
   let review = cols.includes("review") ? "review" : done;
   const graph = board && isEnforced(ws, board) ? board.transitions : undefined;

@@ -1,0 +1,30 @@
+/** The columns the agent loop names (cards prime, the tool server's instructions). */
+import { describe, expect, test } from "bun:test";
+import { agentLoopColumns } from "../../src/domain/transitions.ts";
+import type { WorkspaceDef } from "../../src/domain/types.ts";
+
+const ws = (ids: string[]): WorkspaceDef => ({ columns: ids.map((id) => ({ id, name: id })), settings: {} }) as unknown as WorkspaceDef;
+const loop = (ids: string[]) => agentLoopColumns(ws(ids));
+
+describe("agentLoopColumns", () => {
+  test("a 3-column workflow claims into its in-progress column, never into done (before: take-next --status done)", () => {
+    expect(loop(["open", "in_progress", "done"])).toMatchObject({ ready: "open", doing: "in_progress", done: "done" });
+    expect(loop(["todo", "in-progress", "done"])).toMatchObject({ ready: "todo", doing: "in-progress", done: "done" });
+    expect(loop(["new", "active", "closed"])).toMatchObject({ ready: "new", doing: "active", done: "closed" });
+    expect(loop(["a", "b", "c"])).toMatchObject({ ready: "a", doing: "b", done: "c" });
+  });
+
+  test("the column after todo when no column names work in progress", () => {
+    expect(loop(["backlog", "todo", "working_on", "done"])).toMatchObject({ ready: "todo", doing: "working_on" });
+  });
+
+  test("doing wins over other names; longer workflows keep the third column", () => {
+    expect(loop(["backlog", "todo", "doing", "review", "done"])).toEqual({ ready: "todo", doing: "doing", review: "review", done: "done" });
+    expect(loop(["active", "doing", "done"])).toMatchObject({ doing: "doing" });
+    expect(loop(["new", "triage", "mitigating", "resolved", "done"])).toMatchObject({ ready: "triage", doing: "mitigating", review: "done" });
+  });
+
+  test("two columns: work waits and is done in the first", () => {
+    expect(loop(["todo", "done"])).toMatchObject({ ready: "todo", doing: "todo", done: "done" });
+  });
+});
