@@ -37,7 +37,7 @@ const LIST: Query[] = [
   ["owner", "owner id (`me`: the X-Service-Actor)"],
   ["blocked", "true: only blocked cards; false: only unblocked", bool],
   ["has_link", "cards with an outgoing link of this type"],
-  ["link_target", "cards with a link to this card id"],
+  ["link_target", "cards with a link to this card id; with has_link, a link of that type to it"],
   ["q", "full-text search; also matches a full or short id"],
   ["filter", "name of a saved filter of board_id (presentation.filters); `me` is the viewing actor"],
   ["sort", "created_at, updated_at, title or fields.<id>, leading - for descending; not with cursor"],

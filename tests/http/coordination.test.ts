@@ -540,6 +540,16 @@ describe("links and blocking", () => {
     expect((await api.get(`/cards?link_target=${b.id}`)).body.items.map((c: any) => c.id)).toEqual([a.id]);
   });
 
+  test("has_link with link_target means one link of that type to that card: the children of an epic (before: any parent link and any link to it)", async () => {
+    const [e1, e2, child, other] = [await api.task(), await api.task(), await api.task(), await api.task()];
+    await api.post(`/cards/${child.id}/links`, { type_id: "parent", target: e1.id });
+    await api.post(`/cards/${other.id}/links`, { type_id: "parent", target: e2.id });
+    await api.post(`/cards/${other.id}/links`, { type_id: "related", target: e1.id });
+    expect((await api.get(`/cards?has_link=parent&link_target=${e1.id}`)).body.items.map((c: any) => c.id)).toEqual([child.id]);
+    expect((await api.get(`/cards?link_target=${e1.id}`)).body.items.map((c: any) => c.id).sort()).toEqual([child.id, other.id].sort());
+    expect((await api.get(`/boards/main/counts?has_link=parent&link_target=${e1.id}`)).body.total).toBe(1);
+  });
+
   test("has_link still finds the links of a type the definitions no longer declare; an unknown type is 422", async () => {
     const ws = await testApi({
       edit: (f) => { (f["definitions/workspace.json"] as any).link_types.push({ id: "mentions", name: "Mentions", type: "directional" }); },

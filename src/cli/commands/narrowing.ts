@@ -6,7 +6,7 @@ export const narrowingArgs = {
   owner: { type: "string", description: "owner id (`me` = the actor)" },
   blocked: { type: "string", description: "true: only blocked cards; false: only unblocked" },
   "has-link": { type: "string", description: "cards with an outgoing link of this type" },
-  "link-target": { type: "string", description: "cards linking to this card id" },
+  "link-target": { type: "string", description: "cards linking to this card id (with --has-link: by a link of that type, e.g. the children of an epic)" },
   q: { type: "string", description: "full-text search; also matches a full or short id" },
 } as const satisfies ArgsDef;
 

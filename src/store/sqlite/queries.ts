@@ -620,11 +620,14 @@ export class SqliteQueries implements StoreTx {
         WHERE l.card_id = c.id AND l.type_id IN ('depends-on','blocked-by') AND t.status <> ?)`);
       params.push(this.config.doneStatus);
     }
-    if (q.hasLink !== undefined) {
+    // both given: one link of that type to that card (children of an epic: has_link=parent&link_target=E)
+    if (q.hasLink !== undefined && q.linkTarget !== undefined) {
+      where.push("EXISTS (SELECT 1 FROM links l WHERE l.card_id = c.id AND l.type_id = ? AND l.target = ?)");
+      params.push(q.hasLink, q.linkTarget);
+    } else if (q.hasLink !== undefined) {
       where.push("EXISTS (SELECT 1 FROM links l WHERE l.card_id = c.id AND l.type_id = ?)");
       params.push(q.hasLink);
-    }
-    if (q.linkTarget !== undefined) {
+    } else if (q.linkTarget !== undefined) {
       where.push("EXISTS (SELECT 1 FROM links l WHERE l.card_id = c.id AND l.target = ?)");
       params.push(q.linkTarget);
     }
