@@ -35,6 +35,7 @@ const LIST: Query[] = [
   ["type_id", "card type id(s), comma-separated"],
   ["status", "status(es), comma-separated"],
   ["owner", "owner id (`me`: the X-Service-Actor)"],
+  ["tag", "cards carrying this tag"],
   ["blocked", "true: only blocked cards; false: only unblocked", bool],
   ["has_link", "cards with an outgoing link of this type"],
   ["link_target", "cards with a link to this card id; with has_link, a link of that type to it"],
@@ -46,7 +47,7 @@ const LIST: Query[] = [
   ["limit", "page size, default 50; larger values are answered with 200", int],
 ];
 /** GET /boards/{id}/counts narrows as the list does, without the page, order and status */
-const COUNTS = LIST.filter(([name]) => ["type_id", "owner", "blocked", "has_link", "link_target", "q", "filter"].includes(name));
+const COUNTS = LIST.filter(([name]) => ["type_id", "owner", "tag", "blocked", "has_link", "link_target", "q", "filter"].includes(name));
 /** comma-separated event types; the durable feed never holds the definition lifecycle ones (live only) */
 const types = (list: readonly string[]): JsonSchema => ({ type: "array", items: { type: "string", enum: [...list] } });
 const FEED_TYPES = types(ALL_EVENT_TYPES.filter((t) => !t.startsWith("definition_")));

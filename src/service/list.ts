@@ -20,7 +20,7 @@ export type ListParams = Record<string, string | undefined>;
 export const MAX_Q_WORDS = 32;
 export const MAX_Q_CHARS = 1000;
 
-const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "blocked", "has_link", "link_target", "q", "sort", "include", "cursor", "limit", "filter"];
+const LIST_PARAMS = ["board_id", "type_id", "status", "owner", "tag", "blocked", "has_link", "link_target", "q", "sort", "include", "cursor", "limit", "filter"];
 
 /** `next_cursor` is absent when there is no next page, and with a custom sort (SPEC). */
 export interface CardPage { items: Card[]; next_cursor?: string }
@@ -65,7 +65,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
 export interface BoardCounts { board_id: string; counts: Record<string, number>; total: number }
 
 /** The parameters of GET /cards that narrow which cards a count covers (no status, page or order). */
-const COUNT_PARAMS = ["type_id", "owner", "blocked", "has_link", "link_target", "q", "filter"];
+const COUNT_PARAMS = ["type_id", "owner", "tag", "blocked", "has_link", "link_target", "q", "filter"];
 
 /**
  * How many cards a board holds per column, within its scope (card types, columns,
@@ -118,6 +118,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
         : `no board saves a filter ${JSON.stringify(p.filter)}: GET /boards/{id} lists a board's presentation.filters (CLI: cards boards get ID)`,
     });
   }
+  // a later page was checked with the first
+  if (p.tag !== undefined) filters.push(tagParam(svc, p.tag, p.cursor === undefined));
   if (filters.length) q.filter = andFilters(...filters);
   if (p.type_id !== undefined) q.typeIds = known(svc, "type_id", [...new Set(csv(p.type_id))]);
   if (p.status !== undefined) q.statuses = known(svc, "status", [...new Set(csv(p.status))]);
@@ -266,6 +268,19 @@ function known(svc: Service, param: "type_id" | "status", values: string[]): str
     throw new CardsError("validation_failed", `${JSON.stringify(v)} is not a ${param === "status" ? "column" : "card type"} of this workspace`, { field: param, value: v, valid_options: valid });
   }
   return values;
+}
+
+/**
+ * `tag`: cards carrying this one tag (a tag may hold a comma under tag_policy open, so no
+ * list). Under a locked policy a tag outside tag_set is refused with the valid options,
+ * unless cards still carry it (a reload removed it).
+ */
+function tagParam(svc: Service, tag: string, check: boolean): FilterNode {
+  const node: FilterNode = { kind: "cmp", path: "tags", op: "$has", value: tag };
+  if (tag === "") throw badRequest("tag must name a tag", { field: "tag", value: "" });
+  const { settings, tag_set } = svc.defs.workspace;
+  if (!check || settings.tag_policy !== "locked" || tag_set.includes(tag) || svc.store.listCards({ filter: node, limit: 1 }).items.length > 0) return node;
+  throw new CardsError("validation_failed", `${JSON.stringify(tag)} is not a tag of this workspace`, { field: "tag", value: tag, valid_options: [...tag_set] });
 }
 
 /**

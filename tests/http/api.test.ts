@@ -350,6 +350,35 @@ describe("GET /cards", () => {
     expect((await api.get("/cards?owner=agent-2")).body.items.map((c: any) => c.id)).toContain(bug.id);
   });
 
+  test("tag lists the cards carrying that tag; a tag outside a locked tag_set is 422 with the valid options; counts take it too", async () => {
+    const a = await api.task({ tags: ["security", "backend"] });
+    const b = await api.task({ tags: ["backend"] });
+    const ids = async (path: string) => (await api.get(path)).body.items.map((c: any) => c.id);
+    expect(await ids("/cards?tag=security&limit=200")).toContain(a.id);
+    expect(await ids("/cards?tag=security&limit=200")).not.toContain(b.id);
+    expect(await ids("/cards?tag=backend&limit=200")).toEqual(expect.arrayContaining([a.id, b.id]));
+    const typo = await api.get("/cards?tag=securty");
+    expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "validation_failed", "tag"]);
+    expect(typo.body.valid_options).toContain("security");
+    expect((await api.get("/cards?tag=")).status).toBe(400);
+    const all = (await api.get("/boards/main/counts")).body.total;
+    const tagged = (await api.get("/boards/main/counts?tag=security")).body.total;
+    expect(tagged).toBeGreaterThan(0);
+    expect(tagged).toBeLessThan(all);
+  });
+
+  test("tag under tag_policy open matches the whole tag, comma and all", async () => {
+    const open = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.tag_policy = "open"; } });
+    try {
+      const a = await open.task({ tags: ["a,b"] });
+      await open.task({ tags: ["a"] });
+      expect((await open.get(`/cards?tag=${encodeURIComponent("a,b")}`)).body.items.map((c: any) => c.id)).toEqual([a.id]);
+      expect((await open.get("/cards?tag=never-used")).body.items).toEqual([]);
+    } finally {
+      open.close();
+    }
+  });
+
   test("board_id applies the board's card types and default_filter; unknown board is 404", async () => {
     const open = (await api.post("/cards", { type_id: "bug", title: "open bug", fields: { steps: "s" } })).body;
     const wontfix = (await api.post("/cards", { type_id: "bug", title: "wontfix bug", fields: { steps: "s", resolution: "wontfix" } })).body;

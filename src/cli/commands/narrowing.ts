@@ -4,6 +4,7 @@ import type { ArgsDef } from "citty";
 export const narrowingArgs = {
   type: { type: "string", description: "card type id(s), comma-separated" },
   owner: { type: "string", description: "owner id (`me` = the actor)" },
+  tag: { type: "string", description: "cards carrying this tag" },
   blocked: { type: "string", description: "true: only blocked cards; false: only unblocked" },
   "has-link": { type: "string", description: "cards with an outgoing link of this type" },
   "link-target": { type: "string", description: "cards linking to this card id (with --has-link: by a link of that type, e.g. the children of an epic)" },
@@ -14,5 +15,5 @@ type Narrowing = { [K in keyof typeof narrowingArgs]?: string };
 
 /** Those flags as the route's query parameters. */
 export function narrowingQuery(args: Narrowing): Record<string, string | undefined> {
-  return { type_id: args.type, owner: args.owner, blocked: args.blocked, has_link: args["has-link"], link_target: args["link-target"], q: args.q };
+  return { type_id: args.type, owner: args.owner, tag: args.tag, blocked: args.blocked, has_link: args["has-link"], link_target: args["link-target"], q: args.q };
 }
