@@ -95,7 +95,10 @@ export function agentLoopColumns(ws: WorkspaceDef, board?: Board, type?: CardTyp
   if (graph) {
     const next = (c: string) => (graph[c] ?? []).filter((x) => cols.includes(x));
     if (!next(ready).includes(doing)) ready = cols.find((c) => c !== doing && next(c).includes(doing)) ?? ready;
-    if (!next(doing).includes(review)) review = next(doing).find((c) => c !== doing) ?? review;
+    // forward only: a move back (to ready, say) would hand finished work back to the queue
+    const after = (c: string) => cols.indexOf(c) > cols.indexOf(doing) && c !== ready;
+    const reaches = (c: string) => c === done || next(c).includes(done);
+    if (!next(doing).includes(review)) review = next(doing).find((c) => after(c) && reaches(c)) ?? next(doing).find(after) ?? review;
   }
   return { ready, doing, review, done };
 }

@@ -28,3 +28,21 @@ describe("agentLoopColumns", () => {
     expect(loop(["todo", "done"])).toMatchObject({ ready: "todo", doing: "todo", done: "done" });
   });
 });
+
+describe("agentLoopColumns on an enforced graph", () => {
+  const enforced = (ids: string[], transitions: Record<string, string[]>) =>
+    agentLoopColumns({ columns: ids.map((id) => ({ id, name: id })), settings: { enforce_transitions: true } } as unknown as WorkspaceDef,
+      { id: "main", name: "main", columns: ids, card_type_ids: ["task"], transitions } as any);
+
+  test("the hand-off is a forward move from doing (before: the first listed move, back to the queue)", () => {
+    const ids = ["backlog", "ready", "wip", "qa", "shipped"];
+    const loop = enforced(ids, { backlog: ["ready"], ready: ["wip"], wip: ["ready", "qa"], qa: ["shipped", "wip"] });
+    expect(loop).toEqual({ ready: "ready", doing: "wip", review: "qa", done: "shipped" });
+  });
+
+  test("among forward moves, one from which done is reached", () => {
+    const ids = ["todo", "doing", "parked", "check", "done"];
+    const loop = enforced(ids, { todo: ["doing"], doing: ["todo", "parked", "check"], parked: ["doing"], check: ["done"] });
+    expect(loop.review).toBe("check");
+  });
+});
