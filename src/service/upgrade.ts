@@ -44,7 +44,9 @@ export async function upgradeSchema(svc: Service, id: string, input: unknown, ct
         hint: "move the card to one of these columns first (a PATCH of its status, with force if the board's graph refuses), then upgrade",
       });
     }
-    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields, to, report) };
+    const next: Card = { ...cur, schema_version: to, fields: revalidate(svc, type, fields, to, report, ctx.actor) };
+    // the report shows what was stored: a default "me" is the upgrading actor
+    for (const k of Object.keys(report.defaults_applied)) if (Object.hasOwn(next.fields, k)) report.defaults_applied[k] = next.fields[k];
     const card = commitUpdate(w, cur, next, [{ type: "schema_upgraded", diff: { ...report } }], svc);
     return { card: withParts(w.tx, card), report };
   }, { dryRun: body.dry_run });
@@ -93,7 +95,7 @@ function migrateFields(type: CardType, card: Card, report: UpgradeReport): Recor
  * value that does not fit is named at once (a dry run showed them one per call), with
  * how to go on: change the card first, then upgrade.
  */
-function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>, to: number, report: UpgradeReport): Record<string, unknown> {
+function revalidate(svc: Service, type: CardType, fields: Record<string, unknown>, to: number, report: UpgradeReport, actor: string | undefined): Record<string, unknown> {
   const { settings, tag_set } = svc.defs.workspace;
   const out: Record<string, unknown> = {};
   const misfits: CardsError[] = [];
@@ -105,13 +107,13 @@ function revalidate(svc: Service, type: CardType, fields: Record<string, unknown
   };
   for (const [k, val] of Object.entries(fields)) {
     if (type.fields.find((f) => f.id === k)?.type !== "repeating") {
-      fit(() => { Object.assign(out, validateFields({ type, settings, tagSet: tag_set, fields: { [k]: val }, mode: "patch", existing: {} }).fields); });
+      fit(() => { Object.assign(out, validateFields({ type, settings, tagSet: tag_set, fields: { [k]: val }, mode: "patch", existing: {}, actor }).fields); });
       continue;
     }
     fit(() => {
       out[k] = (val as Array<Record<string, unknown>>).map((e) => {
         const { entry_id, ...rest } = e;
-        const { entry } = validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set });
+        const { entry } = validateEntry(type, k, rest, "append", undefined, { settings, tagSet: tag_set, actor });
         // an item field's default fills entries that lack it: the report says so (key "field.item")
         for (const key of Object.keys(entry)) if (!Object.hasOwn(rest, key)) report.defaults_applied[`${k}.${key}`] = entry[key];
         return { entry_id, ...entry };

@@ -102,6 +102,24 @@ describe("upgrade-schema against a stricter target", () => {
     return out;
   }
 
+  test("a default of \"me\" for a user field is stored as the upgrading actor, as create and patch store it (before: the literal \"me\")", async () => {
+    const r = await upgradeTo(
+      (t) => {
+        t.fields.push({ id: "upgraded_by", type: "user" });
+        t.fields.find((f: any) => f.id === "evidence").item_fields.push({ id: "checked_by", type: "user", default: "me" });
+        t.migrations["3"].field_defaults = { upgraded_by: "me" };
+      },
+      async (api) => {
+        const c = await api.task();
+        return (await api.post(`/cards/${c.id}/fields/evidence/append`, { version: c.version, entry: { note: "n" } })).body.card;
+      },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.fields.upgraded_by).toBe("ada");
+    expect(r.body.fields.evidence[0].checked_by).toBe("ada");
+    expect(JSON.parse(r.report!).defaults_applied).toMatchObject({ upgraded_by: "ada" });
+  });
+
   test("keys of repeating entries the target no longer declares are dropped and reported", async () => {
     const r = await upgradeTo(
       (t) => { t.fields.find((f: any) => f.id === "evidence").item_fields = [{ id: "note", type: "text", required: true }]; },
