@@ -188,7 +188,7 @@ export function parseYamlText(text: string): ParseResult {
     // only when the parser stumbled on that line or the next: a tab inside a block
     // scalar's text is legal, and an error elsewhere is not about it
     const first = doc.errors[0]?.linePos?.[0]?.line ?? 0;
-    const tabbed = text.split("\n").findIndex((l, i) => /^ *\t/.test(l) && (i + 1 === first || i + 2 === first));
+    const tabbed = text.split("\n").findIndex((l, i) => /^[ \t]*\t[ \t]*\S/.test(l) && (i + 1 === first || i + 2 === first));
     const errs = tabbed >= 0 ? doc.errors.slice(0, 1) : doc.errors;
     return {
       ok: false,

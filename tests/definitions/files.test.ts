@@ -138,6 +138,13 @@ describe("syntax errors", () => {
     expect(yaml.some((m) => m.includes("indented with a tab"))).toBe(false);
   });
 
+  test("a blank line holding only a tab is not blamed: the parser's own error is shown", async () => {
+    const list = await problems((f) => { f[EXT] = "- id: a\n  kind: hook\n  \t\n  kind: run\n"; });
+    const yaml = list.filter((p) => p.file === EXT).map((p) => p.message);
+    expect(yaml.some((m) => m.includes("unique"))).toBe(true);
+    expect(yaml.some((m) => m.includes("indented with a tab"))).toBe(false);
+  });
+
   test("extensions must be a list", async () => {
     const list = await problems((f) => { f[EXT] = "id: x\nkind: hook\n"; });
     expectOnly(list, { file: EXT, path: "", message: "must be a list ([...]), got an object" });
