@@ -14,11 +14,34 @@ export interface DefinitionNotice {
   kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown" | "setting_not_enforced";
   count: number;
   message: string;
-  /** the call that lists them */
-  list: string;
+  /** the call that lists them, when there is something to list */
+  list?: string;
 }
 
-export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionNotice[] {
+/** `r`: the workspace's stored data, or undefined before it has a database (only the definitions are read). */
+export function definitionNotices(r: StoreReads | undefined, defs: Definitions): DefinitionNotice[] {
+  const out: DefinitionNotice[] = r ? cardNotices(r, defs) : [];
+  // SPEC lets take-next skip the registry check for default_user: an unknown one takes cards as nobody anyone knows
+  const fallback = defs.workspace.settings.default_user;
+  if (fallback !== undefined && !r?.getUser(fallback) && !(defs.workspace.users ?? []).some((u) => u.id === fallback)) {
+    out.push({
+      kind: "default_user_unknown", count: 0, list: "GET /workspace (users)",
+      message: `settings.default_user ${JSON.stringify(fallback)} is not a registered user: a caller that names no actor acts as ${fallback} (take-next gives cards to ${fallback}); register it (cards users add ${fallback} --kind agent|human) or name a registered user`,
+    });
+  }
+  // SPEC keeps the key in the schema and enforces nothing: say so where it is set
+  const retention = defs.workspace.settings.event_retention_days;
+  if (retention !== undefined) {
+    out.push({
+      kind: "setting_not_enforced", count: 0,
+      message: `settings.event_retention_days (${retention}) is accepted but nothing enforces it: the event log is never trimmed (SPEC); take it out, or keep it as a note`,
+    });
+  }
+  return out;
+}
+
+/** The cards the loaded definitions no longer fit. */
+function cardNotices(r: StoreReads, defs: Definitions): DefinitionNotice[] {
   const used = r.cardsInUse();
   const out: DefinitionNotice[] = [];
   const columns = new Set(defs.workspace.columns.map((c) => c.id));
@@ -71,22 +94,6 @@ export function definitionNotices(r: StoreReads, defs: Definitions): DefinitionN
       kind: "fields_changed_in_place", count: n,
       list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type})`,
       message: `${type}'s fields changed while it stayed at schema_version ${version} (${changes.join("; ")}): its ${n} card(s) keep the values they had, and an upgrade has nothing to apply; raise schema_version to ${version + 1} with a migration ("migrations": {"${version + 1}": {"from": ${version}, "summary": "...", "field_defaults": {...}}}), then upgrade them (cards cards upgrade-schema ID --dry-run first)`,
-    });
-  }
-  // SPEC lets take-next skip the registry check for default_user: an unknown one takes cards as nobody anyone knows
-  const fallback = defs.workspace.settings.default_user;
-  if (fallback !== undefined && !r.getUser(fallback) && !(defs.workspace.users ?? []).some((u) => u.id === fallback)) {
-    out.push({
-      kind: "default_user_unknown", count: 0, list: "GET /workspace (users)",
-      message: `settings.default_user ${JSON.stringify(fallback)} is not a registered user: a caller that names no actor acts as ${fallback} (take-next gives cards to ${fallback}); register it (cards users add ${fallback} --kind agent|human) or name a registered user`,
-    });
-  }
-  // SPEC keeps the key in the schema and enforces nothing: say so where it is set
-  const retention = defs.workspace.settings.event_retention_days;
-  if (retention !== undefined) {
-    out.push({
-      kind: "setting_not_enforced", count: 0, list: "GET /events",
-      message: `settings.event_retention_days (${retention}) is accepted but nothing enforces it: the event log is never trimmed (SPEC); take it out, or keep it as a note`,
     });
   }
   return out;

@@ -1,6 +1,6 @@
 /** The compiled binary end to end: help, init/check, card commands, exit codes, stdin, remote parity. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync, existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -265,6 +265,15 @@ describe("init and check", () => {
     expect(kinds).toEqual(expect.arrayContaining([["status_not_allowed", 1], ["status_off_board", 2], ["undeclared_link_type", 1], ["schema_behind", 2], ["default_user_unknown", 0], ["setting_not_enforced", 0]]));
     expect(r.json.notices.find((n: any) => n.kind === "status_not_allowed").list).toContain("GET /cards?type_id=review&status=todo");
     expect(r.stderr).toContain("notice: 1 review card(s) are in todo, which the type's allowed_columns leave out");
+  });
+
+  test("check gives the notices about the definitions alone before the workspace has a database (before: none until a first write)", () => {
+    const dir = makeWorkspace((f) => { Object.assign((f["definitions/workspace.json"] as any).settings, { event_retention_days: 30, default_user: "ghost" }); });
+    const r = run(["check", "--dir", dir]);
+    expect(r.code).toBe(0);
+    expect(r.json.notices.map((n: any) => n.kind).sort()).toEqual(["default_user_unknown", "setting_not_enforced"]);
+    expect(r.stderr).toContain("nothing enforces it: the event log is never trimmed (SPEC); take it out, or keep it as a note\n");
+    expect(existsSync(join(dir, ".cards"))).toBe(false);
   });
 
   test("check names a card type whose fields changed while its schema_version stayed (before: nothing, and an upgrade went from 1 to 1)", () => {

@@ -35,8 +35,8 @@ export default defineCommand({
         }
         assertSchemaFloor(r, defs);
         return definitionNotices(r, defs);
-      }) ?? [];
-      for (const n of notices) console.error(`notice: ${n.message} (list them: ${n.list})`);
+      }) ?? definitionNotices(undefined, defs);
+      for (const n of notices) console.error(`notice: ${n.message}${n.list ? ` (list them: ${n.list})` : ""}`);
       return {
         ok: true, root, workspace_id: defs.workspace.id,
         card_types: [...defs.cardTypes.keys()], boards: [...defs.boards.keys()], views: [...defs.views.keys()],
