@@ -206,17 +206,19 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
  * board": the default board when it shows the type, else the first board by id). A graph
  * on a board that governs none of its types is never checked: a problem, not a silent no-op.
  */
-function checkDeadTransitions(boards: Parsed[], defaultBoard: string | undefined, ctx: Ctx): void {
+function checkDeadTransitions(boards: Parsed[], defaultBoard: string | undefined, wsEnforces: boolean, ctx: Ctx): void {
   const shown = boards.filter((p) => p.value !== undefined).map((p) => ({ p, id: idOf(p), types: strs(obj(p.value).card_type_ids) }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const governing = (type: string) => shown.find((b) => b.id === defaultBoard && b.types.includes(type)) ?? shown.find((b) => b.types.includes(type));
   for (const b of shown) {
     const t = obj(b.p.value).transitions;
     const graph = isPlainObject(t) && Object.keys(t).length > 0;
-    const enforce = obj(obj(b.p.value).settings).enforce_transitions === true;
-    if ((!graph && !enforce) || b.types.length === 0) continue;
+    const enforces = (x: { p: Parsed }) => obj(obj(x.p.value).settings).enforce_transitions === true;
+    if ((!graph && !enforces(b)) || b.types.length === 0) continue;
     const others = b.types.map((type) => ({ type, by: governing(type)?.id })).filter((g) => g.by !== b.id);
     if (others.length < b.types.length) continue;
+    // a flag the governing boards (or the workspace) already set is redundant, not misleading
+    const enforce = enforces(b) && !wsEnforces && !others.every((g) => { const by = shown.find((x) => x.id === g.by); return by !== undefined && enforces(by); });
     const by = uniq(others.map((g) => g.by ?? "")).join(", ");
     const why = `the moves of ${others.map((g) => g.type).join(", ")} cards follow board ${by} (the default board when it shows a type, else the first board by id)`;
     if (graph) ctx.problems.for(b.p.file)(["transitions"], `these transitions are never checked: ${why}; put the graph there, or make this board the default`);
@@ -345,7 +347,7 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   if (set.workspace && ws) checkWorkspace(set.workspace, ctx);
   for (const p of set.cardTypes) if (p.value !== undefined) checkCardType(p, ctx);
   for (const p of set.boards) if (p.value !== undefined) checkBoard(p, ctx);
-  checkDeadTransitions(set.boards, typeof settings.default_board === "string" ? settings.default_board : undefined, ctx);
+  checkDeadTransitions(set.boards, typeof settings.default_board === "string" ? settings.default_board : undefined, settings.enforce_transitions === true, ctx);
   for (const p of set.views) if (p.value !== undefined) checkView(p, ctx);
   if (set.extensions && set.extensions.value !== undefined) checkExtensions(set.extensions, ctx);
 }

@@ -53,11 +53,18 @@ describe("transitions and WIP limits", () => {
   });
 
   test("enforce_transitions on a board that governs none of its card types is a problem (before: accepted, and no move was checked)", async () => {
-    expectOnly(await problems((f) => { f[BUGS].settings = { enforce_transitions: true }; }), {
+    const mainFree = (f: any) => { f[MAIN].settings = { enforce_transitions: false }; };
+    expectOnly(await problems((f) => { mainFree(f); f[BUGS].settings = { enforce_transitions: true }; }), {
       file: BUGS, path: "settings.enforce_transitions", message: "never applies: the moves of bug cards follow board main",
     });
-    expect(await problems((f) => { governs(f); f[BUGS].settings = { enforce_transitions: true }; })).toEqual([]);
-    expect(await problems((f) => { f[BUGS].settings = { enforce_transitions: false }; })).toEqual([]);
+    expect(await problems((f) => { mainFree(f); governs(f); f[BUGS].settings = { enforce_transitions: true }; })).toEqual([]);
+    expect(await problems((f) => { mainFree(f); f[BUGS].settings = { enforce_transitions: false }; })).toEqual([]);
+  });
+
+  test("enforce_transitions repeated on a board whose types' governing board (or the workspace) already enforces is redundant, not a problem (before: the workspace stopped loading)", async () => {
+    // the sample's main enforces its graph, and governs bug cards
+    expect(await problems((f) => { f[BUGS].settings = { enforce_transitions: true }; })).toEqual([]);
+    expect(await problems((f) => { f[MAIN].settings = {}; f[W].settings.enforce_transitions = true; f[BUGS].settings = { enforce_transitions: true }; })).toEqual([]);
   });
 
   test("a board column the workspace lacks is no valid option, and what refers to it is reported in the same load", async () => {
