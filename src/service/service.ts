@@ -72,6 +72,8 @@ export class Service {
   private feed?: Feed;
   /** writes through this service (kept on the origin: pinned views count there too) */
   private writes = 0;
+  /** the last prune left old rows behind (a full batch): the next write prunes again */
+  private pruneBehind = false;
   private pinned?: Service;
   // made on first use: a one-shot CLI call subscribes to nothing
   private consumers?: Map<EventListener, Subscription>;
@@ -175,10 +177,15 @@ export class Service {
             else signals.push({ seq: tx.appendSignal(event), event });
           },
         };
-        if (pruneDue(++this.origin.writes, Math.random())) {
-          tx.pruneSignals(new Date(Date.now() - SIGNAL_TTL_MS).toISOString());
-          tx.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
-          tx.pruneOnceKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
+        // behind: a prune left rows (this process knows; a process's first write asks the
+        // database, so one-shot calls share the catching up)
+        const origin = this.origin;
+        const first = ++origin.writes === 1;
+        if (first) origin.pruneBehind = tx.getMeta(PRUNE_BEHIND_KEY) === "1";
+        if (pruneDue(origin.writes, Math.random()) || origin.pruneBehind) {
+          const more = prune(tx);
+          if (more !== origin.pruneBehind) tx.setMeta(PRUNE_BEHIND_KEY, more ? "1" : "0");
+          origin.pruneBehind = more;
         }
         const value = await fn(scope);
         if (opts.dryRun) throw new DryRunRollback(value);
@@ -272,6 +279,23 @@ export class Service {
 
 /** Writes between two prunes of old signals, idempotency records and once-keys. */
 export const PRUNE_EVERY = 200;
+
+/** Meta key: "1" while a prune left expired rows behind (a full batch). */
+const PRUNE_BEHIND_KEY = "prune_behind";
+
+/**
+ * Drops expired signals, idempotency records and once-keys, a bounded batch of each
+ * (store side). True when rows may be left: every write, in any process, then prunes
+ * until one comes back short, so rows made faster than a batch per PRUNE_EVERY writes
+ * (hook runs' once-keys, several per event) never pile up, and no write stalls long.
+ */
+function prune(tx: StoreTx): boolean {
+  const now = Date.now();
+  const signals = tx.pruneSignals(new Date(now - SIGNAL_TTL_MS).toISOString());
+  const keyed = tx.pruneIdempotency(new Date(now - IDEMPOTENCY_TTL_MS).toISOString());
+  const once = tx.pruneOnceKeys(new Date(now - IDEMPOTENCY_TTL_MS).toISOString());
+  return signals || keyed || once;
+}
 
 /**
  * Whether a process's `writes`-th write prunes: every PRUNE_EVERY-th, and at its first

@@ -128,12 +128,12 @@ export interface StoreWrites {
   appendEvent(e: CardEvent): StoredEvent;
   /** appends a condition signal; returns its sequence number */
   appendSignal(e: CardEvent): number;
-  /** drops signals older than `before` */
-  pruneSignals(before: string): void;
-  /** drops idempotency records older than `before` */
-  pruneIdempotency(before: string): void;
-  /** drops once-keys older than `before` */
-  pruneOnceKeys(before: string): void;
+  /** drops signals older than `before`, a bounded batch; true when more may be left */
+  pruneSignals(before: string): boolean;
+  /** drops idempotency records older than `before`, a bounded batch; true when more may be left */
+  pruneIdempotency(before: string): boolean;
+  /** drops once-keys older than `before`, a bounded batch; true when more may be left */
+  pruneOnceKeys(before: string): boolean;
   /** records `key`; false when it was already recorded (once-only effects across processes) */
   claimOnce(key: string, at: string): boolean;
   upsertUser(u: User): void;

@@ -430,15 +430,15 @@ export class SqliteQueries implements StoreTx {
     return Number(this.db.query("SELECT max(seq) AS s FROM signals").get()?.s ?? 0);
   }
 
-  pruneSignals(before: string): void {
-    this.db.query("DELETE FROM signals WHERE seq IN (SELECT seq FROM signals WHERE at < ? ORDER BY at LIMIT ?)").run(before, PRUNE_BATCH * 4);
+  pruneSignals(before: string): boolean {
+    return this.db.query("DELETE FROM signals WHERE seq IN (SELECT seq FROM signals WHERE at < ? ORDER BY at LIMIT ?)").run(before, PRUNE_BATCH * 4).changes === PRUNE_BATCH * 4;
   }
 
-  pruneOnceKeys(before: string): void {
+  pruneOnceKeys(before: string): boolean {
     // a temporal condition's key stays while its card is still in that state: pruned, a
     // restart would fire the same idle period or status entry again. It goes once the card
     // moved on (`type:board:card:since`, since = the card's status_since or updated_at then)
-    this.db.query("DELETE FROM once_keys WHERE key IN (SELECT key FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\' LIMIT ?)").run(before, PRUNE_BATCH);
+    const plain = this.db.query("DELETE FROM once_keys WHERE key IN (SELECT key FROM once_keys WHERE at < ? AND key NOT LIKE 'status\\_timeout:%' ESCAPE '\\' AND key NOT LIKE 'card\\_idle:%' ESCAPE '\\' LIMIT ?)").run(before, PRUNE_BATCH).changes;
     // the old temporal keys are looked at a batch at a time, in key order, from where the
     // last prune left off: keys whose cards stay in their state (untouched done cards stay
     // idle for good) would otherwise come back first every time, and none after them would
@@ -454,6 +454,7 @@ export class SqliteQueries implements StoreTx {
       const now = card.get(id ?? "") as { status_since: string; updated_at: string } | null;
       if (!now || (type === "status_timeout" ? now.status_since : now.updated_at) !== since) drop.run(key);
     }
+    return plain === PRUNE_BATCH || temporal.length === PRUNE_BATCH;
   }
 
   claimOnce(key: string, at: string): boolean {
@@ -544,10 +545,10 @@ export class SqliteQueries implements StoreTx {
   }
 
   /** Drops idempotency records older than `before` (kept at least 24 hours; DECISIONS). */
-  pruneIdempotency(before: string): void {
+  pruneIdempotency(before: string): boolean {
     // a bounded batch per prune: a backlog (a burst of keyed writes ageing out, a workspace
     // that rarely prunes) is cleared over several writes instead of stalling one (265 ms for 100,000)
-    this.db.query("DELETE FROM idempotency WHERE key IN (SELECT key FROM idempotency WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(before, PRUNE_BATCH);
+    return this.db.query("DELETE FROM idempotency WHERE key IN (SELECT key FROM idempotency WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(before, PRUNE_BATCH).changes === PRUNE_BATCH;
   }
 
   markSearchStale(): void {
