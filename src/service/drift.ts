@@ -9,6 +9,7 @@ import type { Definitions } from "../domain/types.ts";
 import type { StoreReads } from "../store/port.ts";
 import { BLOCKING_LINK_TYPES } from "./blocking.ts";
 import { fieldsChangedInPlace } from "./fields-loaded.ts";
+import type { FilterNode } from "../domain/filters.ts";
 
 export interface DefinitionNotice {
   kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown" | "setting_not_enforced";
@@ -88,12 +89,19 @@ function cardNotices(r: StoreReads, defs: Definitions): DefinitionNotice[] {
     });
   }
   for (const { type, version, changes } of fieldsChangedInPlace(r, defs)) {
-    const n = used.schemaVersions.get(type)?.get(version) ?? 0;
+    if ((used.schemaVersions.get(type)?.get(version) ?? 0) === 0) continue;
+    // only cards holding a value the change leaves behind: cards written since the edit fit it
+    const holds: FilterNode[] = changes.map((c) => ({ kind: "cmp", path: `fields.${c.field}`, op: c.options ? "$in" : "$ne", value: c.options ?? null }));
+    const n = Object.values(r.countByStatus({ filter: { kind: "and", nodes: [
+      { kind: "cmp", path: "type_id", op: "$eq", value: type },
+      { kind: "cmp", path: "schema_version", op: "$eq", value: version },
+      { kind: "or", nodes: holds },
+    ] } })).reduce((x, y) => x + y, 0);
     if (n === 0) continue;
     out.push({
       kind: "fields_changed_in_place", count: n,
       list: `GET /cards?type_id=${type} (CLI: cards cards list --type ${type})`,
-      message: `${type}'s fields changed while it stayed at schema_version ${version} (${changes.join("; ")}): its ${n} card(s) keep the values they had, and an upgrade has nothing to apply; raise schema_version to ${version + 1} with a migration ("migrations": {"${version + 1}": {"from": ${version}, "summary": "...", "field_defaults": {...}}}), then upgrade them (cards cards upgrade-schema ID --dry-run first)`,
+      message: `${type}'s fields changed while it stayed at schema_version ${version} (${changes.map((c) => c.text).join("; ")}): ${n} of its cards keep values that no longer fit, and an upgrade has nothing to apply; raise schema_version to ${version + 1} with a migration ("migrations": {"${version + 1}": {"from": ${version}, "summary": "...", "field_defaults": {...}}}), then upgrade them (cards cards upgrade-schema ID --dry-run first)`,
     });
   }
   return out;

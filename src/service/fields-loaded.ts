@@ -66,32 +66,60 @@ export function recordFields(tx: StoreTx, defs: Definitions): void {
   if (changed) tx.setMeta(FIELDS_LOADED_KEY, JSON.stringify(seen));
 }
 
+/** A field's change that can leave stored values behind; `options`: the options taken away. */
+export interface FieldChange { field: string; text: string; options?: string[] }
+
 /**
  * Per type, what changed in its fields since its current version was first loaded, as
  * far as stored values are concerned: a field removed, its type or list-ness changed,
- * options or entry items taken away. Added fields are not listed (old cards simply lack them).
+ * options or entry items taken away (or an item retyped). Added fields and options, and a
+ * new order, are not listed: old values still fit.
  */
-export function fieldsChangedInPlace(r: StoreReads, defs: Definitions): Array<{ type: string; version: number; changes: string[] }> {
+export function fieldsChangedInPlace(r: StoreReads, defs: Definitions): Array<{ type: string; version: number; changes: FieldChange[] }> {
   const seen = recorded(r);
-  const out: Array<{ type: string; version: number; changes: string[] }> = [];
+  const out: Array<{ type: string; version: number; changes: FieldChange[] }> = [];
   for (const t of defs.cardTypes.values()) {
     const was = seen[t.id]?.[String(t.schema_version)];
     if (!was) continue;
     const now = shapesOf(t);
-    const changes: string[] = [];
+    const changes: FieldChange[] = [];
     for (const [id, before] of Object.entries(was)) {
       const after = now[id];
-      if (after === undefined) changes.push(`${id} removed`);
-      else if (after !== before) changes.push(`${id}: ${describe(before)} -> ${describe(after)}`);
+      if (after === undefined) { changes.push({ field: id, text: `${id} removed` }); continue; }
+      if (after === before) continue;
+      const b = parseShape(before), a = parseShape(after);
+      if (!b || !a || b.base !== a.base) { changes.push({ field: id, text: `${id}: ${describe(before)} -> ${describe(after)}` }); continue; }
+      const gone = (b.options ?? []).filter((o) => !(a.options ?? []).includes(o));
+      if (gone.length) changes.push({ field: id, text: `${id}: option(s) ${gone.join(", ")} removed`, options: gone });
+      const items = Object.entries(b.items ?? {}).filter(([item, shape]) => itemChanged(shape, a.items?.[item])).map(([item]) => item);
+      if (items.length) changes.push({ field: id, text: `${id}: entry item(s) ${items.join(", ")} removed or changed` });
     }
     if (changes.length) out.push({ type: t.id, version: t.schema_version, changes });
   }
   return out;
 }
 
+/** An entry item's old values may not fit: it is gone, retyped, or lost options. */
+function itemChanged(before: string, after: string | undefined): boolean {
+  if (after === undefined) return true;
+  if (after === before) return false;
+  const b = parseShape(before), a = parseShape(after);
+  return !b || !a || b.base !== a.base || (b.options ?? []).some((o) => !(a.options ?? []).includes(o));
+}
+
+/** `enum[]:a|b{item=shape,...}` back to its parts (the format `shape` writes). */
+function parseShape(s: string): { base: string; options?: string[]; items?: Record<string, string> } | undefined {
+  const m = /^([a-z_]+(?:\[\])?)(?::([^{]*))?(?:\{(.*)\})?$/s.exec(s);
+  if (!m) return undefined;
+  const items = m[3] === undefined ? undefined : Object.fromEntries(
+    (m[3] === "" ? [] : m[3].split(/,(?=[A-Za-z0-9_-]+=)/)).map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]),
+  );
+  return { base: m[1]!, ...(m[2] !== undefined ? { options: m[2].split("|") } : {}), ...(items ? { items } : {}) };
+}
+
 /** `enum[]:a|b` -> `enum[] (a, b)`; items are named, not expanded. */
 function describe(s: string): string {
-  const m = /^([a-z_]+(?:\[\])?)(?::([^{]*))?(\{.*\})?$/.exec(s);
+  const m = /^([a-z_]+(?:\[\])?)(?::([^{]*))?(\{.*\})?$/s.exec(s);
   if (!m) return s;
   return `${m[1]}${m[2] !== undefined ? ` (${m[2].split("|").join(", ")})` : ""}${m[3] ? " with other entry items" : ""}`;
 }

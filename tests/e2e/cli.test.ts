@@ -288,6 +288,9 @@ describe("init and check", () => {
     // an added field is no change to old cards: nothing to say
     edit("definitions/card-types/bug.json", (t) => { t.fields.push({ id: "notes", type: "text" }); });
     expect(at(["check"]).json.notices).toEqual([]);
+    // nor is an option added, or the options put in another order (before: "severity: enum (...) -> enum (...)")
+    edit("definitions/card-types/bug.json", (t) => { const sev = t.fields.find((f: any) => f.id === "severity"); sev.options = [...sev.options.reverse(), "cosmetic"]; });
+    expect(at(["check"]).json.notices).toEqual([]);
     edit("definitions/card-types/bug.json", (t) => {
       t.fields = t.fields.filter((f: any) => f.id !== "environment");
       const sev = t.fields.find((f: any) => f.id === "severity");
@@ -297,13 +300,16 @@ describe("init and check", () => {
     });
     edit("definitions/boards/bugs.json", (bd) => { bd.presentation.card_preview.bug = bd.presentation.card_preview.bug.filter((f: string) => f !== "environment"); });
     at(["cards", "list"]); // a one-shot open of the edited files first: the version's first fields stay what counts
+    // a card written since the edit holds nothing the edit left behind: not counted (before: every card at the version)
+    at(["cards", "create", "--type", "bug", "--title", "after the edit", "--fields", '{"severity":"major","steps":"x"}']);
     const r = at(["check"]);
     expect(r.code).toBe(0);
     const notice = r.json.notices.find((n: any) => n.kind === "fields_changed_in_place");
     expect(notice).toMatchObject({ count: 1, list: expect.stringContaining("type_id=bug") });
     expect(notice.message).toContain("bug's fields changed while it stayed at schema_version 1 (");
     expect(notice.message).toContain("environment removed");
-    expect(notice.message).toContain("severity: enum (");
+    expect(notice.message).toContain("severity: option(s) minor removed");
+    expect(notice.message).toContain("1 of its cards keep values that no longer fit");
     expect(notice.message).toContain('raise schema_version to 2 with a migration ("migrations": {"2": {"from": 1');
     // the fix: a new version; the cards are then behind it, which is the upgrade's job
     edit("definitions/card-types/bug.json", (t) => { t.schema_version = 2; t.migrations = { 2: { from: 1, summary: "environment and minor dropped" } }; });
