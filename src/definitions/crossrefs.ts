@@ -333,7 +333,8 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   const listOf = (x: unknown): unknown[] | undefined => (Array.isArray(x) ? x : undefined);
   const ctx: Ctx = {
     problems,
-    columns: ws && listOf(ws.columns) ? ids(ws.columns) : undefined,
+    // a column written as a bare id is its own problem; what names it is not (nine more said "not a known column")
+    columns: ws && listOf(ws.columns) ? arr(ws.columns).map((c) => (typeof c === "string" ? c : obj(c).id)).filter((s): s is string => typeof s === "string") : undefined,
     typeIds,
     boardIds: uniq(set.boards.flatMap((p) => [p.nameId, idOf(p)])).sort(),
     boardTypes: new Map(set.boards.filter((p) => p.value !== undefined).map((p) => [idOf(p), strs(obj(p.value).card_type_ids).filter((t) => typeIds.includes(t))])),

@@ -17,6 +17,11 @@ describe("workspace.json shape", () => {
     expectProblem(list, { file: MAIN, path: "monitors.idle_after", message: 'got the number 3600: write "3600s" for seconds' });
   });
 
+  test("a column written as a bare id is one problem: what names that column is not reported too (before: nine \"not a known workspace column\")", async () => {
+    const list = await problems((f) => { f[W].columns[2] = "doing"; });
+    expect(list.map((p) => `${p.file} ${p.path}`)).toEqual([`${W} columns[2]`]);
+  });
+
   test("columns that are not a list are one problem, not one per reference to a column", async () => {
     expectOnly(await problems((f) => { f[W].columns = "todo"; }), { file: W, path: "columns", message: 'must be a list ([...]), got "todo"' });
   });
