@@ -10,6 +10,7 @@ import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { SearchIndexer } from "../../src/store/sqlite/search-indexer.ts";
 
 const ada = { actor: "ada" } as never;
 const dbFile = (dir: string) => join(dir, ".cards", "cards.db");
@@ -128,7 +129,7 @@ describe("the search index follows the event log", () => {
     }
   });
 
-  test("an idle indexer sleeps longer between passes, yet a search right after a write finds it, and a write is still indexed unasked", async () => {
+  test("after the indexer idled, a search right after a write finds it, and a write is still indexed unasked", async () => {
     const dir = makeWorkspace();
     const server = await openTestService(dir, "serve");
     try {
@@ -141,6 +142,24 @@ describe("the search index follows the event log", () => {
       expect(indexed(dir, "quaggaish")).toEqual([later.id]);
     } finally {
       server.close();
+    }
+  });
+
+  test("an idle indexer thread stretches its tick: a few passes a second, not one every 25 ms", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    await createCard(svc, { type_id: "task", title: "one" }, ada);
+    svc.close();
+    const indexer = new SearchIndexer(dbFile(dir), join(dir, ".cards", "search.db"), [], 25);
+    try {
+      await Bun.sleep(1500); // idle since the first pass: the tick has stretched to its longest
+      const before = indexer.passes();
+      await Bun.sleep(1000);
+      // 400 ms at most between idle passes: 2-3 in a second (before: ~40)
+      expect(indexer.passes() - before).toBeLessThanOrEqual(5);
+      expect(indexer.passes()).toBeGreaterThan(0);
+    } finally {
+      indexer.stop();
     }
   });
 

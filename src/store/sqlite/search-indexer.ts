@@ -65,6 +65,11 @@ export class SearchIndexer {
     }
   }
 
+  /** Passes the thread has made (each sync of the index, idle or not). */
+  passes(): number {
+    return Atomics.load(this.i32, 3);
+  }
+
   private wake(): void {
     Atomics.store(this.i32, 2, 1);
     Atomics.notify(this.i32, 2);
