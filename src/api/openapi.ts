@@ -67,7 +67,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
           headers: { Allow: { description: "with 405: the methods the path takes, such as `GET, PATCH, DELETE`", schema: { type: "string" } } },
           content: { "application/json": { schema: ref("ErrorEnvelope"), examples: {
             transition: { summary: "a move the board does not allow: valid_options lists the statuses it does", value: { error: "transition_illegal", message: "moving from backlog to done is not allowed on board main", field: "status", value: "done", valid_options: ["todo"], hint: "allowed from backlog: todo; force skips the check (CLI: --force; HTTP and tools: force: true)" } },
-            stale: { summary: "a write at a version that is not the card's", value: { error: "version_conflict", message: "card card_4d5bc2e221c2bd24 is at version 4", hint: "it is unowned now: if you held it, it was released (its history says by whom), so claim it again (version 4) before you go on; else re-read it and retry with version 4 (the card in this error is the current one)" } },
+            stale: { summary: "a write at a version that is not the card's", value: { error: "version_conflict", message: "card card_4d5bc2e221c2bd24 is at version 4", hint: "re-read it and retry with version 4 (the card in this error is the current one); it is unowned now: if you held it, it was released (its history says by whom), so claim it again before you go on" } },
           } } },
         },
         Unavailable: { description: "503 `unavailable`: the database or disk cannot serve the call now (locked, full, replaced); retry. 500 `internal` is a bug.", content: json(ref("ErrorEnvelope")) },

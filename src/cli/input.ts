@@ -126,6 +126,20 @@ export function listFlag(raw: string | undefined): string[] | undefined {
   return raw === undefined ? undefined : raw.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
+/**
+ * `--tags`: comma-separated, or a JSON array of strings, for tags holding a comma (tag_policy
+ * open allows them; splitting one on its comma made two tags).
+ */
+export function tagsFlag(raw: string | undefined): string[] | undefined {
+  if (raw === undefined || !raw.trimStart().startsWith("[")) return listFlag(raw);
+  let parsed: unknown;
+  try { parsed = JSON.parse(raw); } catch { parsed = undefined; }
+  if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === "string")) {
+    throw new CardsError("usage", "--tags starting with [ must be a JSON array of strings", { field: "--tags", value: raw, hint: `--tags a,b or --tags '["a,b","c"]'` });
+  }
+  return parsed;
+}
+
 /** Reads a file (or stdin for `-`) as bytes, at most `limit` of them (payload_too_large past it). */
 export function readBytes(file: string, limit = MAX_ARTIFACT_BYTES): Uint8Array {
   return readBounded(file, limit, "file");

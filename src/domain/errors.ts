@@ -178,7 +178,7 @@ const ownHint = new WeakSet<CardsError>();
 export function conflictHint(card: Card, actor?: string): string {
   if (!card.owner) {
     // a worker whose card was released under it (a forced release, a reviewer) must not go on as if it still held it
-    return `it is unowned now: if you held it, it was released (its history says by whom), so claim it again (version ${card.version}) before you go on; else re-read it and retry with version ${card.version} (the card in this error is the current one)`;
+    return `re-read it and retry with version ${card.version} (the card in this error is the current one); it is unowned now: if you held it, it was released (its history says by whom), so claim it again before you go on`;
   }
   if (actor === card.owner) {
     return `it is still yours: see what changed (the card in this error is the current one; its history says who changed it), then retry with version ${card.version}`;

@@ -341,6 +341,19 @@ describe("card commands and exit codes", () => {
     expect(run(["cards", "get", c.json.id], { cwd: ws }).code).toBe(3);
   });
 
+  test("--tags takes a JSON array for a tag holding a comma; --tag lists by one tag (before: the comma split it, and no flag listed by tag)", () => {
+    const dir = makeWorkspace((f) => { (f["definitions/workspace.json"] as any).settings.tag_policy = "open"; });
+    const at = (args: string[]) => run([...args, "--dir", dir]);
+    const c = at(["cards", "create", "--type", "task", "--title", "labelled", "--tags", '["area,ui","p1"]']).json;
+    expect(c.tags).toEqual(["area,ui", "p1"]);
+    at(["cards", "create", "--type", "task", "--title", "other", "--tags", "area,ui"]);
+    expect(at(["cards", "list", "--tag", "area,ui"]).json.items.map((x: any) => x.id)).toEqual([c.id]);
+    const patched = at(["cards", "patch", c.id, "--version", "1", "--tags", '["area,ui","p2"]']).json;
+    expect(patched.tags).toEqual(["area,ui", "p2"]);
+    const bad = at(["cards", "patch", c.id, "--version", "2", "--tags", '["unclosed"']);
+    expect([bad.code, bad.error.field]).toEqual([2, "--tags"]);
+  });
+
   test("exit codes: not found 3, conflict 4, validation 5, actor required 6", () => {
     const c = run(["cards", "create", "--type", "task", "--title", "codes"], { cwd: ws }).json;
     expect(run(["cards", "get", "card_0000000000000000"], { cwd: ws }).code).toBe(3);

@@ -371,7 +371,7 @@ describe("errors that tell an agent what to do next (review 2026-11-25)", () => 
     // before: only "re-read the card and retry with its current version", read as leave to go on
     expect(late.body.hint).toContain("it is owned by agent-2, not you: if you held it, it was taken from you; leave it");
     const unowned = await api.task();
-    expect((await api.patch(`/cards/${unowned.id}`, { version: 9, title: "x" })).body.hint).toBe("it is unowned now: if you held it, it was released (its history says by whom), so claim it again (version 1) before you go on; else re-read it and retry with version 1 (the card in this error is the current one)");
+    expect((await api.patch(`/cards/${unowned.id}`, { version: 9, title: "x" })).body.hint).toBe("re-read it and retry with version 1 (the card in this error is the current one); it is unowned now: if you held it, it was released (its history says by whom), so claim it again before you go on");
   });
 
   test("a stale version on the caller's own card says it is still theirs (before: \"if that is not you, another actor took it\")", async () => {

@@ -4,7 +4,7 @@
  */
 import { defineCommand } from "../define.ts";
 import { callApi, callRaw, envelopeError, type CliGlobals } from "../client.ts";
-import { assertInput, intFlag, jsonArg, jsonFlag, listFlag, mergeFieldsFlag, readBytes, readData, readDataObject } from "../input.ts";
+import { assertInput, intFlag, jsonArg, jsonFlag, mergeFieldsFlag, tagsFlag, readBytes, readData, readDataObject } from "../input.ts";
 import { narrowingArgs, narrowingQuery } from "./narrowing.ts";
 import type { Card } from "../../domain/types.ts";
 
@@ -51,7 +51,7 @@ const create = () => defineCommand({
     title: { type: "string", description: "title" },
     status: { type: "string", description: "initial status (default: first allowed column)" },
     fields: { type: "string", description: "fields as a JSON object" },
-    tags: { type: "string", description: "tags, comma-separated" },
+    tags: { type: "string", description: "tags, comma-separated (or a JSON array: '[\"a,b\"]')" },
     "dry-run": { type: "boolean", description: "validate and answer without storing" },
     data: { type: "string", description: "request body: JSON, @file or @- (stdin)" },
   },
@@ -61,7 +61,7 @@ const create = () => defineCommand({
     if (args.title !== undefined) body.title = args.title;
     if (args.status !== undefined) body.status = args.status;
     mergeFieldsFlag(body, args.fields);
-    if (args.tags !== undefined) body.tags = listFlag(args.tags);
+    if (args.tags !== undefined) body.tags = tagsFlag(args.tags);
     if (args["dry-run"]) body.dry_run = true;
     assertInput(body, args.data, "cards create");
     return callApi(g(data), { method: "POST", path: "/cards", body });
@@ -77,7 +77,7 @@ const patch = () => defineCommand({
     status: { type: "string", description: "new status" },
     owner: { type: "string", description: "new owner (a registered user; empty string clears)" },
     fields: { type: "string", description: "fields to change as a JSON object (null removes a key)" },
-    tags: { type: "string", description: "the full new tag list, comma-separated" },
+    tags: { type: "string", description: "the full new tag list, comma-separated (or a JSON array: '[\"a,b\"]')" },
     force: { type: "boolean", description: "skip the transition graph check" },
     "dry-run": { type: "boolean", description: "validate and answer without storing" },
     data: { type: "string", description: "request body: JSON, @file or @- (stdin)" },
@@ -89,7 +89,7 @@ const patch = () => defineCommand({
     if (args.status !== undefined) body.status = args.status;
     if (args.owner !== undefined) body.owner = args.owner;
     mergeFieldsFlag(body, args.fields);
-    if (args.tags !== undefined) body.tags = listFlag(args.tags);
+    if (args.tags !== undefined) body.tags = tagsFlag(args.tags);
     if (args.force) body.force = true;
     if (args["dry-run"]) body.dry_run = true;
     assertInput(body, args.data, "cards patch");
