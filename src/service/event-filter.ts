@@ -8,6 +8,7 @@ import { badRequest } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
 import { ownerParam } from "./list.ts";
+import { notAnEventId } from "./events.ts";
 import type { Service } from "./service.ts";
 
 export const STREAM_PARAMS = ["card_id", "board_id", "types", "actor", "owner", "since"] as const;
@@ -46,7 +47,7 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {
     const n = parseEventId(from);
-    if (n === null) throw badRequest("Last-Event-ID / since must be an event id", { field: "since", value: from });
+    if (n === null) throw notAnEventId("since", from, "Last-Event-ID / since");
     // an id past the log's end (another workspace's, or one from before a backup was put
     // back) would mute the stream until the log caught up with it: refused, naming the end
     const head = svc.store.lastEventId();

@@ -1,5 +1,5 @@
 /** The durable event feed: GET /events and the per-card events route. */
-import { badRequest, notFound } from "../domain/errors.ts";
+import { badRequest, notFound, type CardsError } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type StoredEvent } from "../domain/types.ts";
 import type { EventQuery } from "../store/port.ts";
@@ -31,7 +31,7 @@ export function listEvents(svc: Service, p: ListParams, viewer?: string): EventP
   const q: EventQuery = { limit: parseLimit(p.limit, EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT) };
   const floor = p.cursor ?? p.since;
   if (floor !== undefined && floor !== "") {
-    if (parseEventId(floor) === null) throw badRequest(`${p.cursor !== undefined ? "cursor" : "since"} must be an event id`, { field: p.cursor !== undefined ? "cursor" : "since", value: floor });
+    if (parseEventId(floor) === null) throw notAnEventId(p.cursor !== undefined ? "cursor" : "since", floor);
     q.afterId = floor;
   }
   const types = [...(p.type !== undefined ? csv(p.type) : []), ...(p.types !== undefined ? csv(p.types) : [])];
@@ -73,10 +73,21 @@ export function cardEvents(svc: Service, cardId: string, p: ListParams, opts: { 
   const q: EventQuery = { cardId, limit };
   if (opts.newest && p.since === undefined) q.newest = true;
   if (p.since !== undefined) {
-    if (parseEventId(p.since) === null) throw badRequest("since must be an event id", { field: "since", value: p.since });
+    if (parseEventId(p.since) === null) throw notAnEventId("since", p.since);
     q.afterId = p.since;
   }
   const items = svc.store.listEvents(q);
   if (items.length === 0 && !svc.store.getCard(cardId)) throw notFound("card", cardId);
   return { items };
+}
+
+/** `since` / `cursor` is an event id; a time is the usual mistake: say where times are asked. */
+export function notAnEventId(field: string, value: string, label = field): CardsError {
+  const time = /^\d{4}-\d\d-\d\d/.test(value);
+  return badRequest(`${label} must be an event id`, {
+    field, value,
+    hint: time
+      ? "since takes an event id (an event's id, or a page's next_cursor), not a time: for what changed since a time, list cards (newest updated first: GET /cards, CLI cards cards list) until updated_at is older, or page the feed and keep events whose at is later"
+      : "an event id is a number, as in an event's id (000000000123) or a page's next_cursor",
+  });
 }

@@ -473,6 +473,10 @@ describe("GET /events", () => {
       expect(p1.next_cursor).toBe("000000000002");
       expect((await fresh.get(`/events?cursor=${p1.next_cursor}&limit=2`)).body.items[0].id).toBe("000000000003");
       expect((await fresh.get("/events?since=abc")).status).toBe(400);
+      // a time where an id belongs: the hint says where times are asked (before: no hint)
+      const time = await fresh.get("/events?since=2026-11-24T00:00:00Z");
+      expect([time.status, time.body.field]).toEqual([400, "since"]);
+      expect(time.body.hint).toContain("not a time: for what changed since a time, list cards");
       // empty values are absent ones: an empty cursor keeps since, empty filters filter nothing
       expect((await fresh.get("/events?since=000000000003&cursor=")).body.items.map((e: any) => e.id)).toEqual(["000000000004", "000000000005"]);
       expect((await fresh.get("/events?actor=&owner=&type=&types=&board_id=&since=&cursor=&limit=")).body.items).toHaveLength(5);
