@@ -21,10 +21,21 @@ const show = (v: unknown): string => {
   return s.length > 60 ? s.slice(0, 57) + "..." : s;
 };
 
+/** The keys each summary reads from the diff: an event restored from a hand-written dump may lack them. */
+const NEEDS: Partial<Record<string, string[]>> = {
+  field_updated: ["field"], status_changed: ["before", "after"], item_appended: ["field"], item_updated: ["entry_id", "field"],
+  item_removed: ["entry_id", "field"], link_added: ["type_id", "target"], link_removed: ["type_id", "target"], comment_edited: ["comment_id"],
+  schema_upgraded: ["from", "to"], artifact_added: ["field"],
+};
+
 export function summarize(e: StoredEvent): string {
-  const d = e.diff as Record<string, any>;
+  const d = (typeof e.diff === "object" && e.diff !== null ? e.diff : {}) as Record<string, any>;
+  if (NEEDS[e.type]?.some((k) => d[k] === undefined || d[k] === null)) return e.type.replace(/_/g, " ");
+  if (e.type === "owner_changed" && d.before == null && d.after == null) return "owner changed";
   switch (e.type) {
-    case "card_created": return `created ${d.card?.type_id ?? "card"} ${show(d.card?.title)} in ${d.card?.status}`;
+    case "card_created": return typeof d.card === "object" && d.card !== null
+      ? `created ${d.card.type_id ?? "card"} ${show(d.card.title)}${d.card.status ? ` in ${d.card.status}` : ""}`
+      : "created the card";
     case "card_deleted": return `deleted the card`;
     case "field_updated": return d.field === "title" ? `renamed to ${show(d.after)}` : `set ${d.field} from ${show(d.before)} to ${show(d.after)}`;
     case "status_changed": return `moved from ${d.before} to ${d.after}`;

@@ -297,6 +297,12 @@ function assertWhole(unmatched: Map<string, number>, declared: PortCounts | unde
       }
     }
   }
+  if (unmatched.size > 0 && read.events === 0) {
+    // a dump written by hand (an import from another tracker) rather than one cut short
+    throw new CardsError("validation_failed", `the dump holds cards but no events: each card needs an event at or after its updated_at (its card_created, at updated_at, will do); nothing was restored`, {
+      hint: "a dump made by cards dump always has them; for a dump written by an import script, see docs/migrating.md",
+    });
+  }
   for (const [id, at] of unmatched) {
     throw new CardsError("validation_failed", `the dump ends early: card ${id} was last changed at ${new Date(at).toISOString()}, but the dump holds no event of it from then on; a dump cut short would restore as a smaller workspace, so nothing was restored`, {
       hint: "make the dump again and restore the whole file (`cards dump --out F` puts F in place only once it is whole)",

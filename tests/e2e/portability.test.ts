@@ -112,6 +112,27 @@ describe("cards restore", () => {
     expect(Number(events.at(-1).id)).toBeGreaterThan(Number(JSON.parse(dumpText.trim().split("\n").at(-1)!).event.id));
   });
 
+  test("docs/migrating.md: its hand-written dump restores with its ids, times, owner, link and comment; without its events it is refused as such", () => {
+    const doc = readFileSync(join(import.meta.dir, "../../docs/migrating.md"), "utf8");
+    const jsonl = /```jsonl\n([\s\S]*?)```/.exec(doc)![1]!;
+    const dir = makeWorkspace();
+    const file = join(dir, "import.jsonl");
+    writeFileSync(file, jsonl);
+    const r = run(["--dir", dir, "restore", "--in", file]);
+    expect([r.code, r.json?.restored]).toEqual([0, { users: 1, cards: 2, events: 2 }]);
+    const card = run(["--dir", dir, "cards", "get", "card_000000000000bd02"]).json;
+    expect(card).toMatchObject({ owner: "sam", created_at: "2025-10-02T10:00:00.000Z", links: [{ type_id: "depends-on", target: "card_000000000000bd01" }], comments: [{ body: "moved over from bd-2" }] });
+    expect(run(["--dir", dir, "cards", "list", "--blocked", "false", "--status", "todo"]).json.items.map((c: any) => c.id)).toEqual(["card_000000000000bd02"]);
+    // an event restored with an empty diff reads as a line, not "created card nothing in undefined"
+    expect(run(["--dir", dir, "cards", "history", "card_000000000000bd02"]).json.items.map((h: any) => h.summary)).toEqual(["created the card"]);
+    const bare = makeWorkspace();
+    writeFileSync(join(bare, "import.jsonl"), jsonl.split("\n").filter((l) => !l.includes('"record":"event"')).join("\n"));
+    const refused = run(["--dir", bare, "restore", "--in", join(bare, "import.jsonl")]);
+    expect(refused.code).toBe(5);
+    expect(refused.error.message).toContain("the dump holds cards but no events");
+    expect(refused.error.hint).toContain("docs/migrating.md");
+  });
+
   test("reads stdin when no file is given", () => {
     const dst = makeWorkspace();
     const r = run(["restore"], { cwd: dst, input: dumpText });
