@@ -31,12 +31,14 @@ export function written(card: Card, moved = false): Card {
 /**
  * Moves a card to another lane. The write is sent first, then the card is shown in its new
  * lane (only that card's element moves). Resolves true when the server accepted the move.
+ * `seen`: the card as the person took it (a drag): the move is judged against it, so a
+ * move an agent made meanwhile is a conflict that names them, not silently undone.
  */
-export async function moveCard(id: string, to: string): Promise<boolean> {
+export async function moveCard(id: string, to: string, seen?: Card): Promise<boolean> {
   const card = state.cards.get(id);
   if (!card || card.status === to) return false;
   pending.add(id);
-  const answer = patchKeys(card, { status: to });
+  const answer = patchKeys(seen ?? card, { status: to });
   state.cards.set(id, { ...card, status: to });
   shiftCount(card.status, to);
   renderLanes([card.status, to]);

@@ -26,7 +26,7 @@ export function section(title: string, cls: string, ...body: (Node | null)[]): H
  * as a re-read during the question left it), and is handed to `act`.
  */
 export function confirmButton<S>(
-  text: string, ask: string, attrs: Record<string, string>,
+  text: string, ask: string | (() => string), attrs: Record<string, string>,
   act: (again?: number, seen?: S) => Promise<unknown | { ask: string; version: number }>, failed: string,
   seen?: () => S,
 ): HTMLButtonElement {
@@ -62,7 +62,7 @@ export function confirmButton<S>(
   };
   b.addEventListener("click", () => {
     if (busy(b)) return;
-    if (!armed) { seenAtAsk = seen?.(); return arm(ask); }
+    if (!armed) { seenAtAsk = seen?.(); return arm(typeof ask === "function" ? ask() : ask); }
     if (Date.now() - armedAt < DOUBLE_CLICK_MS) return;
     const version = again;
     disarm();

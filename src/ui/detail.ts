@@ -12,7 +12,7 @@ import { refreshCards } from "./data.ts";
 import { h, $, fmtTime, ago, shortId, throttle } from "./dom.ts";
 import { changedFields, clearErrors, fieldLabel, fieldRow, readyToSend, showFormError, tagControl, type FieldInput } from "./forms.ts";
 import { restoreDrafts, saveDrafts } from "./drafts.ts";
-import { cardType, state } from "./state.ts";
+import { cardType, state, userName } from "./state.ts";
 import { conflictMessage } from "./conflict.ts";
 import { anyDirty, markAllClean } from "./dirty.ts";
 import { commentsSection, confirmButton, linksSection, repeatingSection, updateComments } from "./detail-parts.ts";
@@ -79,9 +79,25 @@ export async function openDetail(id: string, focus = true): Promise<void> {
     if (focus) $("#detail-title")?.focus();
   } catch (e) {
     if (mine !== loadSeq) return;
-    p.replaceChildren(h("div", { class: "detail-head" }, closeButton()), ...toast.errorParts(toast.toBody(e)));
+    const body = toast.toBody(e);
+    // deleted under the person (an agent): the panel stays, with what they typed, and says so
+    if (again && body.error === "not_found") { markDeleted(p); return; }
+    p.replaceChildren(h("div", { class: "detail-head" }, closeButton()), ...toast.errorParts(body));
     rendered = "";
   }
+}
+
+/**
+ * The open card was deleted: its panel stays as it was, typed text included (to copy it
+ * elsewhere), with a notice on top; nothing in it can be sent any more.
+ */
+function markDeleted(p: HTMLElement): void {
+  if (p.querySelector(".detail-deleted")) return;
+  const note = h("p", { class: "detail-deleted", role: "alert", tabindex: "-1" }, "This card was deleted. What you typed here stays until you close the panel; it can no longer be saved.");
+  p.querySelector(".detail-head")?.after(note);
+  for (const el of p.querySelectorAll<HTMLButtonElement | HTMLSelectElement>(".detail-body button, .detail-body select, #detail-delete")) el.disabled = true;
+  for (const el of p.querySelectorAll<HTMLTextAreaElement | HTMLInputElement>(".detail-body textarea, .detail-body input")) el.readOnly = true;
+  if (!p.contains(document.activeElement)) note.focus();
 }
 
 export function closeDetail(): void {
@@ -158,7 +174,8 @@ function render(card: Card, incoming: Card[]): void {
     conditions(card),
     metaPart,
     h("div", { class: "detail-actions" }, h("button", { type: "button", id: "detail-edit", onclick: () => startEdit(latest(card), body) }, "Edit"),
-      confirmButton("Delete", "Delete for good?", { id: "detail-delete" }, (again, seen) => deleteCard(seen ?? latest(card), again), "Card not deleted", () => latest(card))),
+      // a card someone holds: the question names them (an agent may be working on it)
+      confirmButton("Delete", () => { const now = latest(card); return now.owner ? `${userName(now.owner)} holds it: delete for good?` : "Delete for good?"; }, { id: "detail-delete" }, (again, seen) => deleteCard(seen ?? latest(card), again), "Card not deleted", () => latest(card))),
     ...sections,
     commentsSection(card),
     historySection());

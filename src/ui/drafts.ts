@@ -8,6 +8,8 @@ export interface Drafts {
   values: Map<string, string | boolean>;
   open: Set<string>;
   focus: string | null;
+  /** the focused text control's caret or selection, and its own scroll */
+  selection: { start: number; end: number; direction: "forward" | "backward" | "none"; scroll: number } | null;
   scroll: number;
 }
 
@@ -41,14 +43,20 @@ function changed(el: Element): string | boolean | undefined {
 }
 
 export function saveDrafts(root: HTMLElement): Drafts {
-  const d: Drafts = { values: new Map(), open: new Set(), focus: null, scroll: root.scrollTop };
+  const d: Drafts = { values: new Map(), open: new Set(), focus: null, selection: null, scroll: root.scrollTop };
   for (const el of root.querySelectorAll(CONTROLS)) {
     if (el instanceof HTMLDetailsElement) { if (el.open) d.open.add(keyOf(el)); continue; }
     const v = changed(el);
     if (v !== undefined) d.values.set(keyOf(el), v);
   }
   const active = document.activeElement;
-  if (active && root.contains(active) && active.matches(CONTROLS + ", button")) d.focus = keyOf(active);
+  if (active && root.contains(active) && active.matches(CONTROLS + ", button")) {
+    d.focus = keyOf(active);
+    // a redraw while the person types must not move the caret to the end (an agent's append)
+    if ((active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) && active.selectionStart !== null && active.selectionEnd !== null) {
+      d.selection = { start: active.selectionStart, end: active.selectionEnd, direction: active.selectionDirection ?? "none", scroll: active.scrollTop };
+    }
+  }
   return d;
 }
 
@@ -61,7 +69,13 @@ export function restoreDrafts(root: HTMLElement, d: Drafts): void {
       if (el instanceof HTMLInputElement && typeof v === "boolean") el.checked = v;
       else (el as HTMLInputElement).value = String(v);
     }
-    if (key === d.focus) (el as HTMLElement).focus({ preventScroll: true });
+    if (key === d.focus) {
+      (el as HTMLElement).focus({ preventScroll: true });
+      if (d.selection && (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) {
+        try { el.setSelectionRange(d.selection.start, d.selection.end, d.selection.direction); } catch { /* a type without a caret */ }
+        el.scrollTop = d.selection.scroll;
+      }
+    }
   }
   root.scrollTop = d.scroll;
 }

@@ -4,14 +4,16 @@
  * highlighted; the drop is sent to the server either way, which has the final word.
  */
 import { allowedTargets, state } from "./state.ts";
+import type { Card } from "./types.ts";
 
 const THRESHOLD_PX = 5;
 const LONG_PRESS_MS = 350;
 const EDGE_PX = 48;
 
-interface Drag { id: string; el: HTMLElement; x0: number; y0: number; x: number; y: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
+interface Drag { id: string; seen: Card | undefined; el: HTMLElement; x0: number; y0: number; x: number; y: number; dx: number; dy: number; ghost?: HTMLElement; from: string; timer?: ReturnType<typeof setTimeout>; armed: boolean }
 
-export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) => void): { justDragged(): boolean } {
+/** `onDrop` gets the card as it was picked up: a move judged against it, so an agent's move meanwhile is a conflict, not undone. */
+export function installDrag(root: HTMLElement, onDrop: (id: string, to: string, seen: Card | undefined) => void): { justDragged(): boolean } {
   let drag: Drag | null = null;
   let suppressUntil = 0;
 
@@ -83,14 +85,14 @@ export function installDrag(root: HTMLElement, onDrop: (id: string, to: string) 
     suppressUntil = Date.now() + 300;
     if (!drop) return;
     const lane = laneAt(d.x, d.y);
-    if (lane?.dataset.lane && lane.dataset.lane !== d.from) onDrop(d.id, lane.dataset.lane);
+    if (lane?.dataset.lane && lane.dataset.lane !== d.from) onDrop(d.id, lane.dataset.lane, d.seen);
   };
 
   root.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0 || drag) return;
     const el = (ev.target as HTMLElement).closest<HTMLElement>(".card");
     if (!el || (ev.target as HTMLElement).closest("a,button,input,select,textarea")) return;
-    drag = { id: el.dataset.id!, el, x0: ev.clientX, y0: ev.clientY, x: ev.clientX, y: ev.clientY, dx: 0, dy: 0, from: el.dataset.status!, armed: ev.pointerType !== "touch" };
+    drag = { id: el.dataset.id!, seen: state.cards.get(el.dataset.id!), el, x0: ev.clientX, y0: ev.clientY, x: ev.clientX, y: ev.clientY, dx: 0, dy: 0, from: el.dataset.status!, armed: ev.pointerType !== "touch" };
     if (!drag.armed) {
       const d = drag;
       d.timer = setTimeout(() => { d.armed = true; start(d); move(d, d.x0, d.y0); navigator.vibrate?.(10); }, LONG_PRESS_MS);

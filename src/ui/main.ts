@@ -225,7 +225,7 @@ async function boot(): Promise<void> {
     }),
   });
 
-  const drag = installDrag(boardRoot(), (id, to) => void moveCard(id, to));
+  const drag = installDrag(boardRoot(), (id, to, seen) => void moveCard(id, to, seen));
   boardRoot().addEventListener("click", (ev) => {
     const more = (ev.target as HTMLElement).closest<HTMLButtonElement>("button.lane-more");
     if (more) { void showMore(more); return; }

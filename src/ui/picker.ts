@@ -49,7 +49,12 @@ export function onPicked(sel: HTMLSelectElement, current: () => string, apply: (
   sel.addEventListener("keyup", () => pending(keyed && sel.value !== current()));
   // a pick with the mouse writes at once; while its list is open the panel does not
   // redraw the part (the list would close under the pointer)
-  sel.addEventListener("pointerdown", () => { keyed = false; sel.dataset.open = "1"; });
+  // (a second press on the picker closes its list: picked nothing, it follows the card again)
+  sel.addEventListener("pointerdown", () => {
+    keyed = false;
+    if (sel.dataset.open === undefined) sel.dataset.open = "1";
+    else setTimeout(() => { if (sel.dataset.open !== undefined && sel.value === current()) closed(); });
+  });
   const closed = () => {
     if (sel.dataset.open === undefined) return;
     delete sel.dataset.open;

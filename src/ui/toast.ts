@@ -49,6 +49,10 @@ export function errorParts(body: ErrorBody): HTMLElement[] {
     if (body.card) void conflictMessage(body.card).then((m) => { p.textContent = m.text; });
     return [p];
   }
+  if (body.error === "not_found" && /^card\b/.test(body.message)) {
+    // in the board's words: an agent deleted the card the person was on
+    return [h("p", { class: "toast-message" }, "This card no longer exists: it was deleted.")];
+  }
   const opts = body.valid_options?.length ? body.valid_options.map((o) => (typeof o === "string" ? o : JSON.stringify(o))) : [];
   if (body.error === "transition_illegal") {
     // in the board's words: its columns by name, and no advice about a force the board has no control for

@@ -35,8 +35,8 @@ test("a long line in many small chunks is read whole (each chunk scanned once)",
 test("the instructions name the workspace's own columns (a workspace without todo gets no call that would be refused)", () => {
   const ws = { columns: [{ id: "inbox" }, { id: "active" }, { id: "checking" }, { id: "shipped" }], settings: {} } as any;
   const text = instructions("agent-1", { workspace: ws, boards: new Map(), cardTypes: new Map() });
-  // the queue is the column before the work column (the third): active -> checking
-  expect(text).toContain('take_next {"filter":{"blocked":false,"status":"active"},"status":"checking"}');
+  // the work column is the one named for work in progress (active); the queue the one before it
+  expect(text).toContain('take_next {"filter":{"blocked":false,"status":"inbox"},"status":"active"}');
   expect(text).not.toContain("todo");
   expect(text).not.toContain("Reviewers"); // no review column
 });
@@ -48,7 +48,7 @@ test("take_next's description names the workspace's own queue and work columns, 
     // no board: the loop follows the workspace's columns
     const defs = { ...svc.defs, workspace: { ...svc.defs.workspace, columns }, boards: new Map() } as typeof svc.defs;
     const takeNext = fixedTools(defs).find((t) => t.spec.name === "take_next")!.spec.description;
-    expect(takeNext).toContain('{"blocked":false,"status":"active"}, status "checking"');
+    expect(takeNext).toContain('{"blocked":false,"status":"inbox"}, status "active"');
     expect(takeNext).not.toContain("todo");
   } finally {
     svc.close();

@@ -114,6 +114,31 @@ describe.serial("board UI", () => {
     await page.close();
   }, T);
 
+  test("a drag is judged against the card as it was picked up: an agent's move meanwhile is a conflict naming them, not undone (before: the drop moved it back)", async () => {
+    const page = await browser.page();
+    const c = await call(srv.url, "POST", "/cards", { type_id: "task", title: "moved under the drag", status: "backlog" });
+    await openBoard(page);
+    const from = await page.locator(`.card[data-id="${c.id}"]`).boundingBox();
+    const to = await page.locator('.lane[data-lane="todo"] .lane-cards').boundingBox();
+    if (!from || !to) throw new Error("card or lane not visible");
+    await page.mouse.move(from.x + from.width / 2, from.y + 12);
+    await page.mouse.down();
+    await page.mouse.move(from.x + from.width / 2 + 20, from.y + 30, { steps: 4 }); // the drag has started
+    // an agent moves it on while the person holds it
+    const v2 = await call(srv.url, "PATCH", `/cards/${c.id}`, { version: 1, status: "todo" }, "agent-1");
+    await call(srv.url, "PATCH", `/cards/${c.id}`, { version: v2.version, status: "doing" }, "agent-1");
+    await page.locator(`.lane[data-lane="doing"] .card[data-id="${c.id}"]`).waitFor({ state: "attached" });
+    await page.mouse.move(to.x + to.width / 2, to.y + 40, { steps: 6 });
+    await page.mouse.up();
+    const toast = page.locator(".toast.error", { hasText: "agent-1" });
+    await toast.waitFor();
+    expect(await toast.textContent()).toContain("changed this card meanwhile");
+    const now = await call(srv.url, "GET", `/cards/${c.id}`);
+    expect([now.status, now.version]).toEqual(["doing", 3]);
+    await cardIn(page, "doing", c.id).waitFor();
+    await page.close();
+  }, T);
+
   test("a refused move snaps back and shows the error with its valid options", async () => {
     const page = await browser.page();
     await openBoard(page);

@@ -122,6 +122,70 @@ describe.serial("steering while an agent writes", () => {
     await page.close();
   }, T);
 
+  test("typing in the Add entry form keeps its caret and selection through an agent's append (before: they jumped to the end)", async () => {
+    const c = await task("Caret under appends");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".field-evidence summary").click();
+    const note = d.locator('.entry-form [data-field="note"] textarea, .entry-form [data-field="note"] input').first();
+    await note.click();
+    await page.keyboard.type("hello world");
+    for (let i = 0; i < 6; i++) await page.keyboard.press("ArrowLeft"); // after "hello"
+    await evidence(c.id, 1, "an agent's note");
+    await d.locator(".field-evidence li", { hasText: "an agent's note" }).waitFor();
+    await page.keyboard.type(",");
+    expect(await note.inputValue()).toBe("hello, world");
+    await page.keyboard.press("Control+a");
+    await evidence(c.id, 2, "another note");
+    await d.locator(".field-evidence li", { hasText: "another note" }).waitFor();
+    expect(await note.evaluate((el) => [(el as HTMLTextAreaElement).selectionStart, (el as HTMLTextAreaElement).selectionEnd])).toEqual([0, "hello, world".length]);
+    await page.close();
+  }, T);
+
+  test("a picker's list opened and closed without a pick lets the panel follow the card again (before: status and owner froze)", async () => {
+    const c = await task("Picker opened, nothing picked", "backlog");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1, status: "todo" }, "agent-1");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    await page.click("#detail-owner");
+    await page.waitForTimeout(200);
+    await page.click("#detail-owner"); // the list closes, nothing picked; the focus stays on it
+    await page.waitForTimeout(300);
+    let cur = await call(ui.srv.url, "GET", `/cards/${c.id}`);
+    cur = await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: cur.version, status: "doing" }, "agent-1");
+    cur = await call(ui.srv.url, "PATCH", `/cards/${c.id}`, { version: cur.version, owner: "agent-2" }, "agent-1");
+    await page.waitForFunction((v) => document.querySelector(".detail-version")?.textContent?.includes(`v${v}`), cur.version);
+    await page.waitForFunction(() => (document.querySelector("#detail-status") as HTMLSelectElement | null)?.value === "doing", undefined, { timeout: 3000 });
+    expect(await page.locator("#detail-owner").inputValue()).toBe("agent-2");
+    await page.close();
+  }, T);
+
+  test("an agent deleting the open card keeps the panel and the person's unsent comment, and says the card was deleted (before: a raw not found, the text gone)", async () => {
+    const c = await task("Deleted under the person");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    await d.locator(".comment-form textarea").fill("my half-written comment");
+    await d.locator(".comment-form textarea").focus();
+    await call(ui.srv.url, "DELETE", `/cards/${c.id}`, undefined, "agent-1");
+    await d.locator(".detail-deleted", { hasText: "This card was deleted" }).waitFor();
+    expect(await d.locator(".comment-form textarea").inputValue()).toBe("my half-written comment");
+    expect(await d.locator(".comment-form button").isDisabled()).toBe(true);
+    expect(await page.evaluate(() => document.querySelector("#detail")!.contains(document.activeElement))).toBe(true);
+    await page.close();
+  }, T);
+
+  test("deleting a card someone holds names them in the question", async () => {
+    const c = await task("Held while deleted");
+    await call(ui.srv.url, "POST", `/cards/${c.id}/claim`, { version: 1 }, "agent-1");
+    const page = await ui.browser.page(1440, 1600);
+    await openCard(page, c.id);
+    await page.locator("#detail-delete").click();
+    expect(await page.locator("#detail-delete").textContent()).toBe("Agent 1 holds it: delete for good?");
+    await page.close();
+  }, T);
+
   test("an entry appended above keeps the focus on the entry's own button", async () => {
     const c = await task("Focus on entries");
     await evidence(c.id, 1, "older");
