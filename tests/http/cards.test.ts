@@ -105,6 +105,9 @@ describe("POST /cards", () => {
     const r = await api.post("/cards", { type_id: "task", title: "x", owner: "ada" });
     expect(r.status).toBe(422);
     expect(r.body.field).toBe("owner");
+    // says how to get an owner, not only that the key is unknown
+    expect(r.body.message).toBe("owner cannot be set at create");
+    expect(r.body.hint).toContain("claim");
   });
 
   test("an unknown body key is rejected with the allowed keys", async () => {
@@ -195,6 +198,15 @@ describe("PATCH /cards/{id}", () => {
     expect(r.body.version).toBe(1);
     expect(r.body.updated_at).toBe(c.updated_at);
     expect((await api.get(`/cards/${c.id}/events`)).body.items.length).toBe(1);
+  });
+
+  test("a patch naming the status and owner the card already has is a no-op too: no event, version and status_since kept", async () => {
+    const c = await api.task({ status: "todo" });
+    const owned = (await api.patch(`/cards/${c.id}`, { version: 1, owner: "agent-1" })).body;
+    const r = await api.patch(`/cards/${c.id}`, { version: owned.version, status: "todo", owner: "agent-1" });
+    expect(r.status).toBe(200);
+    expect([r.body.version, r.body.status_since, r.body.updated_at]).toEqual([owned.version, c.status_since, owned.updated_at]);
+    expect((await api.get(`/cards/${c.id}/events`)).body.items.map((e: any) => e.type)).toEqual(["card_created", "owner_changed"]);
   });
 
   test("title, fields, tags, owner and status in one patch: version +1, one event each", async () => {

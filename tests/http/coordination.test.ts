@@ -72,6 +72,21 @@ describe("claim", () => {
     }
   });
 
+  test("without emit_rejections a refused move emits no transition_rejected (SPEC: only with emit_rejections)", async () => {
+    const fresh = await testApi({ edit: (f) => { (f["definitions/boards/main.json"] as any).monitors.emit_rejections = false; } });
+    const seen: CardEvent[] = [];
+    fresh.svc.subscribe((e) => { if (e.type === "transition_rejected") seen.push(e); });
+    try {
+      const c = await fresh.task({ status: "todo" });
+      expect((await fresh.patch(`/cards/${c.id}`, { version: 1, status: "review" })).body.error).toBe("transition_illegal");
+      expect((await fresh.post(`/cards/${c.id}/claim`, { version: 1, status: "review" }, as("agent-1"))).body.error).toBe("transition_illegal");
+      await Bun.sleep(100);
+      expect(seen).toEqual([]);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("claiming a card another actor owns is 409 with the current card", async () => {
     const c = await api.task();
     await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));

@@ -50,6 +50,7 @@ describe("POST /cards/{id}/upgrade-schema", () => {
       const down = await post(`/cards/${card.id}/upgrade-schema`, { target_version: 1 });
       expect(down.status).toBe(422);
       expect(down.body.error).toBe("schema_version_mismatch");
+      expect(down.body.message).toContain("downgrades are refused"); // a downgrade is named as one
       expect(down.body.valid_options).toEqual([2]);
       // already current: nothing changes
       expect((await post(`/cards/${card.id}/upgrade-schema`, {})).body.version).toBe(2);

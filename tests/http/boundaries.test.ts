@@ -1,0 +1,87 @@
+/**
+ * The edges of pages and limits, each where a rule turns: a page that ends exactly at its
+ * limit, the largest page a list and the feed hold, a lane exactly at its WIP limit, and
+ * take-next's order among cards changed in the same millisecond.
+ */
+import { describe, expect, test } from "bun:test";
+import { createCard, restoreWorkspace, takeNext } from "../../src/service/index.ts";
+import { testApi } from "../helpers/http.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const ada = { actor: "ada" };
+
+describe("pages", () => {
+  test("a page that ends exactly at the last card or event gives no next_cursor (SPEC: absent when exhausted)", async () => {
+    const api = await testApi();
+    try {
+      for (let i = 0; i < 4; i++) await api.task({ title: `c${i}` });
+      const cards = (await api.get("/cards?limit=4")).body;
+      expect([cards.items.length, cards.next_cursor]).toEqual([4, undefined]);
+      const events = (await api.get("/events?limit=4")).body;
+      expect(events.items.length).toBe(4);
+      expect(events.next_cursor ?? "").toBe("");
+      // one more on each, and the page says so
+      expect((await api.get("/cards?limit=3")).body.next_cursor).toBeString();
+      expect((await api.get("/events?limit=3")).body.next_cursor).toBe(events.items[2].id);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a list page holds at most 200 cards and a feed page 500 events, whatever limit asks", async () => {
+    const api = await testApi();
+    try {
+      for (let i = 0; i < 510; i++) await createCard(api.svc, { type_id: "task", title: `bulk ${i}` }, ada);
+      const cards = (await api.get("/cards?limit=500")).body;
+      expect(cards.items.length).toBe(200);
+      expect(cards.next_cursor).toBeString();
+      const events = (await api.get("/events?limit=1000")).body;
+      expect(events.items.length).toBe(500);
+      expect(events.next_cursor).toBe(events.items[499].id);
+    } finally {
+      api.close();
+    }
+  }, 30_000);
+});
+
+describe("WIP limits", () => {
+  test("a lane exactly at its limit is no breach; one card more is (SPEC: above the limit)", async () => {
+    const api = await testApi();
+    try {
+      // main: doing holds at most 3
+      for (let i = 0; i < 3; i++) await api.task({ title: `w${i}`, status: "doing" });
+      const at = (await api.get("/breaches?board_id=main&type=wip_exceeded")).body.items;
+      expect(at).toEqual([]);
+      await api.task({ title: "one more", status: "doing" });
+      const over = (await api.get("/breaches?board_id=main&type=wip_exceeded")).body.items;
+      expect(over.map((b: any) => [b.column, b.count, b.limit])).toEqual([["doing", 4, 3]]);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+describe("take-next order", () => {
+  test("cards last changed in the same millisecond go by id, lowest first (SPEC: updated_at ascending, id ascending)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    try {
+      const at = "2025-01-01T00:00:00.000Z";
+      const ids = ["card_00000000000000c3", "card_00000000000000a1", "card_00000000000000b2"];
+      const card = (id: string) => JSON.stringify({ record: "card", card: {
+        id, type_id: "task", schema_version: 2, title: id, status: "todo", fields: { priority: "normal" }, tags: [], links: [], comments: [],
+        version: 1, created_at: at, updated_at: at, status_since: at, created_by: "ada",
+      } });
+      const event = (n: number, id: string) => JSON.stringify({ record: "event", event: { id: String(n).padStart(12, "0"), type: "card_created", actor: "ada", at, card_id: id, scope: "card", diff: {} } });
+      const lines = [JSON.stringify({ record: "header", format: "cards-dump", format_version: 1 }), ...ids.map(card), ...ids.map((id, i) => event(i + 1, id))];
+      await restoreWorkspace(svc, (async function* () { yield* lines; })());
+      const order: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        order.push((await takeNext(svc, { type_id: "task" }, { actor: "agent-1" })).card!.id);
+      }
+      expect(order).toEqual([...ids].sort());
+    } finally {
+      svc.close();
+    }
+  });
+});
