@@ -13,18 +13,47 @@ export const FIELDS_LOADED_KEY = "schema_fields_loaded";
 type Shapes = Record<string, Record<string, Record<string, string>>>;
 
 /** A field as far as stored values care: its type, whether it holds a list, its options, its items. */
-function shape(f: FieldDef): string {
+interface Shape { type: string; options?: string[]; items?: Record<string, Shape> }
+
+function shapeOf(f: FieldDef): Shape {
+  return {
+    type: f.type + (f.multiple ? "[]" : ""),
+    ...(f.options ? { options: [...f.options] } : {}),
+    ...(f.item_fields ? { items: Object.fromEntries(f.item_fields.map((i) => [i.id, shapeOf(i)])) } : {}),
+  };
+}
+
+/** Recorded as JSON text; a record from before (`enum[]:a|b{item=...}`) is compared as that text. */
+function shapesOf(t: CardType): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of t.fields) out[f.id] = JSON.stringify(shapeOf(f));
+  return out;
+}
+
+/** The text format of the first records: an option holding `|` or `{` cannot be read back from it. */
+function legacyShape(f: FieldDef): string {
   let s = f.type + (f.multiple ? "[]" : "");
   if (f.options) s += `:${f.options.join("|")}`;
-  if (f.item_fields) s += `{${f.item_fields.map((i) => `${i.id}=${shape(i)}`).join(",")}}`;
+  if (f.item_fields) s += `{${f.item_fields.map((i) => `${i.id}=${legacyShape(i)}`).join(",")}}`;
   return s;
 }
 
-function shapesOf(t: CardType): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of t.fields) out[f.id] = shape(f);
-  return out;
+/** A recorded shape as shapeOf writes it (a row edited by hand reads as the first format: its text is compared). */
+function isShape(v: unknown): v is Shape {
+  if (!isMap(v) || typeof v.type !== "string") return false;
+  if (v.options !== undefined && !(Array.isArray(v.options) && v.options.every((o) => typeof o === "string"))) return false;
+  return v.items === undefined || (isMap(v.items) && Object.values(v.items).every(isShape));
 }
+
+const readShape = (text: string): Shape | undefined => {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return isShape(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -81,14 +110,19 @@ export function fieldsChangedInPlace(r: StoreReads, defs: Definitions): Array<{ 
   for (const t of defs.cardTypes.values()) {
     const was = seen[t.id]?.[String(t.schema_version)];
     if (!was) continue;
-    const now = shapesOf(t);
     const changes: FieldChange[] = [];
     for (const [id, before] of Object.entries(was)) {
-      const after = now[id];
-      if (after === undefined) { changes.push({ field: id, text: `${id} removed` }); continue; }
-      if (after === before) continue;
-      const b = parseShape(before), a = parseShape(after);
-      if (!b || !a || b.base !== a.base) { changes.push({ field: id, text: `${id}: ${describe(before)} -> ${describe(after)}` }); continue; }
+      const f = t.fields.find((x) => x.id === id);
+      if (f === undefined) { changes.push({ field: id, text: `${id} removed` }); continue; }
+      const b = readShape(before);
+      if (!b) {
+        // a record in the first format: the whole text is compared
+        const after = legacyShape(f);
+        if (after !== before) changes.push({ field: id, text: `${id}: ${describe(before)} -> ${describe(after)}` });
+        continue;
+      }
+      const a = shapeOf(f);
+      if (a.type !== b.type) { changes.push({ field: id, text: `${id}: ${b.type} -> ${a.type}` }); continue; }
       const gone = (b.options ?? []).filter((o) => !(a.options ?? []).includes(o));
       if (gone.length) changes.push({ field: id, text: `${id}: option(s) ${gone.join(", ")} removed`, options: gone });
       const items = Object.entries(b.items ?? {}).filter(([item, shape]) => itemChanged(shape, a.items?.[item])).map(([item]) => item);
@@ -100,21 +134,8 @@ export function fieldsChangedInPlace(r: StoreReads, defs: Definitions): Array<{ 
 }
 
 /** An entry item's old values may not fit: it is gone, retyped, or lost options. */
-function itemChanged(before: string, after: string | undefined): boolean {
-  if (after === undefined) return true;
-  if (after === before) return false;
-  const b = parseShape(before), a = parseShape(after);
-  return !b || !a || b.base !== a.base || (b.options ?? []).some((o) => !(a.options ?? []).includes(o));
-}
-
-/** `enum[]:a|b{item=shape,...}` back to its parts (the format `shape` writes). */
-function parseShape(s: string): { base: string; options?: string[]; items?: Record<string, string> } | undefined {
-  const m = /^([a-z_]+(?:\[\])?)(?::([^{]*))?(?:\{(.*)\})?$/s.exec(s);
-  if (!m) return undefined;
-  const items = m[3] === undefined ? undefined : Object.fromEntries(
-    (m[3] === "" ? [] : m[3].split(/,(?=[A-Za-z0-9_-]+=)/)).map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]),
-  );
-  return { base: m[1]!, ...(m[2] !== undefined ? { options: m[2].split("|") } : {}), ...(items ? { items } : {}) };
+function itemChanged(before: Shape, after: Shape | undefined): boolean {
+  return after === undefined || after.type !== before.type || (before.options ?? []).some((o) => !(after.options ?? []).includes(o));
 }
 
 /** `enum[]:a|b` -> `enum[] (a, b)`; items are named, not expanded. */

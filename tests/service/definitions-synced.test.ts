@@ -117,3 +117,59 @@ describe("recorded fields per schema version", () => {
     }
   });
 });
+
+describe("fields changed in place", () => {
+  const severity = (f: Record<string, any>, options: string[]) => {
+    const sev = f["definitions/card-types/bug.json"].fields.find((x: any) => x.id === "severity");
+    sev.options = options;
+    sev.default = "minor";
+    delete sev.option_themes;
+  };
+  const notices = async (svc: Awaited<ReturnType<typeof openTestService>>) => {
+    const { definitionNotices } = await import("../../src/service/index.ts");
+    return svc.store.snapshot((r) => definitionNotices(r, svc.defs)).filter((n) => n.kind === "fields_changed_in_place");
+  };
+
+  test("an option holding | or { is read back whole: its removal is named and counted, one added is no change (before: split on |, and a { made every card count)", async () => {
+    const { reloadDefinitions, createCard } = await import("../../src/service/index.ts");
+    const base = ["critical", "major", "minor", "trivial"];
+    const dir = makeWorkspace((f) => severity(f, [...base, "x|y", "a{b"]));
+    const svc = await openTestService(dir, "serve");
+    try {
+      await createCard(svc, { type_id: "bug", title: "holds x|y", fields: { severity: "x|y", steps: "s" } }, { actor: "ada" });
+      await createCard(svc, { type_id: "bug", title: "holds minor", fields: { severity: "minor", steps: "s" } }, { actor: "ada" });
+      editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.find((x: any) => x.id === "severity").options = [...base, "a{b", "c{d}=e,f"]; });
+      await reloadDefinitions(svc, { actor: "ada" });
+      const [n] = await notices(svc);
+      expect(n?.count).toBe(1);
+      expect(n?.message).toContain("severity: option(s) x|y removed");
+      // only added: nothing to say
+      editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.find((x: any) => x.id === "severity").options = [...base, "x|y", "a{b", "z{"]; });
+      await reloadDefinitions(svc, { actor: "ada" });
+      expect(await notices(svc)).toEqual([]);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("a field recorded in the first text format is compared as that text", async () => {
+    const { reloadDefinitions, createCard } = await import("../../src/service/index.ts");
+    const { FIELDS_LOADED_KEY } = await import("../../src/service/fields-loaded.ts");
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      await createCard(svc, { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", environment: "prod" } }, { actor: "ada" });
+      const rec = JSON.parse(svc.store.readMeta(FIELDS_LOADED_KEY)!);
+      rec.bug["1"] = { ...rec.bug["1"], severity: "enum:critical|major|minor|trivial", environment: "string" };
+      await svc.store.write((tx) => { tx.setMeta(FIELDS_LOADED_KEY, JSON.stringify(rec)); });
+      editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields = t.fields.filter((x: any) => x.id !== "environment"); });
+      editJson(dir, "definitions/boards/bugs.json", (b) => { b.presentation.card_preview.bug = b.presentation.card_preview.bug.filter((x: string) => x !== "environment"); });
+      await reloadDefinitions(svc, { actor: "ada" });
+      const [n] = await notices(svc);
+      expect(n?.message).toContain("environment removed");
+      expect(n?.message).not.toContain("severity"); // the same text as recorded: unchanged
+    } finally {
+      svc.close();
+    }
+  });
+});
