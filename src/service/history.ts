@@ -11,7 +11,16 @@ export interface HistoryItem { at: string; actor: string; type: string; summary:
  * still oldest first; with `since`, the first `limit` after it.
  */
 export function cardHistory(svc: Service, id: string, p: ListParams): { items: HistoryItem[] } {
-  return { items: cardEvents(svc, id, p, { newest: true }).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: summarize(e) })) };
+  return { items: cardEvents(svc, id, p, { newest: true }).items.map((e) => ({ at: e.at, actor: e.actor, type: e.type, summary: safeSummary(e) })) };
+}
+
+/** A line for any stored event: a restored log may hold diffs of other shapes (a hand-written dump). */
+function safeSummary(e: StoredEvent): string {
+  try {
+    return summarize(e);
+  } catch {
+    return e.type.replace(/_/g, " ");
+  }
 }
 
 const show = (v: unknown): string => {
