@@ -155,6 +155,8 @@ export class Service {
     const events: StoredEvent[] = [];
     const signals: Array<{ seq: number; event: CardEvent }> = [];
     let result: T;
+    /** what the prune in this write left (known once it commits: a rollback undoes the prune too) */
+    let behindAfter: boolean | undefined;
     try {
       result = await this.store.write(async (tx) => {
         if (idem) {
@@ -182,10 +184,10 @@ export class Service {
         const origin = this.origin;
         const first = ++origin.writes === 1;
         if (first) origin.pruneBehind = tx.getMeta(PRUNE_BEHIND_KEY) === "1";
+        behindAfter = undefined;
         if (pruneDue(origin.writes, Math.random()) || origin.pruneBehind) {
-          const more = prune(tx);
-          if (more !== origin.pruneBehind) tx.setMeta(PRUNE_BEHIND_KEY, more ? "1" : "0");
-          origin.pruneBehind = more;
+          behindAfter = prune(tx);
+          if (behindAfter !== origin.pruneBehind) tx.setMeta(PRUNE_BEHIND_KEY, behindAfter ? "1" : "0");
         }
         const value = await fn(scope);
         if (opts.dryRun) throw new DryRunRollback(value);
@@ -202,6 +204,7 @@ export class Service {
       conflictForActor(e, ctx.actor);
       throw e;
     }
+    if (behindAfter !== undefined) this.origin.pruneBehind = behindAfter;
     this.feed?.publishCommitted(events, signals);
     return result;
   }

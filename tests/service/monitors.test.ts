@@ -200,6 +200,38 @@ describe("prunes keep up", () => {
     }
   });
 
+  test("a batch of temporal keys still in force (kept) is no backlog: the prune does not ask every write to go on", async () => {
+    const svc = await openTestService();
+    try {
+      const c = await createCard(svc, { type_id: "task", title: "idle for good" }, ada);
+      const live = Array.from({ length: 1200 }, (_, i) => `card_idle:b${String(i).padStart(4, "0")}:${c.id}:${c.updated_at}`);
+      await svc.store.write((tx) => { for (const k of live) tx.claimOnce(k, old); });
+      expect(await svc.store.write((tx) => tx.pruneOnceKeys(new Date().toISOString()))).toBe(false);
+      // and one whose period is over among a full batch is work left
+      await svc.store.write((tx) => { tx.deleteMeta("once_keys_prune_after"); tx.claimOnce(`card_idle:a:${c.id}:2020-01-01T00:00:00.000Z`, old); });
+      expect(await svc.store.write((tx) => tx.pruneOnceKeys(new Date().toISOString()))).toBe(true);
+    } finally {
+      svc.close();
+    }
+  });
+
+  test("a dry run's prune is rolled back with it: the next real write still prunes (before: the rolled-back prune counted as done)", async () => {
+    const dir = makeWorkspace();
+    const first = await openTestService(dir, "embedded");
+    await seed(first, 500);
+    await first.store.write((tx) => { tx.setMeta("prune_behind", "1"); });
+    first.close();
+    const svc = await openTestService(dir, "embedded");
+    try {
+      await createCard(svc, { type_id: "task", title: "only a preview", dry_run: true }, ada);
+      expect(await left(svc, 500)).toBe(500);
+      await createCard(svc, { type_id: "task", title: "real" }, ada);
+      expect(await left(svc, 500)).toBe(0);
+    } finally {
+      svc.close();
+    }
+  });
+
   test("one-shot processes share the catching up: a process's first write prunes when the database says a prune fell behind", async () => {
     const dir = makeWorkspace();
     const first = await openTestService(dir, "embedded");
