@@ -127,15 +127,16 @@ export function listFlag(raw: string | undefined): string[] | undefined {
 }
 
 /**
- * `--tags`: comma-separated, or a JSON array of strings, for tags holding a comma (tag_policy
- * open allows them; splitting one on its comma made two tags).
+ * `--tags`: comma-separated, or a JSON array of strings (starting `["`), for tags holding a
+ * comma (tag_policy open allows them; splitting one on its comma made two tags).
  */
 export function tagsFlag(raw: string | undefined): string[] | undefined {
-  if (raw === undefined || !raw.trimStart().startsWith("[")) return listFlag(raw);
+  // `[wip]` is a tag; `["a,b"]` is a JSON list
+  if (raw === undefined || !/^\s*\[\s*("|\])/.test(raw)) return listFlag(raw);
   let parsed: unknown;
   try { parsed = JSON.parse(raw); } catch { parsed = undefined; }
   if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === "string")) {
-    throw new CardsError("usage", "--tags starting with [ must be a JSON array of strings", { field: "--tags", value: raw, hint: `--tags a,b or --tags '["a,b","c"]'` });
+    throw new CardsError("usage", "--tags starting with [\" must be a JSON array of strings", { field: "--tags", value: raw, hint: `--tags a,b or --tags '["a,b","c"]'` });
   }
   return parsed;
 }

@@ -87,8 +87,9 @@ export function agentLoopColumns(ws: WorkspaceDef, board?: Board, type?: CardTyp
   if (allowed && cols.some((c) => allowed.includes(c))) cols = cols.filter((c) => allowed.includes(c));
   const done = cols.includes("done") ? "done" : cols.at(-1) ?? "done";
   // never the done column: a 3-column workflow (open, in_progress, done) would claim work finished
-  const open = cols.filter((c) => c !== done);
-  const doing = (open.includes("doing") ? "doing" : open.find((c) => IN_PROGRESS.has(c.toLowerCase()))) ?? (open.includes("todo") ? open[open.indexOf("todo") + 1] : undefined) ?? open[Math.min(2, open.length - 1)] ?? done;
+  // nor the review column: todo, review, done works in todo and hands off to review
+  const open = cols.filter((c) => c !== done && c !== "review");
+  const doing = (open.includes("doing") ? "doing" : open.find((c) => IN_PROGRESS.has(c.toLowerCase()))) ?? (open.includes("todo") ? open[open.indexOf("todo") + 1] : undefined) ?? open[Math.min(2, open.length - 1)] ?? cols.find((c) => c !== done) ?? done;
   let ready = cols.includes("todo") ? "todo" : cols[Math.max(0, cols.indexOf(doing) - 1)] ?? doing;
   let review = cols.includes("review") ? "review" : done;
   const graph = board && isEnforced(ws, board) ? board.transitions : undefined;

@@ -352,6 +352,8 @@ describe("card commands and exit codes", () => {
     expect(patched.tags).toEqual(["area,ui", "p2"]);
     const bad = at(["cards", "patch", c.id, "--version", "2", "--tags", '["unclosed"']);
     expect([bad.code, bad.error.field]).toEqual([2, "--tags"]);
+    // a tag in brackets is still a tag, not a list
+    expect(at(["cards", "patch", c.id, "--version", "2", "--tags", "[wip],p3"]).json.tags).toEqual(["[wip]", "p3"]);
   });
 
   test("exit codes: not found 3, conflict 4, validation 5, actor required 6", () => {

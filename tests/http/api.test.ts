@@ -477,6 +477,8 @@ describe("GET /events", () => {
       const time = await fresh.get("/events?since=2026-11-24T00:00:00Z");
       expect([time.status, time.body.field]).toEqual([400, "since"]);
       expect(time.body.hint).toContain("not a time: for what changed since a time, list cards");
+      expect((await fresh.get("/events?cursor=2026-11-24")).body.hint).toStartWith("cursor takes an event id");
+      expect((await fresh.get("/events?since=99999999999999999999")).body.hint).toContain("at most 15 digits");
       // empty values are absent ones: an empty cursor keeps since, empty filters filter nothing
       expect((await fresh.get("/events?since=000000000003&cursor=")).body.items.map((e: any) => e.id)).toEqual(["000000000004", "000000000005"]);
       expect((await fresh.get("/events?actor=&owner=&type=&types=&board_id=&since=&cursor=&limit=")).body.items).toHaveLength(5);

@@ -24,6 +24,10 @@ describe("agentLoopColumns", () => {
     expect(loop(["new", "triage", "mitigating", "resolved", "done"])).toMatchObject({ ready: "triage", doing: "mitigating", review: "done" });
   });
 
+  test("todo, review, done: work is done in todo and handed to review (before: review was both)", () => {
+    expect(loop(["todo", "review", "done"])).toEqual({ ready: "todo", doing: "todo", review: "review", done: "done" });
+  });
+
   test("two columns: work waits and is done in the first", () => {
     expect(loop(["todo", "done"])).toMatchObject({ ready: "todo", doing: "todo", done: "done" });
   });
