@@ -77,7 +77,7 @@ const IN_PROGRESS = new Set(["doing", "in_progress", "in-progress", "inprogress"
  * default board: where take-next looks) for cards of `type` (its first type): where work
  * waits (`todo`, else the column before doing), where it is done (`doing` or another name
  * for work in progress, else the column after `todo`, else the third column; never the done
- * column), where it is reviewed (`review`, else the last) and the last (`done` when there).
+ * nor the review column), where it is reviewed (`review`, else the last) and the last (`done` when there).
  * When the board enforces its graph, ready is a column that may move to doing and review
  * one doing may move to, so the commands the loop names pass the graph.
  */
