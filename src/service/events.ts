@@ -87,7 +87,7 @@ export function notAnEventId(field: string, value: string, label = field): Cards
   return badRequest(`${label} must be an event id`, {
     field, value,
     hint: time
-      ? `${field === "cursor" ? "cursor" : "since"} takes an event id (an event's id, or a page's next_cursor), not a time: for what changed since a time, list cards (newest updated first: GET /cards, CLI cards cards list) until updated_at is older, or page the feed and keep events whose at is later`
+      ? `${field} takes an event id (an event's id, or a page's next_cursor), not a time: for what changed since a time, list cards (newest updated first: GET /cards, CLI cards cards list) until updated_at is older, or page the feed and keep events whose at is later`
       : /^\d+$/.test(value)
         ? "an event id has at most 15 digits, as in an event's id (000000000123) or a page's next_cursor"
         : "an event id is a number, as in an event's id (000000000123) or a page's next_cursor",
