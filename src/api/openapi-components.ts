@@ -94,7 +94,10 @@ export const COMPONENTS: Record<string, JsonSchema> = {
     limit: s("integer", { description: "with truncated: the most cards each scan covers" }), truncated: s("boolean"),
   }, ["as_of", "items"]),
   BreachCount: breach(["wip_exceeded", "lane_limit"], { column: s("string"), count: s("integer", { minimum: 0 }), limit: s("integer", { minimum: 0 }) }, "a column over its WIP limit, or a watched lane that drained (lane_limit: count 0, limit 0)"),
-  BreachBlocked: breach(["card_blocked"], { card_id: s("string"), blockers: arr(s("string")) }, "a card with open blockers (the ids of the cards that block it)"),
+  BreachBlocked: {
+    ...object({ kind: s("string", { enum: ["card_blocked"] }), board_id: s("string", { description: "absent for a card in no board's scope (listed when no board_id is asked)" }), card_id: s("string"), blockers: arr(s("string")) }, ["kind", "card_id", "blockers"]),
+    description: "a card with open blockers (the ids of the cards that block it), once per board whose scope holds it",
+  },
   BreachStatusTimeout: breach(["status_timeout"], { card_id: s("string"), status: s("string"), since: time, max: s("string") }, "a card longer in its status than the board's max_time_in_status (`max`) allows"),
   BreachIdle: breach(["card_idle"], { card_id: s("string"), since: time, threshold: s("string") }, "a card not updated for the board's idle_after (`threshold`)"),
   Empty: { type: "object", additionalProperties: false },

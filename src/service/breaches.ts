@@ -78,6 +78,19 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
       });
     }
   }
+  // card_blocked is card-scoped (SPEC Conditions: it needs no declaration): asked without
+  // a board, a blocked card in no board's scope (its type on no board, a column no board
+  // shows, outside a default_filter) is listed too, once and without board_id
+  if (p.board_id === undefined && want("card_blocked")) {
+    read({ method: "blockedCards", args: [undefined, BREACH_SCAN_LIMIT + 1] }, (answer, out) => {
+      const page = answer as Array<{ id: string; blockers: string[] }>;
+      if (page.length > BREACH_SCAN_LIMIT) out.truncated = true;
+      const listed = new Set(out.items.filter((i) => i.kind === "card_blocked").map((i) => i.card_id));
+      for (const c of page.slice(0, BREACH_SCAN_LIMIT)) {
+        if (!listed.has(c.id)) out.items.push({ kind: "card_blocked", card_id: c.id, blockers: c.blockers });
+      }
+    });
+  }
   const assemble = (answers: unknown[]): Breaches => {
     const out: Breaches = { as_of: new Date(now).toISOString(), items: [] };
     answers.forEach((a, i) => makers[i]!(a, out));

@@ -85,3 +85,34 @@ describe("take-next order", () => {
     }
   });
 });
+
+describe("GET /breaches: card_blocked is card-scoped", () => {
+  test("asked without a board, a blocked card on no board is listed once, without board_id; one on two boards once per board", async () => {
+    // review taken off main: its cards are on no board
+    const api = await testApi({ edit: (f) => {
+      const main = f["definitions/boards/main.json"] as any;
+      main.card_type_ids = ["task", "bug"];
+      delete main.presentation?.card_preview?.review;
+    } });
+    try {
+      const blocker = await api.task({ title: "blocker" });
+      const review = (await api.post("/cards", { type_id: "review", title: "on no board" }, { "x-service-actor": "ada" })).body;
+      expect(review.id).toBeString();
+      expect((await api.post(`/cards/${review.id}/links`, { type_id: "depends-on", target: blocker.id }, { "x-service-actor": "ada" })).status).toBe(201);
+      const made = await api.post("/cards", { type_id: "bug", title: "on two boards", fields: { steps: "1. open it" } }, { "x-service-actor": "ada" });
+      expect(made.text).toContain('"id"');
+      const bug = made.body;
+      expect((await api.post(`/cards/${bug.id}/links`, { type_id: "blocked-by", target: blocker.id }, { "x-service-actor": "ada" })).status).toBe(201);
+
+      const all = (await api.get("/breaches?type=card_blocked")).body.items;
+      const shape = (items: any[]) => items.map((b: any) => [b.card_id === review.id ? "review" : "bug", b.board_id ?? null, b.blockers]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+      expect(shape(all)).toEqual([["bug", "bugs", [blocker.id]], ["bug", "main", [blocker.id]], ["review", null, [blocker.id]]]);
+      // a board's breaches are that board's
+      expect(shape((await api.get("/breaches?board_id=main&type=card_blocked")).body.items)).toEqual([["bug", "main", [blocker.id]]]);
+      // and the unasked-for kinds stay out
+      expect((await api.get("/breaches?type=wip_exceeded")).body.items).toEqual([]);
+    } finally {
+      api.close();
+    }
+  });
+});
