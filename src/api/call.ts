@@ -3,7 +3,7 @@
  * helpers for the actor and the operation context (actor + Idempotency-Key).
  */
 import { badRequest } from "../domain/errors.ts";
-import { parseUntrustedJson } from "../domain/json.ts";
+import { canonicalJson, parseUntrustedJson } from "../domain/json.ts";
 import { requestHash, type OpContext, type Service } from "../service/service.ts";
 import { bodyTooLarge, MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
 
@@ -60,7 +60,20 @@ export class RouteCall {
     if (key.length === 0 || key.length > 255) {
       throw badRequest("Idempotency-Key must be 1 to 255 characters", { field: "Idempotency-Key" });
     }
-    return { actor, idempotency: { key, hash: requestHash(this.req.method, this.req.path, this.req.body ?? "", this.req.query), status } };
+    const { method, path, body = "", query } = this.req;
+    const hash = requestHash(method, path, this.canonicalBody(), query);
+    const rawHash = requestHash(method, path, body, query);
+    return { actor, idempotency: { key, hash, ...(rawHash !== hash ? { rawHash } : {}), status } };
+  }
+
+  /** The body as canonical JSON (equal JSON, equal text); as sent when it is not JSON (the call fails on it). */
+  private canonicalBody(): string {
+    try {
+      const value = this.json();
+      return value === undefined ? "" : canonicalJson(value);
+    } catch {
+      return this.req.body ?? "";
+    }
   }
 
   /** An integer query parameter (e.g. DELETE ?version=N); 400 when it is not one. */

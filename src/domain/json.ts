@@ -100,3 +100,16 @@ export function loneSurrogate(what: string, at: string, extra: ErrorExtra = {}):
 function tooDeep(what: string, extra: ErrorExtra): CardsError {
   return new CardsError("bad_request", `${what} nests deeper than ${MAX_JSON_DEPTH} levels`, { ...extra, hint: "no request shape nests that deep; see docs/limits.md" });
 }
+
+/**
+ * `value` as JSON with every object's keys in sorted order: two bodies that are equal as
+ * JSON (whitespace, key order) give the same text. Idempotency compares requests by it.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const o = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of Object.keys(o).sort()) if (o[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonicalJson(o[k])}`);
+  return `{${parts.join(",")}}`;
+}

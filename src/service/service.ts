@@ -23,8 +23,12 @@ export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
 
 export interface OpContext {
   actor: string;
-  /** Idempotency-Key and the hash of the request it came with */
-  idempotency?: { key: string; hash: string; status: number };
+  /**
+   * Idempotency-Key and the hash of the request it came with (its body as canonical
+   * JSON); `rawHash`, of the body as sent, matches records stored before bodies were
+   * compared as JSON
+   */
+  idempotency?: { key: string; hash: string; rawHash?: string; status: number };
   /** set by mutate when the answer is a stored replay */
   replayed?: boolean;
 }
@@ -311,7 +315,9 @@ export function pruneDue(writes: number, draw: number): boolean {
 
 /**
  * Hash of a request for idempotency comparison: method, path, query (sorted) and body
- * as sent (a DELETE ?version=2 under the key of a DELETE ?version=1 is another request).
+ * (a DELETE ?version=2 under the key of a DELETE ?version=1 is another request). The
+ * caller passes the body as canonical JSON, so a retry that serialises it again (other
+ * whitespace or key order) is the same request.
  */
 export function requestHash(method: string, path: string, body: unknown, query?: Record<string, string>): string {
   const keys = query ? Object.keys(query).sort() : [];
@@ -334,7 +340,7 @@ function storedAnswer<T>(reads: Pick<StoreTx, "getIdempotency">, ctx: OpContext,
   // a key is kept IDEMPOTENCY_TTL_MS (docs/limits.md), whenever a prune last ran: past it
   // the call runs as new (its answer replaces the old record)
   if (!rec || Date.parse(rec.created_at) < Date.now() - IDEMPOTENCY_TTL_MS) return undefined;
-  if (rec.request_hash !== idem.hash) {
+  if (rec.request_hash !== idem.hash && rec.request_hash !== idem.rawHash) {
     throw new CardsError("idempotency_key_reused", "this Idempotency-Key was used with a different request", {
       value: idem.key, hint: "use a new key for a new request",
     });

@@ -1,6 +1,7 @@
 /** Workspace routes, users, actors, idempotency, listing, events, and error envelopes over HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testApi, type TestApi } from "../helpers/http.ts";
+import { requestHash } from "../../src/service/index.ts";
 import { join } from "node:path";
 
 let api: TestApi;
@@ -138,6 +139,32 @@ describe("Idempotency-Key", () => {
     const r = await api.post("/cards", { type_id: "task", title: "two" }, h);
     expect(r.status).toBe(422);
     expect(r.body.error).toBe("idempotency_key_reused");
+  });
+
+  test("a retry that serialises the same JSON again (whitespace, key order, nested too) replays; another value is still 422", async () => {
+    const h = { "idempotency-key": "create-reserialised" };
+    const a = await api.post("/cards", '{"type_id":"task","title":"same json","fields":{"estimate_hours":3,"description":"n"}}', h);
+    expect(a.status).toBe(201);
+    const b = await api.post("/cards", '{ "fields": { "description": "n", "estimate_hours": 3 },\n  "title": "same json", "type_id": "task" }', h);
+    expect([b.status, b.text, b.headers.get("idempotent-replayed")]).toEqual([201, a.text, "true"]);
+    expect((await api.get("/cards?q=same json")).body.items.length).toBe(1);
+    const c = await api.post("/cards", '{"type_id":"task","title":"same json","fields":{"estimate_hours":4,"description":"n"}}', h);
+    expect([c.status, c.body.error]).toEqual([422, "idempotency_key_reused"]);
+  });
+
+  test("a key stored with the hash of the body as sent (before bodies were compared as JSON) still replays that body", async () => {
+    const { Database } = await import("bun:sqlite");
+    const h = { "idempotency-key": "stored-raw" };
+    const raw = '{"type_id":"task",  "title":"stored raw"}';
+    const first = await api.post("/cards", raw, h);
+    const db = new Database(join(api.dir, ".cards", "cards.db"));
+    try {
+      db.query("UPDATE idempotency SET request_hash = ? WHERE key LIKE '%stored-raw'").run(requestHash("POST", "/cards", raw, {}));
+    } finally {
+      db.close();
+    }
+    const again = await api.post("/cards", raw, h);
+    expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([201, first.text, "true"]);
   });
 
   test("a key older than 7 days is forgotten even before a prune removed it: the call runs as new (before: replayed, or 422, for good)", async () => {
