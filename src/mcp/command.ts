@@ -11,7 +11,7 @@ const VERSION = typeof CARDS_VERSION === "string" ? CARDS_VERSION : "0.1.0-dev";
 export default defineCommand({
   meta: {
     name: "mcp",
-    description: "Agent tool server: MCP (JSON-RPC 2.0, one message per line) on stdin/stdout. The actor, fixed for the session: --actor A, else CARDS_ACTOR, else settings.default_user. The workspace: --dir D (or CARDS_DIR)",
+    description: "Agent tool server: MCP (JSON-RPC 2.0, one message per line) on stdin/stdout. The actor, fixed for the session: --actor A, else CARDS_ACTOR, else settings.default_user (none: reads only, writes are actor_required). The workspace: --dir D (or CARDS_DIR)",
   },
   run: async ({ data }) => {
     const g = data as Globals;

@@ -22,8 +22,14 @@ export interface ToolContext extends OpContext {
   svc: Service;
 }
 
+/** A call's context before the actor is known to be set: read-only tools run without one. */
+export interface CallContext extends Omit<ToolContext, "actor"> {
+  actor: string | undefined;
+}
+
 export interface Tool {
   spec: ToolSpec;
+  /** read-only tools get the context as it is (no actor needed); the others a ToolContext */
   run(args: Args, c: ToolContext): unknown;
 }
 
@@ -77,7 +83,7 @@ export function fixedTools(defs: Definitions): Tool[] {
       owner: str('"me" is you'), q: str("full-text search"), blocked: bool(), limit: int("default 50, max 200"), cursor: str("next_cursor of the last page"), filter,
       brief: bool("id, type_id, title, status, owner (when set), tags, version, updated_at only (no fields)"),
     }, [], async (a, c) => {
-      const page = await listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor, a.filter === undefined ? {} : { filter: a.filter });
+      const page = await listCards(c.svc, params(a, ["board_id", "type_id", "status", "owner", "q", "blocked", "limit", "cursor"]), c.actor || undefined, a.filter === undefined ? {} : { filter: a.filter });
       return a.brief === true ? briefPage(page) : page;
     }),
     tool("search_cards", "Full-text search over titles and fields; also matches a card id or short id.", { q: { ...str(), minLength: 1 }, limit: int(), cursor: str("next_cursor of the last page (same q)") }, ["q"],
@@ -85,7 +91,7 @@ export function fixedTools(defs: Definitions): Tool[] {
         // an empty q lists every card: that is list_cards, not a search
         if (typeof a.q === "string" && a.q.trim() === "") throw new CardsError("validation_failed", "q is empty: give the words to search for", { field: "q", hint: "list_cards lists without searching" });
         // the page answers next_cursor: the next page is asked here too (it was refused)
-        return listCards(c.svc, params(a, ["q", "limit", "cursor"]), c.actor);
+        return listCards(c.svc, params(a, ["q", "limit", "cursor"]), c.actor || undefined);
       }),
     tool("claim", "Become the owner of a card (compare-and-set on version); optionally move it.", { card_id: id(), version: version(), status: str() }, ["card_id", "version"],
       (a, c) => claimCard(c.svc, a.card_id, pick(a, ["version", "status"]), c)),

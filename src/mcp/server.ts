@@ -14,7 +14,8 @@ export const PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18",
 
 export interface ServerOptions {
   svc: Service;
-  actor: string;
+  /** the session's actor; undefined: none resolved, so reads work and writes are actor_required */
+  actor: string | undefined;
   /** false: the actor is not a registered user (the instructions say so) */
   registered?: boolean;
   version: string;
@@ -23,13 +24,15 @@ export interface ServerOptions {
 }
 
 /** Short: agents pay for it on every session. */
-export function instructions(actor: string, defs: Pick<Definitions, "workspace" | "boards" | "cardTypes">, registered = true): string {
+export function instructions(actor: string | undefined, defs: Pick<Definitions, "workspace" | "boards" | "cardTypes">, registered = true): string {
   const ws = defs.workspace;
   const scope = agentLoopScope(ws, defs.boards, defs.cardTypes);
   const { ready, doing, review, done } = agentLoopColumns(ws, scope.board, scope.type);
   return [
-    `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
-    ...(registered ? [] : [`"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`]),
+    actor === undefined
+      ? `Shared work cards for agents and people. No actor is set: reads work, every write fails with actor_required until this server starts with --actor or CARDS_ACTOR.`
+      : `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
+    ...(registered || actor === undefined ? [] : [`"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`]),
     `Loop: 1) workspace: columns, card types, boards, allowed transitions. Holding work? list_cards {"owner":"me"}.`,
     `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null}: none is ready.`,
     "3) Work: append_entry (the type's repeating field) as you go; attach_artifact for files.",

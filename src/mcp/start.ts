@@ -1,9 +1,8 @@
 /**
  * `cards mcp` lifecycle: open the workspace, fix the actor for the session (--actor,
- * then CARDS_ACTOR, then settings.default_user; refuse to start without one), serve
+ * then CARDS_ACTOR, then settings.default_user; without one, reads only), serve
  * JSON-RPC lines from stdin until it closes, watch the definitions, shut down cleanly.
  */
-import { CardsError } from "../domain/errors.ts";
 import { isRegisteredUser, onReload, watchDefinitions } from "../service/index.ts";
 import { openService } from "../platform/open.ts";
 import { McpServer } from "./server.ts";
@@ -22,20 +21,20 @@ const log = (message: string): void => { console.error(`cards mcp: ${message}`);
 /** Runs until stdin closes or a termination signal; resolves when the server has stopped. */
 export async function startMcp(o: McpOptions): Promise<undefined> {
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "mcp" });
-  let actor: string;
+  let actor: string | undefined;
   try {
-    // the same rule as every surface's actor (its length bound included)
-    actor = svc.requireActor(o.actor?.trim() || undefined);
+    // the same rule as every surface's actor (its length bound included); none at all is
+    // as over HTTP: reads work, writes are actor_required (the client sees why, in a tool
+    // result, instead of a server that exits before it answers)
+    actor = svc.resolveActor(o.actor?.trim() || undefined) === undefined ? undefined : svc.requireActor(o.actor?.trim() || undefined);
   } catch (e) {
     svc.close();
-    if ((e as CardsError).code !== "actor_required") throw e;
-    throw new CardsError("actor_required", "cards mcp needs an actor: every write is recorded under it and no tool takes one", {
-      hint: "pass --actor (cards mcp --actor agent-1), set CARDS_ACTOR, or settings.default_user in definitions/workspace.json",
-    });
+    throw e;
   }
+  if (actor === undefined) log(`no actor (--actor, CARDS_ACTOR, settings.default_user): reads work, every write fails with actor_required`);
   // take_next works for anyone, but claims and owner changes name a registered user:
   // say so now rather than at the agent's first claim
-  const registered = isRegisteredUser(svc, actor);
+  const registered = actor === undefined || isRegisteredUser(svc, actor);
   if (!registered) {
     log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
   }

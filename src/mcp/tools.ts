@@ -8,13 +8,20 @@ import { CardsError, fromEnvironment, isCardsError, toEnvelope } from "../domain
 import type { Definitions } from "../domain/types.ts";
 import { findLoneSurrogate, loneSurrogate } from "../domain/json.ts";
 import { createCard, getCard, patchCard } from "../service/index.ts";
-import { fixedTools, type Args, type Tool, type ToolContext } from "./fixed.ts";
+import { fixedTools, type Args, type CallContext, type Tool } from "./fixed.ts";
 import { createTool, updateTool, type JsonSchema, type ToolSpec } from "./schemas.ts";
 
 export interface ToolResult {
   content: Array<{ type: "text"; text: string }>;
   structuredContent: Record<string, unknown>;
   isError?: boolean;
+}
+
+/** A write through a tool server that started without an actor. */
+export function noActor(): CardsError {
+  return new CardsError("actor_required", "this tool server has no actor: writes are recorded under one and no tool takes one", {
+    hint: "restart it with --actor (cards mcp --actor agent-1), CARDS_ACTOR in its environment, or settings.default_user in definitions/workspace.json; reads work meanwhile",
+  });
 }
 
 export class ToolRegistry {
@@ -33,13 +40,15 @@ export class ToolRegistry {
   }
 
   /** Runs a known tool; every failure, including bad arguments, is an isError result. */
-  async call(name: string, args: unknown, c: ToolContext, log: (m: string) => void): Promise<ToolResult> {
+  async call(name: string, args: unknown, c: CallContext, log: (m: string) => void): Promise<ToolResult> {
     const tool = this.tools.get(name)!;
     try {
+      // as over HTTP: reads need no actor, a write without one is actor_required
+      if (c.actor === undefined && tool.spec.annotations?.readOnlyHint !== true) throw noActor();
       const odd = findLoneSurrogate(args);
       if (odd !== undefined) throw loneSurrogate("arguments", odd);
       const a = checkArgs(tool.spec, args);
-      return result(await tool.run(a, c));
+      return result(await tool.run(a, { ...c, actor: c.actor ?? "" }));
     } catch (caught) {
       const e = fromEnvironment(caught);
       if (!isCardsError(e)) log(`tool ${name} failed: ${String((e as Error)?.stack ?? e)}`);

@@ -107,13 +107,28 @@ describe("JSON-RPC errors", () => {
 });
 
 describe("start-up", () => {
-  test("refuses to start without an actor: clear message on stderr, exit 6", () => {
+  test("without an actor it still answers, as HTTP does: reads work, a write is an actor_required tool result naming the fix", () => {
     const noUser = makeWorkspace((f) => { delete (f["definitions/workspace.json"] as any).settings.default_user; });
-    const r = rawSession(noUser, [init()], {});
-    expect(r.code).toBe(6);
-    expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("actor_required");
-    expect(r.stderr).toContain("CARDS_ACTOR");
+    const r = rawSession(noUser, [
+      init(),
+      rpc(1, "tools/call", { name: "list_cards", arguments: {} }),
+      rpc(2, "tools/call", { name: "create_task", arguments: { title: "nobody's" } }),
+      rpc(3, "tools/call", { name: "take_next", arguments: {} }),
+    ], {});
+    expect(r.code).toBe(0);
+    const byId = new Map(r.answers.map((a) => [a.id, a]));
+    expect(byId.get(0).result.instructions).toContain("No actor is set");
+    expect(byId.get(1).result.isError).toBeUndefined();
+    expect(byId.get(1).result.structuredContent.items).toEqual([]);
+    for (const id of [2, 3]) {
+      const res = byId.get(id).result;
+      expect(res.isError).toBe(true);
+      expect(res.structuredContent).toMatchObject({ error: "actor_required", hint: expect.stringContaining("CARDS_ACTOR") });
+    }
+    expect(r.stderr).toContain("no actor");
+    // nothing was written
+    const after = rawSession(noUser, [init(), rpc(1, "tools/call", { name: "list_cards", arguments: {} })], { CARDS_ACTOR: "ada" });
+    expect(after.answers.find((a) => a.id === 1).result.structuredContent.items).toEqual([]);
   });
 
   test("an actor over 200 characters is refused at start, as on every surface; a line that is not UTF-8 is -32700", () => {
