@@ -15,10 +15,15 @@ import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { consumedTypes, hookMatches, type MatchContext } from "./match.ts";
 import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
 
+/** How long events wait for this server to load a set another process announced. */
+const HOLD_MAX_MS = 3_000;
+
 /** What hooks need from the service (the Service class satisfies it). */
 export interface HookHost {
   readonly root: string;
   readonly defs: {
+    /** names the loaded set (definition_reloaded carries the fingerprint of the set it announces) */
+    readonly fingerprint: string;
     readonly extensions: readonly ExtensionDef[];
     readonly boards: ReadonlyMap<string, { readonly card_type_ids: readonly string[] }>;
   };
@@ -123,9 +128,51 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
 
   const label = (j: Job) => `hook ${j.hook.id}: event ${j.event.id ?? "(signal)"} ${j.event.type}`;
 
+  /**
+   * Another process announced a set this server has not loaded yet (definition_reloaded
+   * with another fingerprint): the writes after it were made under that set, so they wait
+   * for this server to follow (followReloads, then reconcile) and are matched against its
+   * hooks. Else a hook added with the set missed the write that came next, and a removed
+   * one ran once more. At most HOLD_MAX_MS: a set this server cannot load releases them.
+   */
+  let awaiting: string | undefined;
+  let held: CardEvent[] = [];
+  let holdTimer: ReturnType<typeof setTimeout> | undefined;
+  const releaseHeld = (): void => {
+    awaiting = undefined;
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = undefined;
+    const events = held;
+    held = [];
+    if (stopped || quiescing) return; // as events that arrive then: not taken
+    for (const e of events) matchEvent(e);
+  };
+
   // The bus drops a listener that throws; this one never does.
   const onEvent = (event: CardEvent): void => {
     if (stopped || quiescing) return;
+    if (event.type === "definition_reloaded") {
+      const fp = (event.diff as { fingerprint?: unknown } | undefined)?.fingerprint;
+      if (typeof fp === "string" && fp !== host.defs.fingerprint && awaiting === undefined) {
+        awaiting = fp;
+        holdTimer = setTimeout(() => {
+          opts.log(`hooks: definitions ${fp.slice(0, 12)} announced by another process were not loaded within ${HOLD_MAX_MS} ms; ${held.length} event(s) matched against the hooks loaded now`);
+          releaseHeld();
+        }, HOLD_MAX_MS);
+        (holdTimer as { unref?: () => void }).unref?.();
+      }
+    }
+    if (awaiting !== undefined) {
+      if (host.defs.fingerprint !== awaiting) {
+        held.push(event);
+        return;
+      }
+      releaseHeld();
+    }
+    matchEvent(event);
+  };
+
+  const matchEvent = (event: CardEvent): void => {
     try {
       for (const hook of current()) if (hookMatches(hook, event, match)) pending.push({ hook, event });
     } catch (e) {
@@ -277,6 +324,8 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   resubscribe();
   return {
     reconcile: () => {
+      // a reload happened: the events held for it are matched against the set it loaded
+      if (awaiting !== undefined) queueMicrotask(releaseHeld);
       // the queued runs of a hook the reload removed do not run (those running finish)
       const declared = new Set(current().map((h) => h.id));
       for (const [id, lane] of lanes) {
@@ -290,7 +339,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
     },
     consumers: () => consumedTypes(current()),
     busy() {
-      let n = pending.length + claimsInFlight;
+      let n = pending.length + claimsInFlight + held.length;
       for (const lane of lanes.values()) n += lane.running.size + lane.queue.length;
       return n;
     },
@@ -299,6 +348,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       quiescing = true;
       unsubscribe?.();
       unsubscribe = undefined;
+      releaseHeld();
       quiet = new Promise<void>((resolve) => { idle = resolve; });
       settle();
       return quiet;
@@ -308,6 +358,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       stopped = true;
       unsubscribe?.();
       unsubscribe = undefined;
+      releaseHeld();
       // matched, not claimed: another server may still claim them
       pending = [];
       const dropped: Job[] = [];

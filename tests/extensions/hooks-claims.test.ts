@@ -14,7 +14,7 @@ function gatedHost(exts: ExtensionDef[]) {
   let gate: Promise<void> = Promise.resolve();
   const host: HookHost = {
     root: mkdtempSync(join(tmpdir(), "hooks-claims-")),
-    defs: { extensions: exts, boards: new Map() },
+    defs: { fingerprint: "fp-test", extensions: exts, boards: new Map() },
     store: {
       getCard: () => ({ type_id: "task" }),
       async write(fn) {

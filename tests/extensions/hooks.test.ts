@@ -4,7 +4,7 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHooks, type Hooks } from "../../src/extensions/hooks.ts";
 import { stderrNote } from "../../src/extensions/env.ts";
-import { createCard, patchCard, type Service } from "../../src/service/index.ts";
+import { createCard, followReloads, onReload, patchCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 import { recordDir, records, sh, waitFor, workspaceWith } from "./util.ts";
 
@@ -248,6 +248,42 @@ describe("lifecycle", () => {
     await waitFor(() => records(rec).length === 2, "second");
     await Bun.sleep(200);
     expect(records(rec).map((r) => r.env.EXTRA).sort()).toEqual(["new", "old"]);
+  });
+
+  test("edited in another process: the write after the new set is matched against it (a hook added runs for it, a removed one does not)", async () => {
+    const rec = (ws: string) => recordDir(ws);
+    const hook = (id: string, dir: string) => ({ id, kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: dir, EXTRA: id } });
+    const ws = workspaceWith([]);
+    const dir = rec(ws);
+    const write = (hooks: unknown[]) => writeFileSync(join(ws, "definitions/extensions.yaml"), JSON.stringify(hooks, null, 2));
+    write([hook("first", dir)]);
+    // the server: follows other processes' reloads, and its hooks follow its reloads (as cards serve)
+    const svc = await openTestService(ws, "serve");
+    const logs: string[] = [];
+    const hooks = startHooks(svc, { url: URL, log: (m) => logs.push(m) });
+    const unfollow = followReloads(svc, (m) => logs.push(m));
+    const offReload = onReload(svc, () => hooks.reconcile());
+    cleanup.push(() => svc.close(), () => hooks.stop(), unfollow, offReload);
+    // a one-shot CLI call in another process: it opens the edited files (announcing them), then writes
+    const oneShot = async (title: string) => {
+      const cli = await openTestService(ws, "embedded");
+      try {
+        return (await createCard(cli, { type_id: "task", title }, ctx)).id;
+      } finally {
+        cli.close();
+      }
+    };
+    const seen = () => records(dir).map((r) => `${r.env.EXTRA}:${r.stdin.card_id}`).sort();
+    const a = await oneShot("a");
+    await waitFor(() => seen().length === 1, "first runs for a");
+    write([hook("first", dir), hook("second", dir)]);
+    const b = await oneShot("b");
+    await waitFor(() => seen().length === 3, "first and second run for b");
+    write([hook("second", dir)]);
+    const c = await oneShot("c");
+    await waitFor(() => seen().length === 4, "second runs for c");
+    await Bun.sleep(300);
+    expect(seen()).toEqual([`first:${a}`, `first:${b}`, `second:${b}`, `second:${c}`].sort());
   });
 
   test("a hook a reload removes: its queued runs are dropped and logged, the running one finishes (before: all ran, with the old definition)", async () => {
