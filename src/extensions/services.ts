@@ -107,7 +107,9 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   const list = (): ServiceStatus[] => [...managed.values()].map(status);
 
   const mirror = (): void => {
-    if (!statePath || (!mirrored && managed.size === 0)) return;
+    // written with no service too: `cards ext start` finds the server by it, to start one
+    // declared after the server started
+    if (!statePath) return;
     try {
       writeSnapshot(statePath, { pid: process.pid, updated_at: new Date().toISOString(), services: list() });
       mirrored = true;

@@ -25,3 +25,17 @@ export function withExistingStore<T>(root: string, fn: (r: ReturnType<typeof cre
     store.close();
   }
 }
+
+/**
+ * Opens and closes the workspace at `root` when it has a database, so a changed set of
+ * definitions is announced as any one-shot call announces it: running servers load it
+ * within a second (`cards check`, `cards ext ...`, which read the files themselves).
+ * Returns the loaded definitions, or undefined when there is no database yet.
+ */
+export async function openAndAnnounce(root: string, env: Record<string, string | undefined>): Promise<Service["defs"] | undefined> {
+  if (!hasDatabase(root)) return undefined;
+  const svc = await openService({ dir: root, cwd: root, env, mode: "embedded" });
+  const defs = svc.defs;
+  svc.close();
+  return defs;
+}

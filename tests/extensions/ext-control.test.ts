@@ -5,10 +5,11 @@
  * a new process.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { assertBinary, run, serve, type Server } from "../helpers/binary.ts";
 import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
-import { alive, sh, waitFor, workspaceWith } from "./util.ts";
+import { alive, recordDir, records, sh, waitFor, workspaceWith } from "./util.ts";
 
 let ws: string;
 let srv: Server | undefined;
@@ -77,3 +78,33 @@ test("ext start, stop and restart a service under the running server", async () 
     expect(failed.error.message).toContain("service missing does not run after " + action + ": backoff (last exit: ");
   }
 }, 60_000);
+
+test("edited while the server runs: `ext start` starts a service declared since (no service at its start), and `cards check` makes a new hook run for the next write", async () => {
+  const late = workspaceWith([{ id: "echo", kind: "run", run: sh("exit-with.sh", "0") }]);
+  const rec = recordDir(late);
+  const server = await serve(late);
+  try {
+    const declare = (exts: unknown[]) => writeFileSync(join(late, "definitions/extensions.yaml"), JSON.stringify(exts, null, 2));
+    declare([
+      { id: "echo", kind: "run", run: sh("exit-with.sh", "0") },
+      { id: "later", kind: "service", autostart: false, run: sh("sleep.sh", "60") },
+    ]);
+    // before: "no `cards serve` runs on this workspace" (a server with no service wrote no state), then "not known to the server"
+    const started = run(["ext", "start", "later"], { cwd: late });
+    expect([started.code, started.json?.id, started.json?.state]).toEqual([0, "later", "running"]);
+    expect(alive(started.json.pid)).toBe(true);
+
+    declare([{ id: "rec", kind: "hook", on: ["card_created"], run: sh("record.sh"), env: { RECORD_DIR: rec } }]);
+    const followed = () => server.log().split("definitions reloaded, as another process announced").length - 1;
+    await waitFor(() => followed() === 1, "the log line for the set `ext start` announced", 3_000);
+    expect(run(["check"], { cwd: late }).code).toBe(0);
+    // the server follows the set check announced (within a second, docs/cli.md), and says so
+    await waitFor(() => followed() === 2, "the server to follow", 3_000);
+    // a write through the server (it opens no files): before, the hook never ran until some other one-shot call
+    const made = await fetch(`${server.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json", "x-service-actor": "ada" }, body: JSON.stringify({ type_id: "task", title: "after check" }) });
+    const card = await made.json() as { id: string };
+    await waitFor(() => records(rec).some((r) => r.stdin.card_id === card.id), "the new hook to run", 5_000);
+  } finally {
+    await server.stop();
+  }
+}, 40_000);

@@ -26,7 +26,7 @@ export function run(args: string[], opts: { cwd?: string; env?: Record<string, s
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: parse(r.stdout), error: parse(r.stderr) };
 }
 
-export interface Server { url: string; proc: ChildProcess; stop(): Promise<void> }
+export interface Server { url: string; proc: ChildProcess; stop(): Promise<void>; /** its stderr so far */ log(): string }
 
 /** Starts `cards serve --port 0` and resolves once it logs `listening on URL`. */
 export function serve(dir: string, env: Record<string, string | undefined> = {}, extraArgs: string[] = []): Promise<Server> {
@@ -42,6 +42,7 @@ export function serve(dir: string, env: Record<string, string | undefined> = {},
         clearTimeout(timer);
         resolve({
           url: m[1]!, proc,
+          log: () => err,
           stop: () => new Promise<void>((done) => {
             if (proc.exitCode !== null || proc.signalCode !== null) return done();
             proc.once("exit", () => done());

@@ -37,6 +37,10 @@ export default defineCommand({
         return definitionNotices(r, defs);
       }) ?? definitionNotices(undefined, defs);
       for (const n of notices) console.error(`notice: ${n.message}${n.list ? ` (list them: ${n.list})` : ""}`);
+      // a set that checks out is announced, as a one-shot call would: running servers
+      // (their hooks and services) load it within a second. Best effort: the check stands
+      const { openAndAnnounce } = await import("../../platform/open.ts");
+      await openAndAnnounce(root, g.env).catch(() => undefined);
       return {
         ok: true, root, workspace_id: defs.workspace.id,
         card_types: [...defs.cardTypes.keys()], boards: [...defs.boards.keys()], views: [...defs.views.keys()],

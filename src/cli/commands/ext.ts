@@ -9,16 +9,23 @@ import { defineCommand } from "../define.ts";
 import { loadDefinitions } from "../../definitions/load.ts";
 import type { ExtensionDef } from "../../domain/types.ts";
 import { runExtension } from "../../extensions/run.ts";
-import { liveServiceStates } from "../../extensions/state.ts";
+import { liveServiceStates, liveSnapshots } from "../../extensions/state.ts";
 import { requestService, type ServiceAction } from "../../extensions/control.ts";
 import { CardsError } from "../../domain/errors.ts";
 import { findRoot } from "../../service/index.ts";
 import { serverUrl, type CliGlobals } from "../client.ts";
 import { outcome } from "../runner.ts";
 
+/**
+ * The workspace's root and definitions. An existing workspace is opened as any one-shot
+ * call opens it, so edited definitions are announced: the server supervising hooks and
+ * services loads them within a second (else `ext start` met a server that did not know a
+ * service just declared, and `ext list` showed hooks the server did not run).
+ */
 const workspace = async (g: CliGlobals): Promise<{ root: string; defs: { extensions: ExtensionDef[] } }> => {
   const root = await findRoot(g.dir, g.cwd, g.env);
-  return { root, defs: await loadDefinitions(root) };
+  const { openAndAnnounce } = await import("../../platform/open.ts");
+  return { root, defs: (await openAndAnnounce(root, g.env)) ?? await loadDefinitions(root) };
 };
 
 const run = defineCommand({
@@ -84,6 +91,9 @@ function serviceCommand(action: ServiceAction, description: string) {
           hint: def?.kind === "run" ? `run it with \`cards ext run ${args.id}\`` : "services are declared in definitions/extensions.yaml (kind: service)",
         });
       }
+      // a service declared since the server loaded its definitions: workspace() announced
+      // the set, and the server loads it within a second; it is asked once it knows it
+      await waitUntilKnown(root, def.id, KNOWN_WAIT_MS);
       const { asked, late, old } = await requestService(root, { action, id: def.id }, CONTROL_TIMEOUT_MS);
       if (asked.length === 0) {
         throw new CardsError("unavailable", old.length ? `the \`cards serve\` on this workspace (pid ${old.join(", ")}) is an older version that takes no requests` : `no \`cards serve\` runs on this workspace: services run under it`, {
@@ -101,7 +111,7 @@ function serviceCommand(action: ServiceAction, description: string) {
       if (action !== "stop" && !(s && ["running", "starting"].includes(s.state))) {
         const exit = s?.last_exit ? ` (last exit: ${s.last_exit.error ?? (s.last_exit.signal ? `signal ${s.last_exit.signal}` : `code ${s.last_exit.code}`)})` : "";
         throw new CardsError("unavailable", `service ${def.id} does not run after ${action}: ${s?.state ?? "not known to the server"}${exit}`, {
-          hint: s ? "see the server's log for its output" : "a server takes edited definitions within a second: ask again, or `cards workspace reload`",
+          hint: s ? "see the server's log for its output" : `the server has not loaded this declaration (see its log: the definitions it runs may be refused); \`cards check\` lists problems, \`cards --url <server> workspace reload\` asks it to load them`,
         });
       }
       if (!s) return { ...decl, state: "not running" };
@@ -109,6 +119,19 @@ function serviceCommand(action: ServiceAction, description: string) {
       return { ...decl, ...live };
     },
   });
+}
+
+/** How long `ext start|stop|restart` waits for live servers to load a service declared since they started. */
+const KNOWN_WAIT_MS = 3_000;
+
+/** Waits (at most `ms`) until every live supervisor of `root` reports the service `id`. */
+async function waitUntilKnown(root: string, id: string, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const snaps = liveSnapshots(root);
+    if (snaps.length === 0 || snaps.every((s) => s.services.some((x) => x.id === id)) || Date.now() > end) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** How long `ext stop` waits for servers to stop a service (their grace is 5 s before SIGKILL). */
