@@ -36,6 +36,12 @@ export class RouteTable<T extends { method: string; path: string }> {
       if (rank !== undefined && (!best || rank < best.rank)) best = { p, rank };
     }
     if (!best) return undefined;
+    // a path that is another method's literal route names that route, not a param:
+    // `GET /cards/take-next` is 405 (POST only), never the card "take-next"
+    if (best.rank.includes("1")) {
+      const literal = `/${parts.join("/")}`;
+      if (this.routes.some((r) => r.method !== method && r.path === literal)) return undefined;
+    }
     const params: Record<string, string> = {};
     const segs = best.p.segs;
     for (let i = 0; i < segs.length; i++) if (segs[i]!.startsWith(":")) params[segs[i]!.slice(1)] = parts[i]!;

@@ -8,6 +8,7 @@ import { eventMatcher, onReload, parseStreamFilter, replayEvents, STREAM_REPLAY_
 import { CardsError } from "../domain/errors.ts";
 import { formatEventId, parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
+import { queryParams } from "./query.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
@@ -50,8 +51,7 @@ export function eventStream(svc: Service, req: Request): Response {
     });
   }
   const url = new URL(req.url);
-  const q: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) q[k] = v;
+  const q = queryParams(url.searchParams);
   const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(utf8Header(req.headers.get("x-service-actor") ?? undefined)));
   const matches = eventMatcher(svc, f);
 

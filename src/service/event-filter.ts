@@ -4,7 +4,7 @@
  * per-event lookups (a card's type, its current owner) are memoised on the event object,
  * which every subscriber shares.
  */
-import { badRequest } from "../domain/errors.ts";
+import { badRequest, notFound } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
 import { ownerParam } from "./list.ts";
@@ -44,6 +44,11 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   if (f.actor !== undefined) f.actor = ownerParam(svc, f.actor, viewer, false, "actor");
   if (f.owner !== undefined) f.owner = ownerParam(svc, f.owner, viewer, false);
   if (f.board_id !== undefined) f.boardTypes = svc.board(f.board_id).card_type_ids;
+  // a card that never existed never gets an event: a typo would stream keep-alives forever
+  // (a deleted card's id is accepted: its events are history, and GET /cards/{id}/events answers them)
+  if (f.card_id !== undefined && !svc.store.getCard(f.card_id) && svc.store.listEvents({ cardId: f.card_id, limit: 1 }).length === 0) {
+    throw notFound("card", f.card_id);
+  }
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {
     const n = parseEventId(from);

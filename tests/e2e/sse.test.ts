@@ -128,6 +128,12 @@ describe("live delivery", () => {
     expect(r.status).toBe(400);
     expect(((await r.json()) as any).valid_options).toContain("card_created");
     expect((await fetch(`${server.url}/v1/events/stream?board_id=nope`)).status).toBe(404);
+    // a card that never existed: before, keep-alives forever
+    const typo = await fetch(`${server.url}/v1/events/stream?card_id=card_00000000000000ff`);
+    expect([typo.status, ((await typo.json()) as any).error]).toEqual([404, "not_found"]);
+    // a filter given twice is one list (as OpenAPI clients send arrays), never the last value alone
+    const twice = await fetch(`${server.url}/v1/events/stream?card_id=card_00000000000000ff&card_id=card_00000000000000fe`);
+    expect([twice.status, ((await twice.json()) as any).field]).toEqual([400, "card_id"]);
   });
 });
 

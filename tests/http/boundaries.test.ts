@@ -116,3 +116,37 @@ describe("GET /breaches: card_blocked is card-scoped", () => {
     }
   });
 });
+
+describe("query strings and paths clients build", () => {
+  test("a list parameter given twice is one list (OpenAPI clients send arrays so); any other parameter twice is 400, never its last value", async () => {
+    const api = await testApi();
+    try {
+      const todo = await api.task({ title: "t", status: "todo" });
+      const backlog = await api.task({ title: "b" });
+      const ids = (r: any) => r.body.items.map((c: any) => c.id).sort();
+      expect(ids(await api.get("/cards?status=todo&status=backlog"))).toEqual([todo.id, backlog.id].sort());
+      const types = (await api.get("/events?types=card_created&types=status_changed")).body.items.map((e: any) => e.type);
+      expect(new Set(types)).toEqual(new Set(["card_created"]));
+      expect(types.length).toBe(2);
+      const twice = await api.get("/cards?owner=ada&owner=bob");
+      expect([twice.status, twice.body.error, twice.body.field]).toEqual([400, "bad_request", "owner"]);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("another method on /cards/take-next is 405 naming POST, not a card called take-next", async () => {
+    const api = await testApi();
+    try {
+      for (const method of ["GET", "PATCH", "DELETE"]) {
+        const r = await api.call(method, "/cards/take-next", method === "PATCH" ? {} : undefined);
+        expect([method, r.status, r.body.error, r.headers.get("allow")]).toEqual([method, 405, "method_not_allowed", "POST"]);
+      }
+      // a card id there is still a card
+      const t = await api.task();
+      expect((await api.get(`/cards/${t.id}`)).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+});
