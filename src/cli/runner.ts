@@ -172,7 +172,10 @@ function rejectUnknownFlags(args: string[], def: ArgsDef, path: string[]): void 
     }
     throw new CardsError("usage", `unknown flag ${a.split("=")[0]} for ${path.join(" ")}`, {
       value: a, valid_options: [...new Set(Object.keys(def).filter((k) => def[k]!.type !== "positional").map((k) => `--${kebab(k)}`))],
-      hint: `see \`${path.join(" ")} --help\``,
+      // a command that passes words on (`ext run ID -- ARGS`): the flag was meant for it
+      hint: Object.values(def).some((d) => (d as { variadic?: boolean }).variadic)
+        ? `to pass ${a.split("=")[0]} on, put -- before it: \`${path.join(" ")} ${args.filter((x) => !isFlag(x))[0] ?? "ID"} -- ${a}\``
+        : `see \`${path.join(" ")} --help\``,
     });
   }
 }

@@ -19,6 +19,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** a server URL to pass as CARDS_URL (overrides env.CARDS_URL) */
   url?: string;
+  /** the caller's --actor, passed as CARDS_ACTOR (overrides env.CARDS_ACTOR): the `cards` calls it makes act as that user */
+  actor?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function runExtension(host: RunHost, id: string, args: readonly str
   const status = await runForeground({
     argv: [...ext.run, ...args],
     cwd: extensionCwd(host.root, ext),
-    env: extensionEnv(base, ext, { CARDS_WORKSPACE: host.root, CARDS_URL: opts.url ?? base.CARDS_URL }),
+    env: extensionEnv(base, ext, { CARDS_WORKSPACE: host.root, CARDS_URL: opts.url ?? base.CARDS_URL, ...(opts.actor ? { CARDS_ACTOR: opts.actor } : {}) }),
   });
   if (status.error !== undefined && status.errorIn === "cwd") {
     throw new CardsError("not_found", `extension ${id}: ${status.error}`, {
@@ -51,9 +53,15 @@ export async function runExtension(host: RunHost, id: string, args: readonly str
     });
   }
   if (status.error !== undefined) {
-    throw new CardsError(status.errorCode === "ENOENT" ? "not_found" : "unavailable", `extension ${id}: could not start ${JSON.stringify(ext.run[0])}: ${status.error}`, {
+    // a file that is not there, or not a program (not executable, a directory): the
+    // declaration is wrong, not the machine busy (unavailable, exit 7, is for retrying)
+    const missing = status.errorCode === "ENOENT";
+    const notRunnable = status.errorCode === "EACCES" || status.errorCode === "EISDIR" || status.errorCode === "ENOEXEC";
+    throw new CardsError(missing ? "not_found" : notRunnable ? "bad_request" : "unavailable", `extension ${id}: could not start ${JSON.stringify(ext.run[0])}: ${status.error}`, {
       field: "run", value: ext.run[0],
-      hint: `check \`run\` of ${id} in definitions/extensions.yaml (a path is resolved against the extension's cwd)`,
+      hint: notRunnable
+        ? `${JSON.stringify(ext.run[0])} is not a program that can run: make a script executable (chmod +x) or name its interpreter first (run: ["sh", "script.sh"]); a path is resolved against ${ext.cwd ? `the cwd ${JSON.stringify(ext.cwd)}` : "the workspace root"}`
+        : `check \`run\` of ${id} in definitions/extensions.yaml (a path is resolved against ${ext.cwd ? `the cwd ${JSON.stringify(ext.cwd)}` : "the workspace root"})`,
     });
   }
   return exitCodeOf(status);

@@ -1,6 +1,6 @@
 /** `cards ext run` and `cards ext list` through the compiled binary. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServices, type Services } from "../../src/extensions/services.ts";
 import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
@@ -16,11 +16,13 @@ beforeAll(() => {
     { id: "elsewhere", kind: "run", cwd: "sub/dir", run: sh("exit-with.sh", "0") },
     { id: "suicide", kind: "run", run: ["/bin/sh", "-c", "kill -TERM $$"] },
     { id: "ghost", kind: "run", run: ["/no/such/tool"] },
+    { id: "noexec", kind: "run", run: ["./noexec.sh"] },
     { id: "nocwd", kind: "run", cwd: "no-such-dir", run: sh("exit-with.sh", "0") },
     { id: "notify", kind: "hook", on: ["card_created"], run: ["true"] },
     { id: "web", kind: "service", run: sh("sleep.sh", "30"), env: { SECRET: "hunter2" } },
   ]);
   mkdirSync(join(ws, "sub/dir"), { recursive: true });
+  writeFileSync(join(ws, "noexec.sh"), "#!/bin/sh\necho hi\n", { mode: 0o644 });
   real = realpathSync(ws);
 });
 
@@ -30,7 +32,7 @@ describe("cards ext run", () => {
   test("appends the arguments, passes the exit code through, shares stdout; cwd and env follow the conventions", () => {
     const r = run(["ext", "run", "echo", "7", "a", "b c"], { cwd: ws });
     expect(r.code).toBe(7);
-    expect(lines(r.stdout)).toEqual(["arg=7", "arg=a", "arg=b c", `cwd=${real}`, `CARDS_WORKSPACE=${ws}`, "CARDS_URL=<unset>", "EXTRA=from-decl"]);
+    expect(lines(r.stdout)).toEqual(["arg=7", "arg=a", "arg=b c", `cwd=${real}`, `CARDS_WORKSPACE=${ws}`, "CARDS_URL=<unset>", "EXTRA=from-decl", "CARDS_ACTOR=<unset>"]);
     expect(r.stderr).toBe("");
   });
 
@@ -61,7 +63,7 @@ describe("cards ext run", () => {
   test("an unknown id is not_found (exit 3) listing the run extensions", () => {
     const r = run(["ext", "run", "nope"], { cwd: ws });
     expect(r.code).toBe(3);
-    expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost", "nocwd"] });
+    expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost", "noexec", "nocwd"] });
   });
 
   test("a hook or service id is a usage error (exit 2)", () => {
@@ -69,6 +71,25 @@ describe("cards ext run", () => {
     expect(r.code).toBe(2);
     expect(r.error.error).toBe("usage");
     expect(r.error.message).toContain("is a hook, not a run extension");
+  });
+
+  test("--actor reaches the extension as CARDS_ACTOR (over the caller's own), as --url reaches it as CARDS_URL", () => {
+    const r = run(["--actor", "bob", "ext", "run", "echo", "0"], { cwd: ws, env: { CARDS_ACTOR: "carol" } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("CARDS_ACTOR=bob\n");
+    expect(run(["ext", "run", "echo", "0"], { cwd: ws, env: { CARDS_ACTOR: "carol" } }).stdout).toContain("CARDS_ACTOR=carol\n");
+  });
+
+  test("a flag meant for the extension, without --, says to put -- before it", () => {
+    const r = run(["ext", "run", "echo", "--dry-run"], { cwd: ws });
+    expect([r.code, r.error.error]).toEqual([2, "usage"]);
+    expect(r.error.hint).toBe("to pass --dry-run on, put -- before it: `cards ext run echo -- --dry-run`");
+  });
+
+  test("a run[0] that cannot run (not executable) is bad_request (exit 2) saying chmod +x, not unavailable (exit 7, retried by scripts)", () => {
+    const r = run(["ext", "run", "noexec"], { cwd: ws });
+    expect([r.code, r.error.error, r.error.field, r.error.value]).toEqual([2, "bad_request", "run", "./noexec.sh"]);
+    expect(r.error.hint).toContain("chmod +x");
   });
 
   test("a missing executable is not_found naming it", () => {
@@ -90,7 +111,7 @@ describe("cards ext list", () => {
     const r = run(["ext", "list"], { cwd: ws });
     expect(r.code).toBe(0);
     const byId = Object.fromEntries(r.json.extensions.map((e: any) => [e.id, e]));
-    expect(Object.keys(byId)).toEqual(["echo", "elsewhere", "suicide", "ghost", "nocwd", "notify", "web"]);
+    expect(Object.keys(byId)).toEqual(["echo", "elsewhere", "suicide", "ghost", "noexec", "nocwd", "notify", "web"]);
     expect(byId.echo).toEqual({ id: "echo", kind: "run", description: "prints its arguments", run: expect.any(Array) });
     expect(byId.notify).toMatchObject({ kind: "hook", on: ["card_created"] });
     expect(byId.web).toMatchObject({ kind: "service", state: "not running" });

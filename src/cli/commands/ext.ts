@@ -42,7 +42,7 @@ const run = defineCommand({
     const g = data as CliGlobals;
     const rest = rawArgs.slice(rawArgs.indexOf(args.id) + 1);
     if (rest[0] === "--") rest.shift();
-    const exitCode = await runExtension(await workspace(g), args.id, rest, { env: g.env, url: g.url });
+    const exitCode = await runExtension(await workspace(g), args.id, rest, { env: g.env, url: g.url, ...(g.actor ? { actor: g.actor } : {}) });
     return outcome({ exitCode });
   },
 });
