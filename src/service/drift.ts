@@ -12,7 +12,7 @@ import { fieldsChangedInPlace } from "./fields-loaded.ts";
 import type { FilterNode } from "../domain/filters.ts";
 
 export interface DefinitionNotice {
-  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown" | "setting_not_enforced";
+  kind: "status_not_allowed" | "status_off_board" | "undeclared_link_type" | "schema_behind" | "fields_changed_in_place" | "default_user_unknown" | "setting_not_enforced" | "extension_ineffective";
   count: number;
   message: string;
   /** the call that lists them, when there is something to list */
@@ -37,6 +37,33 @@ export function definitionNotices(r: StoreReads | undefined, defs: Definitions):
       kind: "setting_not_enforced", count: 0,
       message: `settings.event_retention_days (${retention}) is accepted but nothing enforces it: the event log is never trimmed (SPEC); take it out, or keep it as a note`,
     });
+  }
+  out.push(...extensionNotices(defs));
+  return out;
+}
+
+/** What cards sets in every hook's and service's environment, over the declared `env`. */
+const SET_BY_CARDS: Record<string, readonly string[]> = {
+  hook: ["CARDS_URL", "CARDS_WORKSPACE", "CARDS_ACTOR", "CARDS_EVENT_ID", "CARDS_EVENT_TYPE", "CARDS_SUPERVISOR"],
+  service: ["CARDS_URL", "CARDS_WORKSPACE", "CARDS_SUPERVISOR"],
+};
+
+/** Declarations that load but cannot do what they say: a hook on no event, env that cards replaces. */
+function extensionNotices(defs: Definitions): DefinitionNotice[] {
+  const out: DefinitionNotice[] = [];
+  for (const e of defs.extensions) {
+    if (e.kind === "hook" && e.on && e.on.length === 0) {
+      out.push({ kind: "extension_ineffective", count: 0, message: `hook ${e.id}: on is empty, so it never runs; list the event types it runs on, or leave on out for every type` });
+    }
+    const replaced = Object.keys(e.env ?? {}).filter((k) => SET_BY_CARDS[e.kind]?.includes(k));
+    for (const k of replaced) {
+      out.push({
+        kind: "extension_ineffective", count: 0,
+        message: k === "CARDS_ACTOR"
+          ? `${e.kind} ${e.id}: env.CARDS_ACTOR is replaced by the event's actor; to write as ${JSON.stringify(e.env![k])}, pass it in run (["cards", "--actor", ${JSON.stringify(e.env![k])}, ...])`
+          : `${e.kind} ${e.id}: env.${k} is replaced by the value cards sets for every ${e.kind}; take it out`,
+      });
+    }
   }
   return out;
 }

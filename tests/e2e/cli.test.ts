@@ -276,6 +276,23 @@ describe("init and check", () => {
     expect(existsSync(join(dir, ".cards"))).toBe(false);
   });
 
+  test("check names extension declarations that load but cannot work: a hook on no event, env that cards replaces", () => {
+    const dir = makeWorkspace((f) => {
+      f["definitions/extensions.yaml"] = JSON.stringify([
+        { id: "never", kind: "hook", on: [], run: ["true"] },
+        { id: "as-bot", kind: "hook", on: ["card_created"], run: ["true"], env: { CARDS_ACTOR: "release-bot", OTHER: "kept" } },
+        { id: "tool", kind: "run", run: ["true"], env: { CARDS_ACTOR: "fine-here" } },
+      ]);
+    });
+    const r = run(["check", "--dir", dir]);
+    expect(r.code).toBe(0);
+    const mine = r.json.notices.filter((n: any) => n.kind === "extension_ineffective").map((n: any) => n.message);
+    expect(mine).toEqual([
+      "hook never: on is empty, so it never runs; list the event types it runs on, or leave on out for every type",
+      'hook as-bot: env.CARDS_ACTOR is replaced by the event\'s actor; to write as "release-bot", pass it in run (["cards", "--actor", "release-bot", ...])',
+    ]);
+  });
+
   test("check names a card type whose fields changed while its schema_version stayed (before: nothing, and an upgrade went from 1 to 1)", () => {
     const dir = makeWorkspace();
     const at = (args: string[]) => run([...args, "--dir", dir]);
