@@ -28,6 +28,12 @@ describe("RouteTable", () => {
     for (const method of ["GET", "POST", "PATCH", "DELETE"]) {
       for (const path of paths) {
         const ours = table.find(method, path);
+        // one deliberate difference: a path that is another method's literal route is not
+        // a param of this one (GET /cards/take-next is 405 there, not the card "take-next")
+        if (ROUTES.some((r) => r.method !== method && r.path === path)) {
+          expect({ method, path, match: ours ?? null }).toEqual({ method, path, match: null });
+          continue;
+        }
         const theirs = findRoute(router, method, path);
         const a = ours ? { route: `${ours.data.method} ${ours.data.path}`, params: ours.params } : null;
         const b = theirs ? { route: `${theirs.data.method} ${theirs.data.path}`, params: { ...(theirs.params ?? {}) } } : null;
