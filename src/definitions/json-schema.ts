@@ -39,8 +39,10 @@ export function fieldSchema(f: FieldDef, defs: Definitions): JsonSchema {
 function valueSchema(f: FieldDef, defs: Definitions): JsonSchema {
   switch (f.type) {
     case "string":
+      // one line (the service refuses a line break: "use a text field"); a required one not empty
+      return { type: "string", pattern: "^[^\\r\\n]*$", ...(f.required ? { minLength: 1 } : {}) };
     case "text":
-      return { type: "string" };
+      return { type: "string", ...(f.required ? { minLength: 1 } : {}) };
     case "number": {
       const s: JsonSchema = { type: "number" };
       if (f.min !== undefined) s.minimum = f.min;
@@ -61,7 +63,7 @@ function valueSchema(f: FieldDef, defs: Definitions): JsonSchema {
       return { type: "array", items, uniqueItems: true };
     }
     case "card_link":
-      return { type: "string", pattern: "^card_" };
+      return { type: "string", pattern: "^card_[0-9a-f]{16}$" };
     case "repeating": {
       const items = itemFields(f.item_fields ?? [], defs);
       return { type: "array", items };

@@ -174,6 +174,18 @@ describe("request schemas refuse what the server refuses", () => {
     expect((await api.post("/cards", given)).status).toBe(201);
   });
 
+  test("bodies the server refuses for their text fail the schema too: empty required text, a line break in a string, a malformed card id, a control character in a title", async () => {
+    await refusedBoth("CreateCardBody", "POST", "/cards", { type_id: "bug", title: "b", fields: { steps: "" } });
+    await refusedBoth("CreateCardBody", "POST", "/cards", { type_id: "task", title: "t", fields: { branch: "a\nb" } });
+    await refusedBoth("CreateCardBody", "POST", "/cards", { type_id: "task", title: "t", fields: { parent: "card_zz" } });
+    await refusedBoth("CreateCardBody", "POST", "/cards", { type_id: "task", title: "a\u0001b" });
+    await refusedBoth("CreateCardBody", "POST", "/cards", { type_id: "task", title: "a\u0085b" });
+    // and what it takes, the schema takes
+    const fine = { type_id: "task", title: "  ünïcode · title  ", fields: { branch: "feat/x y", parent: (await api.task()).id } };
+    expect(errorsOf(named("CreateCardBody"), fine)).toEqual([]);
+    expect((await api.post("/cards", fine)).status).toBe(201);
+  });
+
   test("DELETE of an entry requires version, as the server does", async () => {
     const param = doc.paths["/cards/{id}/fields/{field}/{entry_id}"].delete.parameters.find((p: any) => p.name === "version");
     expect(param.required).toBe(true);
