@@ -65,7 +65,7 @@ describe("tools/list", () => {
     expect(f.estimate_hours).toEqual({ type: ["number", "null"], minimum: 0, maximum: 200 }); // the label says no more than the id
     expect(bug.properties.fields.properties.steps.description).toBe("Steps to reproduce");
     expect(f.due).toMatchObject({ type: ["string", "null"], format: "date-time" });
-    expect(f.parent).toMatchObject({ type: ["string", "null"], pattern: "^card_" });
+    expect(f.parent).toMatchObject({ type: ["string", "null"], pattern: "^card_[0-9a-f]{16}$" });
     expect(f.evidence).toMatchObject({ type: ["array", "null"], items: { type: "object", required: ["note"], properties: { at: { format: "date-time" } } } });
     expect(f.output).toMatchObject({ type: ["object", "null"], required: ["uri"], properties: { uri: {}, mime: {}, size: {}, sha256: {} } });
     expect(bug.required).toEqual(["title", "fields"]);
