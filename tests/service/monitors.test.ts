@@ -324,6 +324,55 @@ describe("commit order across processes", () => {
   });
 });
 
+describe("commit order across processes: a write right after another process's", () => {
+  test("this process's event does not skip the other's, not yet polled (live delivery loses nothing)", async () => {
+    const dir = makeWorkspace();
+    const reader = await openTestService(dir, "serve");
+    const writer = await openTestService(dir, "embedded");
+    try {
+      const got: string[] = [];
+      const off = reader.subscribe((e) => { if (e.type === "card_created") got.push((e.diff as any).card.title); }, { types: ["card_created"] });
+      await createCard(writer, { type_id: "task", title: "A" }, ada); // another process's write, not polled yet
+      await createCard(reader, { type_id: "task", title: "B" }, ada); // this process's, right after
+      reader.pollFeed();
+      off();
+      expect(got).toEqual(["A", "B"]);
+    } finally {
+      writer.close();
+      reader.close();
+    }
+  });
+});
+
+describe("GET /breaches reports what holds, per board", () => {
+  test("a watched lane holding a card is no lane_limit; board_id keeps to that board; status_timeout's since is status_since", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    try {
+      const items = async (q: Record<string, string>) => (await listBreaches(svc, q)).items as any[];
+      // main watches todo (alert_when_empty): empty, it holds; one card in it, it does not
+      expect((await items({ type: "lane_limit" })).map((i) => `${i.board_id}:${i.column}`)).toEqual(["main:todo"]);
+      await createCard(svc, { type_id: "task", title: "fills todo", status: "todo" }, ada);
+      expect(await items({ type: "lane_limit" })).toEqual([]);
+      // past its max in review, then edited: the item's since is when it entered review
+      const slow = await toReview(svc, "slow");
+      const bug = await createCard(svc, { type_id: "bug", title: "b", fields: { steps: "x" } }, ada);
+      await addLink(svc, bug.id, { type_id: "blocked-by", target: slow.id }, ada);
+      await Bun.sleep(1100);
+      const edited = await patchCard(svc, slow.id, { version: slow.version, fields: { description: "still going" } }, ada);
+      expect(edited.updated_at).not.toBe(slow.status_since);
+      const timeouts = await items({ type: "status_timeout" });
+      expect(timeouts.map((i) => [i.card_id, i.since])).toEqual([[slow.id, slow.status_since]]);
+      // board_id: that board's items only (the blocked bug is on both boards; the timeout on main only)
+      const onBugs = await items({ board_id: "bugs" });
+      expect(onBugs.length).toBeGreaterThan(0);
+      expect(onBugs.every((i) => i.board_id === "bugs")).toBe(true);
+      expect(onBugs.some((i) => i.kind === "status_timeout")).toBe(false);
+    } finally {
+      svc.close();
+    }
+  });
+});
+
 describe("after a restore", () => {
   test("a persisted condition the restored log holds does not fire again on the restored workspace", async () => {
     const defs = fast(["status_timeout", "card_idle"]);
