@@ -118,6 +118,28 @@ describe("claim", () => {
   });
 });
 
+describe("no-ops and refusals that change nothing", () => {
+  test("the owner claiming again, and releasing an unowned card, keep the version and emit nothing (DECISIONS: no-op writes)", async () => {
+    const c = await api.task();
+    const claimed = (await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"))).body;
+    const again = await api.post(`/cards/${c.id}/claim`, { version: claimed.version }, as("agent-1"));
+    expect([again.status, again.body.version, again.body.updated_at]).toEqual([200, claimed.version, claimed.updated_at]);
+    const free = await api.task();
+    const released = await api.post(`/cards/${free.id}/release`, {}, as("agent-1"));
+    expect([released.status, released.body.version]).toEqual([200, 1]);
+    const types = async (id: string) => (await api.get(`/cards/${id}/events`)).body.items.map((e: CardEvent) => e.type);
+    expect(await types(c.id)).toEqual(["card_created", "owner_changed"]);
+    expect(await types(free.id)).toEqual(["card_created"]);
+  });
+
+  test("a card cannot link to itself, whatever the link type; its version stays", async () => {
+    const c = await api.task();
+    const r = await api.post(`/cards/${c.id}/links`, { type_id: "related", target: c.id });
+    expect([r.status, r.body.error, r.body.field]).toEqual([422, "validation_failed", "target"]);
+    expect((await api.get(`/cards/${c.id}`)).body.version).toBe(1);
+  });
+});
+
 describe("release", () => {
   test("clears the owner; optional version and status", async () => {
     const c = await api.task({ status: "todo" });

@@ -306,3 +306,32 @@ describe("error results", () => {
     }
   });
 });
+
+describe("tool arguments reach the service", () => {
+  test("take_next assign_to, add_link note, release force, events since, breaches type: each changes the answer", async () => {
+    // a fresh workspace: take_next takes the oldest card in scope
+    const own = await connect(makeWorkspace((f) => { (f["definitions/workspace.json"] as any).users = [{ id: "bob", kind: "agent" }, { id: "agent-1", kind: "agent" }]; }));
+    try {
+      const a = (await own.call("create_task", { title: "first" })).data;
+      const b = (await own.call("create_task", { title: "second" })).data;
+      const taken = await own.call("take_next", { assign_to: "bob" });
+      expect([taken.isError, taken.data.card.id, taken.data.card.owner]).toEqual([false, a.id, "bob"]);
+      // bob holds it: release needs force
+      expect((await own.call("release", { card_id: a.id })).isError).toBe(true);
+      const forced = await own.call("release", { card_id: a.id, force: true });
+      expect([forced.isError, forced.data.owner]).toEqual([false, undefined]);
+      const linked = await own.call("add_link", { card_id: b.id, type_id: "depends-on", target: a.id, note: "after first" });
+      expect(linked.data.links).toEqual([expect.objectContaining({ type_id: "depends-on", target: a.id, note: "after first" })]);
+      const first = (await own.call("events", { limit: 1 })).data;
+      const next = (await own.call("events", { since: first.next_cursor, limit: 1 })).data;
+      expect(next.items[0].id > first.items[0].id).toBe(true);
+      // b is blocked, and the todo lane watched on main is empty: two kinds; type keeps one
+      const blocked = (await own.call("breaches", { type: "card_blocked" })).data.items;
+      expect(blocked.length).toBeGreaterThan(0);
+      expect(blocked.every((i: any) => i.kind === "card_blocked")).toBe(true);
+      expect((await own.call("breaches", {})).data.items.some((i: any) => i.kind !== "card_blocked")).toBe(true);
+    } finally {
+      await own.close();
+    }
+  });
+});
