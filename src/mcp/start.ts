@@ -26,7 +26,8 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
     // the same rule as every surface's actor (its length bound included); none at all is
     // as over HTTP: reads work, writes are actor_required (the client sees why, in a tool
     // result, instead of a server that exits before it answers)
-    actor = svc.resolveActor(o.actor?.trim() || undefined) === undefined ? undefined : svc.requireActor(o.actor?.trim() || undefined);
+    const given = o.actor?.trim() || undefined;
+    actor = svc.resolveActor(given) === undefined ? undefined : svc.requireActor(given);
   } catch (e) {
     svc.close();
     throw e;

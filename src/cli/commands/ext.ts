@@ -25,7 +25,13 @@ import { outcome } from "../runner.ts";
 const workspace = async (g: CliGlobals): Promise<{ root: string; defs: { extensions: ExtensionDef[] } }> => {
   const root = await findRoot(g.dir, g.cwd, g.env);
   const { openAndAnnounce } = await import("../../platform/open.ts");
-  return { root, defs: (await openAndAnnounce(root, g.env)) ?? await loadDefinitions(root) };
+  // the announcement is a courtesy: a database it cannot open (busy, read-only) leaves the
+  // files, read as before; definitions that do not load stop the command either way
+  const opened = await openAndAnnounce(root, g.env).catch((e) => {
+    if ((e as { code?: string }).code === "invalid_definitions") throw e;
+    return undefined;
+  });
+  return { root, defs: opened ?? await loadDefinitions(root) };
 };
 
 const run = defineCommand({
