@@ -29,7 +29,7 @@ export interface CallContext extends Omit<ToolContext, "actor"> {
 
 export interface Tool {
   spec: ToolSpec;
-  /** read-only tools get the context as it is (no actor needed); the others a ToolContext */
+  /** without a session actor only read-only tools run, with `actor` "" (the registry refuses the rest) */
   run(args: Args, c: ToolContext): unknown;
 }
 
