@@ -26,3 +26,22 @@ test("since holds back live events up to it; signals (no id) pass; a since past 
     svc.close();
   }
 });
+
+test("the first id past the log's end is already refused; Last-Event-ID wins over ?since; empty parameters are absent ones", async () => {
+  const svc = await openTestService(makeWorkspace());
+  try {
+    for (let i = 0; i < 3; i++) await createCard(svc, { type_id: "task", title: `t${i}` }, { actor: "ada" } as never);
+    expect(() => parseStreamFilter(svc, { since: "000000000004" })).toThrow(/past the newest event/);
+    // a reconnecting EventSource sends Last-Event-ID and repeats the URL's ?since: the header is where it got to
+    expect(parseStreamFilter(svc, { since: "000000000001" }, "000000000002").since).toBe("000000000002");
+    expect(parseStreamFilter(svc, { since: "000000000002" }, undefined).since).toBe("000000000002");
+    // `?actor=&owner=&card_id=&board_id=&since=` from a form or a script's template filters nothing
+    const empty = parseStreamFilter(svc, { actor: "", owner: "", card_id: "", board_id: "", since: "" });
+    expect(empty).toEqual({});
+    const at = new Date().toISOString();
+    const e = { id: "000000000001", type: "card_created", card_id: "card_x", actor: "bob", at, scope: "card", diff: {} } as unknown as CardEvent;
+    expect(eventMatcher(svc, empty)(e)).toBe(true);
+  } finally {
+    svc.close();
+  }
+});
