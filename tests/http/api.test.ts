@@ -201,6 +201,22 @@ describe("Idempotency-Key", () => {
     expect(d2.text).toBe(d1.text);
   });
 
+  test("a key is 1 to 255 characters: 255 is taken, 256 is 400 naming the header", async () => {
+    const ok = await api.post("/cards", { type_id: "task", title: "long key" }, { "idempotency-key": "k".repeat(255) });
+    expect(ok.status).toBe(201);
+    const long = await api.post("/cards", { type_id: "task", title: "longer key" }, { "idempotency-key": "k".repeat(256) });
+    expect([long.status, long.body.error, long.body.field]).toEqual([400, "bad_request", "Idempotency-Key"]);
+  });
+
+  test("a dry run under a key stores no answer: the real call with that key then runs", async () => {
+    const h = { "idempotency-key": "dry-then-real" };
+    const dry = await api.post("/cards", { type_id: "task", title: "rehearsed", dry_run: true }, h);
+    expect([dry.status, dry.headers.get("dry-run"), dry.headers.get("idempotent-replayed")]).toEqual([200, "true", null]);
+    const real = await api.post("/cards", { type_id: "task", title: "rehearsed" }, h);
+    expect([real.status, real.headers.get("idempotent-replayed")]).toEqual([201, null]);
+    expect((await api.get(`/cards/${real.body.id}`)).status).toBe(200);
+  });
+
   test("keys are stored in the database and survive a restart", async () => {
     const { openTestService } = await import("../helpers/workspace.ts");
     const { createHttpApp } = await import("../../src/http/app.ts");

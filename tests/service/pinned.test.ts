@@ -9,11 +9,14 @@ import { openTestService } from "../helpers/workspace.ts";
 import { pruneDue, PRUNE_EVERY } from "../../src/service/service.ts";
 
 describe("pinned service views", () => {
-  test("old idempotency records are pruned after 200 writes made through requests", async () => {
+  test("old idempotency records are pruned after 200 writes made through requests; a day-old one is kept", async () => {
     const svc = await openTestService(undefined, "serve");
     try {
       const old = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString();
       await svc.store.write((tx) => tx.putIdempotency({ key: "ancient", actor: "ada", request_hash: "h", status: 201, body: "{}", created_at: old }));
+      // a day old: within the 7 days a key is kept
+      const recent = new Date(Date.now() - 24 * 3600 * 1000).toISOString();
+      await svc.store.write((tx) => tx.putIdempotency({ key: "recent", actor: "ada", request_hash: "h", status: 201, body: "{}", created_at: recent }));
       expect(svc.store.getIdempotency("ancient")).not.toBeNull();
       for (let i = 0; i < 200; i++) {
         const r = await dispatch(svc, {
@@ -23,6 +26,7 @@ describe("pinned service views", () => {
         expect(r.status).toBe(201);
       }
       expect(svc.store.getIdempotency("ancient")).toBeNull();
+      expect(svc.store.getIdempotency("recent")).not.toBeNull();
     } finally {
       svc.close();
     }
