@@ -140,7 +140,11 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
       field: key, value,
     });
   }
-  return a;
+  // a top-level null is an argument not given (harnesses fill every declared key); the
+  // tools would otherwise hand it on and the service refuse it ("expected string")
+  const given: Args = {};
+  for (const [key, value] of Object.entries(a)) if (value !== null) given[key] = value;
+  return given;
 }
 
 function typeMatches(want: string, v: unknown): boolean {

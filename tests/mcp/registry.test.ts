@@ -53,3 +53,27 @@ test('types "entry" and "entry_card" both keep a tool of their own', async () =>
     svc.close();
   }
 });
+
+test("arguments: null is an absent one (a required one is then missing); a non-integer version or limit is refused by name", async () => {
+  const svc = await openTestService(makeWorkspace(), "embedded");
+  try {
+    const reg = new ToolRegistry(svc.defs);
+    const ctx = { svc, actor: "agent-1" };
+    const err = async (name: string, args: unknown) => (await reg.call(name, args, ctx, () => {})).structuredContent as { error?: string; field?: string; message?: string };
+    const card = (await reg.call("create_task", { title: "t" }, ctx, () => {})).structuredContent as { id: string; version: number };
+    expect(await err("get_card", { card_id: null })).toMatchObject({ error: "validation_failed", field: "card_id", message: "get_card: card_id is required" });
+    expect(await err("claim", { card_id: card.id, version: 1.5 })).toMatchObject({ error: "validation_failed", field: "version", message: "claim: version must be an integer" });
+    expect(await err("claim", { card_id: card.id, version: "1" })).toMatchObject({ error: "validation_failed", field: "version" });
+    expect(await err("list_cards", { limit: 2.5 })).toMatchObject({ error: "validation_failed", field: "limit", message: "list_cards: limit must be an integer" });
+    // an optional argument sent as null (as some harnesses fill every declared key) is left out
+    const listed = (await reg.call("list_cards", { status: null, limit: null, owner: null }, ctx, () => {})).structuredContent as { items: { id: string }[] };
+    expect(listed.items.map((c) => c.id)).toContain(card.id);
+    const claimed = (await reg.call("claim", { card_id: card.id, version: card.version, status: null }, ctx, () => {})).structuredContent as { owner: string };
+    expect(claimed.owner).toBe("agent-1");
+    // update_task's owner: null is not given (before: cleared); "" clears
+    const kept = (await reg.call("update_task", { card_id: card.id, version: 2, owner: null, title: "renamed", status: null }, ctx, () => {})).structuredContent as { owner: string; title: string };
+    expect([kept.owner, kept.title]).toEqual(["agent-1", "renamed"]);
+  } finally {
+    svc.close();
+  }
+});
