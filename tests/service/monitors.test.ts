@@ -35,7 +35,9 @@ describe("status_timeout and card_idle", () => {
       expect(timeouts.length).toBe(1);
       expect(timeouts[0]!.diff).toMatchObject({ board_id: "main", status: "review", max: "1s", since: card.status_since });
       expect(timeouts[0]!.id).toBeUndefined(); // not persisted: a live signal
-      expect(got.some((e) => e.type === "card_idle" && e.card_id === card.id)).toBe(true);
+      const idle = got.filter((e) => e.type === "card_idle" && e.card_id === card.id);
+      expect(idle.length).toBe(1);
+      expect(idle[0]!.diff).toEqual({ board_id: "main", since: card.updated_at, threshold: "1s" });
       // leave and re-enter review: a new deadline, a second firing
       const back = await patchCard(svc, card.id, { version: card.version, status: "doing" }, ada);
       await patchCard(svc, card.id, { version: back.version, status: "review" }, ada);
@@ -85,6 +87,28 @@ describe("status_timeout and card_idle", () => {
       svc.close();
     }
   }, 10_000);
+});
+
+describe("more cards due at once than one scan batch (200)", () => {
+  test("every one fires in the same scan, not only the first batch", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    try {
+      const n = 230;
+      for (let i = 0; i < n; i++) await toReview(svc, `due ${i}`);
+      await Bun.sleep(1100);
+      const got = new Set<string>();
+      const off = svc.subscribe((e) => { if (e.card_id) got.add(e.card_id); }, { types: ["status_timeout"] });
+      const end = Date.now() + 4000;
+      while (got.size < n && Date.now() < end) await Bun.sleep(50);
+      off();
+      expect(got.size).toBe(n);
+    } finally {
+      monitor.stop();
+      svc.close();
+    }
+  }, 15_000);
 });
 
 describe("cards that come into a board's scope already overdue", () => {
