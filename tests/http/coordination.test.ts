@@ -72,6 +72,33 @@ describe("claim", () => {
     }
   });
 
+  test("transition_rejected listed in persist_conditions is a durable event of the card (with an id); otherwise a live signal only; a dry run records neither", async () => {
+    const rejections = (r: { body: { items: CardEvent[] } }) => r.body.items.filter((e) => e.type === "transition_rejected");
+    const persisted = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.persist_conditions.push("transition_rejected"); } });
+    try {
+      const c = await persisted.task({ status: "todo" });
+      expect((await persisted.patch(`/cards/${c.id}`, { version: 1, status: "review", dry_run: true })).body.error).toBe("transition_illegal");
+      expect(rejections(await persisted.get(`/cards/${c.id}/events`))).toEqual([]);
+      expect((await persisted.patch(`/cards/${c.id}`, { version: 1, status: "review" })).body.error).toBe("transition_illegal");
+      const items = rejections(await persisted.get(`/cards/${c.id}/events`));
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ type: "transition_rejected", card_id: c.id, actor: "ada", diff: { board_id: "main", before: "todo", after: "review" } });
+      expect(items[0]!.id).toMatch(/^\d{12}$/);
+      expect(persisted.svc.store.listSignals(0, 100).filter((s) => s.event.type === "transition_rejected")).toEqual([]);
+    } finally {
+      persisted.close();
+    }
+    const live = await testApi();
+    try {
+      const c = await live.task({ status: "todo" });
+      expect((await live.patch(`/cards/${c.id}`, { version: 1, status: "review" })).body.error).toBe("transition_illegal");
+      expect(rejections(await live.get(`/cards/${c.id}/events`))).toEqual([]);
+      expect(live.svc.store.listSignals(0, 100).filter((s) => s.event.type === "transition_rejected")).toHaveLength(1);
+    } finally {
+      live.close();
+    }
+  });
+
   test("without emit_rejections a refused move emits no transition_rejected (SPEC: only with emit_rejections)", async () => {
     const fresh = await testApi({ edit: (f) => { (f["definitions/boards/main.json"] as any).monitors.emit_rejections = false; } });
     const seen: CardEvent[] = [];
