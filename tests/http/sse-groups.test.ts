@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { eventStream, flushDelayMs, SSE_FLUSH_SLICE } from "../../src/http/sse.ts";
-import { createCard, type Service } from "../../src/service/index.ts";
+import { addComment, claimCard, createCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 
 const ada = { actor: "ada" } as never;
@@ -63,6 +63,20 @@ describe("streams sharing a filter", () => {
     expect(titles(a!)).toEqual(["by ada", "by bob"]);
     expect(titles(b!)).toEqual(["by bob"]);
     expect(titles(b2!)).toEqual(["by bob"]);
+  }));
+
+  test("filters that differ only in owner, or only in card_id, do not share either", () => withService(async (svc) => {
+    const a = await createCard(svc, { type_id: "task", title: "a" }, ada);
+    const b = await createCard(svc, { type_id: "task", title: "b" }, ada);
+    await claimCard(svc, a.id, { version: 1 }, ada);
+    await claimCard(svc, b.id, { version: 1 }, { actor: "agent-1" } as never);
+    const open = (q: string) => eventStream(svc, new Request(`http://x/v1/events/stream?types=comment_added&${q}`));
+    const streams = [open("owner=ada"), open("owner=agent-1"), open(`card_id=${a.id}`), open(`card_id=${b.id}`)];
+    await addComment(svc, a.id, { body: "on a" }, ada);
+    await addComment(svc, b.id, { body: "on b" }, ada);
+    const texts = await Promise.all(streams.map((r) => readUntil(r, (t) => t.includes("on b"), 600)));
+    const cards = texts.map((t) => [...t.matchAll(/"card_id":"(card_[0-9a-f]+)"/g)].map((m) => m[1]));
+    expect(cards).toEqual([[a.id], [b.id], [a.id], [b.id]]);
   }));
 
   test("actor=me is the stream's own actor (X-Service-Actor): two viewers, two filters", () => withService(async (svc) => {
