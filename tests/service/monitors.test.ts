@@ -296,6 +296,22 @@ describe("GET /breaches ceiling", () => {
       svc.close();
     }
   }, 30_000);
+
+  test("temporal scans too: 500 idle cards are all listed; the 501st makes it truncated", async () => {
+    const svc = await openTestService(makeWorkspace(fast()), "embedded");
+    try {
+      for (let i = 0; i < 500; i++) await createCard(svc, { type_id: "task", title: `idle ${i}` }, ada);
+      await Bun.sleep(1100);
+      const all = await listBreaches(svc, { board_id: "main", type: "card_idle" });
+      expect([all.items.length, all.truncated, all.limit]).toEqual([500, undefined, undefined]);
+      await createCard(svc, { type_id: "task", title: "idle 500" }, ada);
+      await Bun.sleep(1100);
+      const over = await listBreaches(svc, { board_id: "main", type: "card_idle" });
+      expect([over.items.length, over.truncated, over.limit]).toEqual([500, true, 500]);
+    } finally {
+      svc.close();
+    }
+  }, 30_000);
 });
 
 describe("persisted board conditions under a board filter", () => {
