@@ -268,6 +268,22 @@ test("definitions edited while no process ran: the first open signals the crossi
   fourth.close();
 });
 
+test("definitions edited while no process ran: a watched lane recorded filled that the new scope empties signals lane_drained at the first open", async () => {
+  const dir = makeWorkspace((f) => {
+    (f["definitions/workspace.json"] as any).settings.persist_conditions = ["lane_drained", "lane_refilled"];
+  });
+  const laneEvents = (svc: Service) => svc.store.listEvents({ types: ["lane_drained", "lane_refilled"], limit: 100 }).map((e) => [e.type, e.diff]);
+  const first = await openTestService(dir, "embedded");
+  await createCard(first, { type_id: "task", title: "in todo", status: "todo" }, { actor: "ada" } as never); // main watches todo
+  expect(laneEvents(first)).toEqual([["lane_refilled", { column: "todo", count: 1 }]]);
+  first.close();
+  // no server runs: the board's scope leaves the card out, so the lane is empty now
+  editJson(dir, "definitions/boards/main.json", (b) => { b.default_filter = { owner: "ada" }; });
+  const second = await openTestService(dir, "embedded");
+  expect(laneEvents(second).slice(1)).toEqual([["lane_drained", { column: "todo", count: 0 }]]);
+  second.close();
+});
+
 test("a limit removed from a lane over it: wip_cleared once, though a process following the reload judged by its own old set", async () => {
   const api = await testApi();
   const other = await openTestService(api.dir, "serve");
