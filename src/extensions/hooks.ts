@@ -63,6 +63,8 @@ export interface Hooks {
   stop(): Promise<void>;
   /** after a definitions reload: use the new hook list and re-declare the consumed event types */
   reconcile(): void;
+  /** after this server followed another process's announcement without loading a new set (followReloads) */
+  followed(): void;
   /** the event types the declared hooks consume (a hook without `on`: every type) */
   consumers(): Set<string>;
 }
@@ -144,7 +146,11 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
     holdTimer = undefined;
     const events = held;
     held = [];
-    if (stopped || quiescing) return; // as events that arrive then: not taken
+    if (stopped) {
+      // as events that arrive then: not taken (another server on the workspace may), and said
+      if (events.length) opts.log(`hooks: shutting down, ${events.length} event(s) held for definitions another process announced not taken (${eventRange(events.map((event) => ({ event })))})`);
+      return;
+    }
     for (const e of events) matchEvent(e);
   };
 
@@ -343,12 +349,19 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       for (const lane of lanes.values()) n += lane.running.size + lane.queue.length;
       return n;
     },
+    followed() {
+      // this server followed an announcement without loading its set (the files were the
+      // set it has, or were refused): what was held for it is matched now, not after HOLD_MAX_MS
+      if (awaiting !== undefined) queueMicrotask(releaseHeld);
+    },
     quiesce() {
       if (quiet) return quiet;
-      quiescing = true;
       unsubscribe?.();
       unsubscribe = undefined;
+      // events held for an announced set were taken: writes answered before the shutdown
+      // (matched now against the hooks loaded, and claimed like the others)
       releaseHeld();
+      quiescing = true;
       quiet = new Promise<void>((resolve) => { idle = resolve; });
       settle();
       return quiet;
@@ -386,7 +399,7 @@ function onceKey(j: Job): string {
 }
 
 /** Which events, for a log line: the first and last ids (signals have none), and how many. */
-function eventRange(jobs: readonly Job[]): string {
+function eventRange(jobs: ReadonlyArray<{ event: CardEvent }>): string {
   const ids = jobs.map((j) => j.event.id).filter((id): id is string => id !== undefined).sort();
   const signals = jobs.length - ids.length;
   const parts: string[] = [];

@@ -286,6 +286,44 @@ describe("lifecycle", () => {
     expect(seen()).toEqual([`first:${a}`, `first:${b}`, `second:${b}`, `second:${c}`].sort());
   });
 
+  describe("writes held after another process announced a set", () => {
+    /** A server on a workspace with hook "first"; `announce()` has a one-shot process open an edited set (hook "second" added), then puts the file back. */
+    async function announcedThenReverted(wireFollowed: boolean) {
+      const ws = workspaceWith([]);
+      const dir = recordDir(ws);
+      const hook = (id: string) => ({ id, kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: dir, EXTRA: id } });
+      const file = join(ws, "definitions/extensions.yaml");
+      writeFileSync(file, JSON.stringify([hook("first")]));
+      const svc = await openTestService(ws, "serve");
+      const logs: string[] = [];
+      const hooks = startHooks(svc, { url: URL, log: (m) => logs.push(m) });
+      const unfollow = followReloads(svc, (m) => logs.push(m), (m) => logs.push(m), wireFollowed ? () => hooks.followed() : undefined);
+      const offReload = onReload(svc, () => hooks.reconcile());
+      cleanup.push(() => svc.close(), () => hooks.stop(), unfollow, offReload);
+      writeFileSync(file, JSON.stringify([hook("first"), hook("second")]));
+      (await openTestService(ws, "embedded")).close(); // opens the edited files: announces them
+      writeFileSync(file, JSON.stringify([hook("first")])); // an editor's undo, a git checkout
+      await Bun.sleep(400); // the server's feed (200 ms) brings the announcement; its reload finds the files unchanged
+      return { svc, hooks, logs, seen: () => records(dir).map((r) => r.env.EXTRA) };
+    }
+
+    test("the server finds the announced set gone from disk: its writes' hooks run at once, not after the 3 s hold", async () => {
+      const { svc, logs, seen } = await announcedThenReverted(true);
+      await createCard(svc, { type_id: "task", title: "after the revert" }, ctx);
+      await waitFor(() => seen().length === 1, "the hook for the write", 1_500);
+      expect(seen()).toEqual(["first"]);
+      expect(logs.filter((l) => l.includes("were not loaded within"))).toEqual([]);
+    });
+
+    test("a shutdown while writes are held runs their hooks (before: dropped without a word)", async () => {
+      const { svc, hooks, seen } = await announcedThenReverted(false); // held until the 3 s timer
+      await createCard(svc, { type_id: "task", title: "answered, then the server stops" }, ctx);
+      expect(hooks.busy()).toBeGreaterThan(0); // held
+      await hooks.quiesce();
+      expect(seen()).toEqual(["first"]);
+    });
+  });
+
   test("a hook a reload removes: its queued runs are dropped and logged, the running one finishes (before: all ran, with the old definition)", async () => {
     const { ws, svc, hooks, logs } = await setup([], { maxConcurrent: 1 });
     const gate = join(ws, "gate-open");
