@@ -9,7 +9,7 @@ import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText } from "./body.ts";
-import { queryParams } from "./query.ts";
+import { queryParams } from "../api/query.ts";
 import { eventStream, utf8Header } from "./sse.ts";
 import { registerUi } from "./ui.ts";
 
@@ -98,7 +98,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     const method = event.req.method;
     if (method === "HEAD") {
       // HEAD is GET without the body (HTTP): same status and headers
-      const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: queryParams(url.searchParams), headers: new ApiHeaders(event.req.headers) });
+      const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: queryParams(url.searchParams, url.pathname.slice(3) || "/"), headers: new ApiHeaders(event.req.headers) });
       const head = (r: ApiResponse): Response => {
         const full = toResponse(r);
         // the GET's body is never read: cancel it, or a streamed artifact keeps its file open
@@ -112,7 +112,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     }
     const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);
     const path = url.pathname.slice(3) || "/";
-    const query: Record<string, string> = url.search ? queryParams(url.searchParams) : {};
+    const query: Record<string, string> = url.search ? queryParams(url.searchParams, path) : {};
     if (method === "GET") {
       const res = dispatch(svc, { method, path, query, headers });
       return res instanceof Promise ? res.then(toResponse) : toResponse(res);

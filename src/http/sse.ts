@@ -8,7 +8,7 @@ import { eventMatcher, onReload, parseStreamFilter, replayEvents, STREAM_REPLAY_
 import { CardsError } from "../domain/errors.ts";
 import { formatEventId, parseEventId } from "../domain/ids.ts";
 import type { CardEvent } from "../domain/types.ts";
-import { queryParams } from "./query.ts";
+import { queryParams } from "../api/query.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
 export const SSE_KEEPALIVE_MS = 15_000;
@@ -51,7 +51,7 @@ export function eventStream(svc: Service, req: Request): Response {
     });
   }
   const url = new URL(req.url);
-  const q = queryParams(url.searchParams);
+  const q = queryParams(url.searchParams, "/events/stream");
   const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(utf8Header(req.headers.get("x-service-actor") ?? undefined)));
   const matches = eventMatcher(svc, f);
 

@@ -547,6 +547,7 @@ describe("embedded and remote modes print the same bytes", () => {
     ["cards", "links", "remove", "ID", ".", ".."], ["cards", "entries", "remove", "ID", ".", "..", "--version", "1"],
     ["cards", "get", "."], ["cards", "comments", "edit", "ID", "..", "x"], ["api", "DELETE", "/cards/ID/links/x/.."],
     ["api", "GET", "/cards/%"], ["api", "GET", "/cards/%ZZ"],
+    ["api", "GET", "/cards?status=todo&status=backlog"], ["api", "GET", "/cards?limit=1&limit=5"], ["api", "GET", "/breaches?type=card_blocked&type=wip_exceeded"],
   ];
   test.each(commands.map((c) => [c.join(" "), c]))("%s", (_label, cmd) => {
     const args = (cmd as string[]).map((a) => (a === "ID" ? id : a));
@@ -556,6 +557,18 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(remote.stdout).toBe(local.stdout);
     expect(remote.stderr).toBe(local.stderr);
     expect(run(["cards", "get", id], { cwd: dir }).code).toBe(0); // still there
+  });
+
+  test("cards api reads a repeated query parameter as HTTP does: a list parameter's repeats are the list, any other is refused", async () => {
+    for (const path of ["/cards?status=todo&status=backlog&sort=created_at", "/cards?limit=1&limit=5", "/breaches?type=card_blocked&type=wip_exceeded", "/events?type=card_created&type=card_deleted&limit=3"]) {
+      const http = await fetch(`${server.url}/v1${path}`);
+      const cli = run(["api", "GET", path], { cwd: dir });
+      const body = await http.json();
+      if (http.ok) expect([path, cli.code, cli.json]).toEqual([path, 0, body]);
+      else expect([path, cli.code, JSON.parse(cli.stderr)]).toEqual([path, 2, body]);
+    }
+    expect(JSON.parse(run(["api", "GET", "/cards?limit=1&limit=5"], { cwd: dir }).stderr).message).toBe('query parameter "limit" is given more than once');
+    expect(JSON.parse(run(["api", "GET", "/breaches?type=card_blocked&type=wip_exceeded"], { cwd: dir }).stderr).message).toBe('query parameter "type" is given more than once');
   });
 
   test("the live stream reads an X-Service-Actor sent as UTF-8 as the JSON API does: actor=me finds a non-ASCII caller's events", async () => {

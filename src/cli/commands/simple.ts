@@ -129,9 +129,9 @@ export const api = defineCommand({
     }
     checkPath(args.path); // before the URL below resolves `..` into another route
     const url = new URL(args.path.replace(/^\/?(v1\/)?/, "/"), "http://x");
-    const query: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) query[k] = v;
     const path = url.pathname;
+    const { queryParams } = await import("../../api/query.ts");
+    const query = queryParams(url.searchParams, path);
     if (method === "GET" && path === "/events/stream") {
       throw new CardsError("usage", "GET /events/stream is a Server-Sent Events stream, not one answer", {
         hint: "follow events with `cards events --follow` (one JSON event per line)",
