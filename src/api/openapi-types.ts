@@ -14,8 +14,8 @@ const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}
  * characters), and the description says the rest.
  */
 export const TITLE_SCHEMA: JsonSchema = {
-  type: "string", minLength: 1, maxLength: 1024, pattern: "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$",
-  description: "one line, not blank, no control characters (C0, DEL, C1); surrounding spaces are trimmed; at most 1,024 bytes of UTF-8 (413 beyond)",
+  type: "string", minLength: 1, maxLength: 1024, pattern: "^[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029]*$",
+  description: "one line (no LF, CR, U+0085, U+2028, U+2029), not blank, no control characters (C0, DEL, C1); surrounding spaces are trimmed; at most 1,024 bytes of UTF-8 (413 beyond)",
 };
 const ENTRY_ID: JsonSchema = { type: "string", pattern: "^ent_", readOnly: true, description: "set by the server; names the entry in /cards/{id}/fields/{field}/{entry_id}" };
 

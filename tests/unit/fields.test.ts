@@ -458,3 +458,19 @@ describe("parseRfc3339", () => {
     ["yesterday", undefined],
   ])("%s", (s, ms) => expect(parseRfc3339(s)).toBe(ms));
 });
+
+describe("the published title schema (OpenAPI, tool schemas)", () => {
+  test("refuses every title the server refuses as not one line or holding a control character", async () => {
+    const { TITLE_SCHEMA } = await import("../../src/api/openapi-types.ts");
+    const pattern = new RegExp(TITLE_SCHEMA.pattern as string, "u");
+    const samples = ["plain", "with\u00e9 accents", "a\nb", "a\rb", "a\u0085b", "a\u2028b", "a\u2029b", "a\u0000b", "a\u001bb", "a\u007fb", "a\u009bb", "a\tb", " ", "tab\u00a0nbsp"];
+    for (const t of samples) {
+      let serverTakes = true;
+      try { validateTitle(t); } catch { serverTakes = false; }
+      // the schema may be stricter at the edges (the server trims), never looser
+      if (!serverTakes) expect([t, pattern.test(t)]).toEqual([t, false]);
+    }
+    expect(pattern.test("a\u2028b")).toBe(false);
+    expect(pattern.test("plain title")).toBe(true);
+  });
+});
