@@ -105,11 +105,7 @@ export class Service {
 
   requireActor(header?: string | null): string {
     const a = this.resolveActor(header);
-    if (!a) {
-      throw new CardsError("actor_required", "no actor: writes need an identity", {
-        hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP), or set settings.default_user in workspace.json",
-      });
-    }
+    if (!a) throw noActor();
     // any string (SPEC), but one that fits where it is written: created_by, event actors
     if (a.length > MAX_ACTOR_LENGTH) {
       throw new CardsError("bad_request", `the actor is ${a.length} characters; at most ${MAX_ACTOR_LENGTH}`, { field: "actor", hint: "see docs/limits.md" });
@@ -155,6 +151,9 @@ export class Service {
    * (a different request under the same key is 422); `dryRun` rolls everything back.
    */
   async mutate<T>(ctx: OpContext, fn: (w: WriteScope) => T | Promise<T>, opts: { dryRun?: boolean } = {}): Promise<T> {
+    // every surface resolves the actor first (requireActor); a write that reaches here
+    // without one (a tool wrongly marked read-only) is refused, never recorded as by ""
+    if (!ctx.actor) throw noActor();
     const idem = opts.dryRun ? undefined : ctx.idempotency;
     const events: StoredEvent[] = [];
     const signals: Array<{ seq: number; event: CardEvent }> = [];
@@ -282,6 +281,12 @@ export class Service {
     this.feed?.stop();
     this.store.close();
   }
+}
+
+function noActor(): CardsError {
+  return new CardsError("actor_required", "no actor: writes need an identity", {
+    hint: "name the actor: --actor or CARDS_ACTOR (CLI), the X-Service-Actor header (HTTP), or set settings.default_user in workspace.json",
+  });
 }
 
 /** Writes between two prunes of old signals, idempotency records and once-keys. */

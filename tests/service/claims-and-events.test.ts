@@ -84,3 +84,15 @@ describe("claims and events written without RETURNING", () => {
     }
   });
 });
+
+describe("a write without an actor", () => {
+  test("reaching the service with an empty actor is actor_required, and writes nothing (never an event by \"\")", async () => {
+    await withServer(async (svc) => {
+      const before = svc.store.lastEventId();
+      let err: any;
+      try { await createCard(svc, { type_id: "task", title: "by nobody" }, as("")); } catch (e) { err = e; }
+      expect(err?.code).toBe("actor_required");
+      expect(svc.store.lastEventId()).toBe(before);
+    });
+  });
+});
