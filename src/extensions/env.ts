@@ -4,6 +4,7 @@
  * workspace root, or `cwd` resolved against it).
  */
 import { resolve } from "node:path";
+import { CARDS_ENV } from "../domain/extension-env.ts";
 import type { ExtensionDef } from "../domain/types.ts";
 import type { ExitStatus } from "../platform/spawn.ts";
 
@@ -13,6 +14,11 @@ export function extensionEnv(
   ext: ExtensionDef,
   vars: Record<string, string | undefined>,
 ): Record<string, string> {
+  // the list `cards check` reads (its notice of a declared key cards replaces) must name every one set here
+  const listed = CARDS_ENV[ext.kind];
+  for (const k of Object.keys(vars)) {
+    if (!listed.always.includes(k) && !listed.when_given.includes(k)) throw new Error(`${k} is set for a ${ext.kind} but missing from CARDS_ENV (src/domain/extension-env.ts)`);
+  }
   const env: Record<string, string> = {};
   for (const layer of [base, ext.env ?? {}, vars]) {
     for (const [k, v] of Object.entries(layer)) if (v !== undefined) env[k] = v;

@@ -6,6 +6,7 @@
  * fail the check. Counts only: field values are checked per card by an upgrade's dry run.
  */
 import type { Definitions } from "../domain/types.ts";
+import { CARDS_ENV } from "../domain/extension-env.ts";
 import type { StoreReads } from "../store/port.ts";
 import { BLOCKING_LINK_TYPES } from "./blocking.ts";
 import { fieldsChangedInPlace } from "./fields-loaded.ts";
@@ -42,12 +43,6 @@ export function definitionNotices(r: StoreReads | undefined, defs: Definitions):
   return out;
 }
 
-/** What cards sets in every hook's and service's environment, over the declared `env`. */
-const SET_BY_CARDS: Record<string, readonly string[]> = {
-  hook: ["CARDS_URL", "CARDS_WORKSPACE", "CARDS_ACTOR", "CARDS_EVENT_ID", "CARDS_EVENT_TYPE", "CARDS_SUPERVISOR"],
-  service: ["CARDS_URL", "CARDS_WORKSPACE", "CARDS_SUPERVISOR"],
-};
-
 /** Declarations that load but cannot do what they say: a hook on no event, env that cards replaces. */
 function extensionNotices(defs: Definitions): DefinitionNotice[] {
   const out: DefinitionNotice[] = [];
@@ -55,7 +50,7 @@ function extensionNotices(defs: Definitions): DefinitionNotice[] {
     if (e.kind === "hook" && e.on && e.on.length === 0) {
       out.push({ kind: "extension_ineffective", count: 0, message: `hook ${e.id}: on is empty, so it never runs; list the event types it runs on, or leave on out for every type` });
     }
-    const replaced = Object.keys(e.env ?? {}).filter((k) => SET_BY_CARDS[e.kind]?.includes(k));
+    const replaced = Object.keys(e.env ?? {}).filter((k) => CARDS_ENV[e.kind].always.includes(k));
     for (const k of replaced) {
       out.push({
         kind: "extension_ineffective", count: 0,

@@ -282,6 +282,7 @@ describe("init and check", () => {
         { id: "never", kind: "hook", on: [], run: ["true"] },
         { id: "as-bot", kind: "hook", on: ["card_created"], run: ["true"], env: { CARDS_ACTOR: "release-bot", OTHER: "kept" } },
         { id: "tool", kind: "run", run: ["true"], env: { CARDS_ACTOR: "fine-here" } },
+        { id: "elsewhere", kind: "run", run: ["true"], env: { CARDS_WORKSPACE: "/somewhere/else", CARDS_URL: "http://127.0.0.1:1" } },
       ]);
     });
     const r = run(["check", "--dir", dir]);
@@ -290,6 +291,8 @@ describe("init and check", () => {
     expect(mine).toEqual([
       "hook never: on is empty, so it never runs; list the event types it runs on, or leave on out for every type",
       'hook as-bot: env.CARDS_ACTOR is replaced by the event\'s actor; to write as "release-bot", pass it in run (["cards", "--actor", "release-bot", ...])',
+      // a run's CARDS_URL is a default (the caller's wins when it has one); its CARDS_WORKSPACE never holds
+      "run elsewhere: env.CARDS_WORKSPACE is replaced by the value cards sets for every run; take it out",
     ]);
   });
 
