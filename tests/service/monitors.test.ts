@@ -292,6 +292,10 @@ describe("GET /breaches ceiling", () => {
       expect(r.limit).toBe(500);
       const few = await listBreaches(svc, { board_id: "main", type: "wip_exceeded" });
       expect(few.truncated).toBeUndefined();
+      // without board_id: the cards past main's limit are not listed as in no board's scope
+      const all = await listBreaches(svc, { type: "card_blocked" });
+      expect(all.truncated).toBe(true);
+      expect(all.items.filter((i) => i.board_id === undefined)).toEqual([]);
     } finally {
       svc.close();
     }
