@@ -36,8 +36,6 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
   }
   const boards = p.board_id !== undefined ? [svc.board(p.board_id)] : [...svc.defs.boards.values()];
   const want = (k: string) => p.type === undefined || p.type === k;
-  /** a board's blocked scan stopped at the limit */
-  let blockedCut = false;
   const now = Date.now();
   // the reads, in order, and how each answer becomes items
   const calls: ReadCall[] = [];
@@ -63,7 +61,7 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
     if (want("card_blocked")) {
       read({ method: "blockedCards", args: [scope, BREACH_SCAN_LIMIT + 1] }, (answer, out) => {
         const page = answer as Array<{ id: string; blockers: string[] }>;
-        if (page.length > BREACH_SCAN_LIMIT) out.truncated = blockedCut = true;
+        if (page.length > BREACH_SCAN_LIMIT) out.truncated = true;
         for (const c of page.slice(0, BREACH_SCAN_LIMIT)) out.items.push({ kind: "card_blocked", ...base, card_id: c.id, blockers: c.blockers });
       });
     }
@@ -87,9 +85,6 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
     read({ method: "blockedCards", args: [undefined, BREACH_SCAN_LIMIT + 1] }, (answer, out) => {
       const page = answer as Array<{ id: string; blockers: string[] }>;
       if (page.length > BREACH_SCAN_LIMIT) out.truncated = true;
-      // a board's scan cut at the limit leaves its other blocked cards unlisted: here they
-      // would read as in no board's scope, so none is added (the answer says truncated)
-      if (blockedCut) return;
       const listed = new Set(out.items.filter((i) => i.kind === "card_blocked").map((i) => i.card_id));
       for (const c of page.slice(0, BREACH_SCAN_LIMIT)) {
         if (!listed.has(c.id)) out.items.push({ kind: "card_blocked", card_id: c.id, blockers: c.blockers });
