@@ -88,7 +88,9 @@ export class RouteCall {
   /** Rejects query parameters a route does not take. */
   onlyQuery(...allowed: string[]): void {
     for (const k of Object.keys(this.req.query)) {
-      if (!allowed.includes(k)) throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: allowed });
+      if (!allowed.includes(k)) {
+        throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, ...(allowed.length ? { valid_options: allowed } : { hint: "this route takes no query parameters" }) });
+      }
     }
   }
 }

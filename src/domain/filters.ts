@@ -205,12 +205,12 @@ const _OPS: Record<_Kind, readonly CmpOp[]> = {
   field: FILTER_OPERATORS,
 };
 
-function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string): CardsError {
+function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string, code: "validation_failed" | "unknown_enum" | "unknown_tag" = "validation_failed"): CardsError {
   const extra: ConstructorParameters<typeof CardsError>[2] = { field };
   if (value !== undefined) extra.value = value;
   if (validOptions !== undefined) extra.valid_options = [...validOptions];
   if (hint !== undefined) extra.hint = hint;
-  return new CardsError("validation_failed", message, extra);
+  return new CardsError(code, message, extra);
 }
 
 function _isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -301,8 +301,10 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
-  for (const x of Array.isArray(v) ? v : [v]) {
-    const refuse = () => _fail(at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known]);
+  for (const [i, x] of (Array.isArray(v) ? v : [v]).entries()) {
+    // the code a write gives for the same value (unknown_tag, unknown_enum); the member's index in a list operand
+    const code = path === "tags" ? "unknown_tag" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
+    const refuse = () => _fail(Array.isArray(v) ? `${at}[${i}]` : at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known], undefined, code);
     // null matches an unset value; anything else outside the known values (a number or a
     // boolean on an enum too) must be held by a card (a field that was a number before)
     if (x === null || (typeof x === "string" && known.includes(x)) || ctx.held?.(path, x, refuse)) continue;

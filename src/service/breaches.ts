@@ -3,7 +3,7 @@
  * arms or marks anything). WIP and lane counts are exact; blocked and temporal scans
  * cover at most BREACH_SCAN_LIMIT cards each, reporting `truncated` and `limit` then.
  */
-import { badRequest } from "../domain/errors.ts";
+import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseDuration } from "../domain/durations.ts";
 import type { Board, Card } from "../domain/types.ts";
 import type { ReadCall } from "../store/port.ts";
@@ -32,7 +32,7 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
     if (k !== "board_id" && k !== "type") throw badRequest(`unknown query parameter ${JSON.stringify(k)}`, { field: k, valid_options: ["board_id", "type"] });
   }
   if (p.type !== undefined && !(BREACH_KINDS as readonly string[]).includes(p.type)) {
-    throw badRequest(`unknown breach type ${JSON.stringify(p.type)}`, { field: "type", value: p.type, valid_options: [...BREACH_KINDS] });
+    throw new CardsError("validation_failed", `unknown breach type ${JSON.stringify(p.type)}`, { field: "type", value: p.type, valid_options: [...BREACH_KINDS] });
   }
   const boards = p.board_id !== undefined ? [svc.board(p.board_id)] : [...svc.defs.boards.values()];
   const want = (k: string) => p.type === undefined || p.type === k;

@@ -4,7 +4,7 @@
  * per-event lookups (a card's type, its current owner) are memoised on the event object,
  * which every subscriber shares.
  */
-import { badRequest, notFound } from "../domain/errors.ts";
+import { CardsError, badRequest, notFound } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
 import { ownerParam } from "./list.ts";
@@ -33,7 +33,7 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   }
   const types = q.types ? q.types.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
   for (const t of types ?? []) {
-    if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
+    if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw new CardsError("validation_failed", `unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: [...ALL_EVENT_TYPES] });
   }
   const f: StreamFilter = {};
   if (types) f.types = types;

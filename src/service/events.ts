@@ -1,5 +1,5 @@
 /** The durable event feed: GET /events and the per-card events route. */
-import { badRequest, notFound, type CardsError } from "../domain/errors.ts";
+import { badRequest, notFound, CardsError } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type StoredEvent } from "../domain/types.ts";
 import type { EventQuery } from "../store/port.ts";
@@ -34,19 +34,20 @@ export function listEvents(svc: Service, p: ListParams, viewer?: string): EventP
     if (parseEventId(floor) === null) throw notAnEventId(p.cursor !== undefined ? "cursor" : "since", floor);
     q.afterId = floor;
   }
-  const types = [...(p.type !== undefined ? csv(p.type) : []), ...(p.types !== undefined ? csv(p.types) : [])];
-  if (types.length) {
-    for (const t of types) {
+  // `type` and `types` are one filter (SPEC names both); an error names the one the value came from
+  const given = [...(p.type !== undefined ? csv(p.type).map((t) => [t, "type"]) : []), ...(p.types !== undefined ? csv(p.types).map((t) => [t, "types"]) : [])];
+  if (given.length) {
+    for (const [t, field] of given) {
       // the definition lifecycle events are live only (SPEC): a feed filtered on them is always empty
       if (t === "definition_reloaded" || t === "definition_reload_failed") {
-        throw badRequest(`${t} is not in the durable feed: it is published live only`, {
-          field: "types", value: t, valid_options: FEED_TYPES,
+        throw new CardsError("validation_failed", `${t} is not in the durable feed: it is published live only`, {
+          field, value: t, valid_options: FEED_TYPES,
           hint: `follow it live: GET /events/stream?types=${t} (CLI: cards events --follow --types ${t})`,
         });
       }
-      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw badRequest(`unknown event type ${JSON.stringify(t)}`, { field: "types", value: t, valid_options: FEED_TYPES });
+      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t!)) throw new CardsError("validation_failed", `unknown event type ${JSON.stringify(t)}`, { field, value: t, valid_options: FEED_TYPES });
     }
-    q.types = types;
+    q.types = given.map(([t]) => t!);
   }
   if (p.actor !== undefined) q.actor = ownerParam(svc, p.actor, viewer, false, "actor");
   // checked on a first read only: a poll (since, cursor) may wait for an owner still to come

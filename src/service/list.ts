@@ -144,7 +144,7 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
     for (const part of csv(p.include)) {
       if (part === "links") q.includeLinks = true;
       else if (part === "comments") q.includeComments = true;
-      else throw badRequest(`include: unknown part ${JSON.stringify(part)}`, { field: "include", value: part, valid_options: ["links", "comments"] });
+      else throw new CardsError("validation_failed", `include: unknown part ${JSON.stringify(part)}`, { field: "include", value: part, valid_options: ["links", "comments"] });
     }
   }
   if (p.sort !== undefined) {
@@ -280,7 +280,7 @@ function tagParam(svc: Service, tag: string, check: boolean): FilterNode {
   if (tag === "") throw badRequest("tag must name a tag", { field: "tag", value: "" });
   const { settings, tag_set } = svc.defs.workspace;
   if (!check || settings.tag_policy !== "locked" || tag_set.includes(tag) || svc.store.listCards({ filter: node, limit: 1 }).items.length > 0) return node;
-  throw new CardsError("validation_failed", `${JSON.stringify(tag)} is not a tag of this workspace`, { field: "tag", value: tag, valid_options: [...tag_set] });
+  throw new CardsError("unknown_tag", `${JSON.stringify(tag)} is not a tag of this workspace`, { field: "tag", value: tag, valid_options: [...tag_set] });
 }
 
 /**

@@ -123,9 +123,9 @@ describe("live delivery", () => {
     for (const s of [byType, byCard, byActor, byOwner, byBoard]) s.close();
   });
 
-  test("a bad parameter is a 400 envelope, not a stream", async () => {
+  test("a bad parameter is a 4xx envelope, not a stream", async () => {
     const r = await fetch(`${server.url}/v1/events/stream?types=nope`);
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(422);
     expect(((await r.json()) as any).valid_options).toContain("card_created");
     expect((await fetch(`${server.url}/v1/events/stream?board_id=nope`)).status).toBe(404);
     // a card that never existed: before, keep-alives forever
@@ -380,6 +380,6 @@ describe("conditions on the stream", () => {
     const r = (await (await fetch(`${server.url}/v1/breaches?board_id=main&type=card_blocked`)).json()) as any;
     expect(r.as_of).toBeString();
     expect(r.items).toContainEqual({ kind: "card_blocked", board_id: "main", card_id: a.id, blockers: [b.id] });
-    expect((await fetch(`${server.url}/v1/breaches?type=nope`)).status).toBe(400);
+    expect((await fetch(`${server.url}/v1/breaches?type=nope`)).status).toBe(422);
   });
 });

@@ -399,7 +399,7 @@ describe("take-next", () => {
       const columns = ["backlog", "todo", "doing", "review", "done"];
       for (const [body, field, value, options] of [
         [{ filter: { status: "ready", blocked: false }, status: "doing" }, "filter.status", "ready", columns],
-        [{ filter: { type_id: { $in: ["task", "tsk"] } } }, "filter.type_id.$in", "tsk", ["bug", "review", "task"]],
+        [{ filter: { type_id: { $in: ["task", "tsk"] } } }, "filter.type_id.$in[1]", "tsk", ["bug", "review", "task"]],
         // $has on a single-value path is equality: the same typo, the same answer
         [{ filter: { status: { $has: "ready" } }, dry_run: true }, "filter.status.$has", "ready", columns],
       ] as const) {

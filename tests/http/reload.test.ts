@@ -24,7 +24,7 @@ describe("POST /workspace/reload", () => {
       expect(seen.filter((e) => e.type === "definition_reloaded").map((e) => [e.scope, e.board_id])).toEqual([["board", "bugs"]]);
       // not in the durable feed
       expect((await api.get("/events")).body.items.some((e: any) => e.type === "definition_reloaded")).toBe(false);
-      expect((await api.get("/events?types=definition_reloaded")).status).toBe(400);
+      expect((await api.get("/events?types=definition_reloaded")).status).toBe(422);
       // an unchanged set reloads nothing
       expect((await api.post("/workspace/reload")).body.changed).toBe(false);
     } finally {

@@ -115,10 +115,10 @@ test("a filter value outside a field's options is looked up among the cards on t
     order.push("timer");
     const err = await settled;
     expect(order).toEqual(["timer", "refused"]);
-    expect(err).toMatchObject({ code: "validation_failed", extra: { field: "filter.fields.priority", valid_options: ["low", "normal", "high", "urgent"] } });
+    expect(err).toMatchObject({ code: "unknown_enum", extra: { field: "filter.fields.priority", valid_options: ["low", "normal", "high", "urgent"] } });
     // (caught, then matched: `expect(promise).rejects` on this error spins bun:test 1.4.5)
     const refused = await takeNext(svc, { type_id: "task", filter: { "fields.priority": "bogus" } }, as("agent-1")).then(() => undefined, (e: unknown) => e);
-    expect(refused).toMatchObject({ code: "validation_failed", extra: { field: "filter.fields.priority" } });
+    expect(refused).toMatchObject({ code: "unknown_enum", extra: { field: "filter.fields.priority" } });
   } finally {
     svc.close();
   }
