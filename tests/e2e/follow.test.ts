@@ -238,11 +238,11 @@ describe("cards events --follow", () => {
     }
   }, 60_000);
 
-  test("usage: --follow takes no --cursor; an unknown type is refused before following", () => {
+  test("usage: --follow takes no --cursor (exit 2); an unknown type is refused before following (exit 5)", () => {
     expect(run(["events", "--follow", "--cursor", "1"], { cwd: dir }).code).toBe(2);
     const bad = run(["events", "--follow", "--types", "nope"], { cwd: dir });
-    expect(bad.code).toBe(2);
-    expect(bad.error).toMatchObject({ error: "bad_request", field: "types" });
+    expect(bad.code).toBe(5);
+    expect(bad.error).toMatchObject({ error: "validation_failed", field: "types" });
   });
 
   test("--jsonl prints a page of the feed one event per line", () => {
