@@ -154,9 +154,10 @@ export function shortIdHint(id: unknown): { hint: string } | Record<string, neve
   return { hint: `a short id is not a card id: find the card with q (cards cards list --q ${short}; GET /cards?q=${short}; tools: search_cards {"q": "${short}"})` };
 }
 
-export const notFound = (what: string, id: string, validOptions?: readonly string[]): CardsError =>
+/** `field`: the parameter the id came from (`board_id`, `card_id`), when a caller named one. */
+export const notFound = (what: string, id: string, validOptions?: readonly string[], field?: string): CardsError =>
   new CardsError("not_found", `${what} ${JSON.stringify(id)} not found`, {
-    value: id, ...(validOptions ? { valid_options: [...validOptions] } : {}),
+    ...(field ? { field } : {}), value: id, ...(validOptions ? { valid_options: [...validOptions] } : {}),
     ...(what === "card" ? shortIdHint(id) : {}),
   });
 

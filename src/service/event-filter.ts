@@ -47,7 +47,7 @@ export function parseStreamFilter(svc: Service, q: Record<string, string | undef
   // a card that never existed never gets an event: a typo would stream keep-alives forever
   // (a deleted card's id is accepted: its events are history, and GET /cards/{id}/events answers them)
   if (f.card_id !== undefined && !svc.store.getCard(f.card_id) && svc.store.listEvents({ cardId: f.card_id, limit: 1 }).length === 0) {
-    throw notFound("card", f.card_id);
+    throw notFound("card", f.card_id, undefined, "card_id");
   }
   const from = since ?? q.since;
   if (from !== undefined && from !== "") {

@@ -140,7 +140,7 @@ export class Service {
 
   board(id: string): Board {
     const b = this.defs.boards.get(id);
-    if (!b) throw notFound("board", id, [...this.defs.boards.keys()]);
+    if (!b) throw notFound("board", id, [...this.defs.boards.keys()], "board_id");
     return b;
   }
 

@@ -400,8 +400,10 @@ describe("GET /cards", () => {
     expect(await ids("/cards?tag=security&limit=200")).toContain(a.id);
     expect(await ids("/cards?tag=security&limit=200")).not.toContain(b.id);
     expect(await ids("/cards?tag=backend&limit=200")).toEqual(expect.arrayContaining([a.id, b.id]));
+    // an unknown board names the parameter it came from
+    expect((await api.get("/cards?board_id=nope")).body).toMatchObject({ error: "not_found", field: "board_id", value: "nope" });
     const typo = await api.get("/cards?tag=securty");
-    expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "validation_failed", "tag"]);
+    expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "unknown_tag", "tag"]);
     expect(typo.body.valid_options).toContain("security");
     expect((await api.get("/cards?tag=")).status).toBe(400);
     const all = (await api.get("/boards/main/counts")).body.total;
