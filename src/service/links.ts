@@ -99,7 +99,15 @@ export async function removeLink(svc: Service, id: string, typeId: string, targe
   return svc.mutate(ctx, (w) => {
     const cur = loadForWrite(w.tx, id, undefined);
     const blocks = BLOCKING_LINK_TYPES.includes(typeId) ? new BlockWatch(w.tx).watch([id]) : undefined;
-    if (!w.tx.removeLink(id, typeId, target)) throw linkNotFound(w.tx, id, typeId, target);
+    if (!w.tx.removeLink(id, typeId, target)) {
+      // a type the workspace does not declare and no link of it held: the type is the mistake
+      // (a link of a type since taken out of workspace.json is still removed above)
+      const types = svc.defs.workspace.link_types.map((t) => t.id);
+      if (!types.includes(typeId) && !w.tx.listLinks(id).some((l) => l.type_id === typeId)) {
+        throw new CardsError("validation_failed", `unknown link type ${JSON.stringify(typeId)}`, { field: "type_id", value: typeId, valid_options: types });
+      }
+      throw linkNotFound(w.tx, id, typeId, target);
+    }
     const card = commitUpdate(w, cur, cur, [{ type: "link_removed", diff: { type_id: typeId, target } }]);
     blocks?.flush(w);
     return withParts(w.tx, card);

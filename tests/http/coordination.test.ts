@@ -526,6 +526,10 @@ describe("links and blocking", () => {
     expect(r.body.links).toEqual([]);
     expect(r.body.version).toBe(3);
     expect((await api.del(`/cards/${a.id}/links/related/${b.id}`)).status).toBe(404);
+    // a link type the workspace does not have is the mistake, as on add: 422 with the link types
+    const typo = await api.del(`/cards/${a.id}/links/relatd/${b.id}`);
+    expect([typo.status, typo.body.error, typo.body.field]).toEqual([422, "validation_failed", "type_id"]);
+    expect(typo.body.valid_options).toContain("related");
   });
 
   test("removing a link from its other end is 404 naming the card that holds it and the call that removes it there", async () => {
