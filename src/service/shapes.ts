@@ -114,18 +114,36 @@ export function parseShape<S extends v.GenericSchema>(shapeOf: Shape<S>, input: 
       field: path, valid_options: allowedKeys(schema), ...(hint ? { hint } : {}),
     });
   }
-  const missing = issue.input === undefined && path;
+  // a required key sent as null is as missing (an optional one sent as null says what it takes)
+  const entries = (schema as { entries?: Record<string, { type?: string; options?: unknown[] }> }).entries;
+  const optional = (key: string) => ["optional", "nullish", "exact_optional"].includes(entries?.[key]?.type ?? "");
+  const missing = path && (issue.input === undefined || (issue.input === null && entries?.[path] !== undefined && !optional(path)));
   if (!missing && (issue.type === "object" || issue.type === "strict_object")) {
     throw new CardsError("validation_failed", `${what}: ${path ? path + ": " : ""}expected a JSON object`, { field: path });
   }
   // a missing key that takes one of a few values names them too (POST /users without kind)
-  const entry = missing ? (schema as { entries?: Record<string, { type?: string; options?: unknown[] }> }).entries?.[path] : undefined;
+  const entry = missing ? entries?.[path] : undefined;
   const options = issue.type === "picklist" ? picklistOptions(issue.expected) : entry?.type === "picklist" ? entry.options : undefined;
-  throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : `${path ? path + ": " : ""}${issue.message}`}`, {
+  const wants = whatItTakes(issue);
+  throw new CardsError("validation_failed", `${what}: ${missing ? `${path} is required` : wants && path ? `${path} must be ${wants}` : `${path ? path + ": " : ""}${issue.message}`}`, {
     field: path, value: missing ? undefined : issue.input,
     ...(options ? { valid_options: options } : {}),
     ...(missing && path === "version" ? { hint: "pass the card's current version (cards cards get ID shows it); a stale one is 409 with the current card" } : {}),
   });
+}
+
+/** What a value must be, in the words of the hand-written checks ("a number"), for the common issues; else undefined (valibot's message is used). */
+function whatItTakes(issue: v.BaseIssue<unknown>): string | undefined {
+  switch (issue.type) {
+    case "string": return "a string";
+    case "number": return "a number";
+    case "boolean": return "true or false";
+    case "array": return "an array";
+    case "integer": return "a whole number";
+    case "min_value": return `at least ${String(issue.requirement)}`;
+    case "max_value": return `at most ${String(issue.requirement)}`;
+    default: return undefined;
+  }
 }
 
 /** The options of a picklist issue (`("human" | "agent")`), or undefined. */

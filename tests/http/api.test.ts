@@ -582,6 +582,24 @@ describe("GET /events", () => {
 });
 
 describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
+  test("a body key of the wrong type is said in plain words naming what it takes; a required one sent as null is missing, with its hint", async () => {
+    const c = await api.task();
+    const cases: Array<[string, string, unknown, string]> = [
+      ["PATCH", `/cards/${c.id}`, { version: "abc" }, "patch card: version must be a number"],
+      ["PATCH", `/cards/${c.id}`, { version: 0 }, "patch card: version must be at least 1"],
+      ["PATCH", `/cards/${c.id}`, { version: 1.5 }, "patch card: version must be a whole number"],
+      ["POST", "/cards", { type_id: "task", title: "x", dry_run: "yes" }, "create card: dry_run must be true or false"],
+      ["POST", `/cards/${c.id}/claim`, { version: 1, status: null }, "claim: status must be a string"],
+      ["POST", `/cards/${c.id}/comments`, { body: 5 }, "comment: body must be a string"],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const r = await api.call(method, path, body);
+      expect([r.status, r.body.error, r.body.message]).toEqual([422, "validation_failed", message]);
+    }
+    const nullVersion = await api.patch(`/cards/${c.id}`, { version: null, title: "x" });
+    expect(nullVersion.body).toMatchObject({ message: "patch card: version is required", field: "version", hint: expect.stringContaining("current version") });
+  });
+
   const cases: Array<[string, string, string | undefined, number, string]> = [
     ["malformed JSON", "/cards", "{not json", 400, "bad_request"],
     ["JSON array body", "/cards", "[1,2]", 400, "bad_request"],
