@@ -5,7 +5,8 @@
  * have failed the shape check, so every access is guarded; shape errors are
  * reported by schemas.ts, never twice here.
  */
-import { FIELD_TYPES, type FieldType } from "../domain/types.ts";
+import { FIELD_TYPES, type FieldDef, type FieldType } from "../domain/types.ts";
+import { refusalOfValue } from "../domain/fields.ts";
 import type { PathKey, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
 
@@ -74,9 +75,24 @@ function inBounds(n: number, def: Record<string, unknown>, unit = ""): string | 
 
 /**
  * Checks a value (a default or a migration field default) against a field
- * definition. Existence of users and cards is not checked here.
+ * definition. Existence of users and cards is not checked here. What this file's own
+ * rules let through is then put to the check a create applies (refusalOfValue): a
+ * default it would refuse made every create without the field fail.
  */
 export function checkFieldValue(def: Record<string, unknown>, value: unknown, ctx: FieldContext = {}): ValueProblem | undefined {
+  const own = checkOwnRules(def, value, ctx);
+  if (own || typeof def.id !== "string" || !(FIELD_TYPES as readonly unknown[]).includes(def.type)) return own;
+  try {
+    const p = refusalOfValue(def as unknown as FieldDef, value, ctx.lockedTags);
+    // the runtime names the field ("estimate must be ..."); here the report's path does
+    const named = `${def.id} `;
+    return p && { ...p, message: p.message.startsWith(named) ? p.message.slice(named.length) : p.message };
+  } catch {
+    return undefined; // a definition of the wrong shape: schemas.ts reports it
+  }
+}
+
+function checkOwnRules(def: Record<string, unknown>, value: unknown, ctx: FieldContext): ValueProblem | undefined {
   if (value === null) return { message: "must not be null; leave the key out instead" };
   const type = def.type;
   const options = strings(def.options);

@@ -372,6 +372,24 @@ function _assertSize(field: string, v: unknown): void {
   }
 }
 
+/**
+ * The refusal a create would give `value` as this field's value (a `default`, a migration's
+ * field default), or undefined when it would take it: the load check of definitions asks
+ * the same code that applies the value, so a set that loads never refuses every create.
+ * `lockedTags`: the tag_set when tag_policy is locked (undefined: tags are open).
+ */
+export function refusalOfValue(def: FieldDef, value: unknown, lockedTags?: readonly string[]): { message: string; valid_options?: string[] } | undefined {
+  const ctx: _Ctx = { settings: { tag_policy: lockedTags ? "locked" : "open" }, tagSet: lockedTags ?? [], refs: _emptyRefs(), makeEntryId: () => "ent_0" };
+  try {
+    _checkField(def, value, def.id, ctx);
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof CardsError)) throw e;
+    const options = e.extra.valid_options;
+    return { message: e.message, ...(Array.isArray(options) ? { valid_options: options.map(String) } : {}) };
+  }
+}
+
 /** Validate and normalise one present, non-null value of a top-level field or an item field. */
 function _checkField(def: FieldDef, v: unknown, path: string, ctx: _Ctx): unknown {
   if (def.type !== "repeating") _assertSize(path, v);

@@ -246,6 +246,32 @@ describe("defaults must be valid for their field", () => {
   ])("valid default %j loads", async (def) => {
     expect((await withField({ id: "x", ...def })).list).toEqual([]);
   });
+
+  // each loaded, then every create without the field was refused (the load check was a looser copy)
+  test.each([
+    [{ type: "user", default: "   " }, "must be a user id"],
+    [{ type: "user", default: "a\nb" }, "must be a user id"],
+    [{ type: "user", multiple: true, default: ["  "] }, "must be a user id"],
+    [{ type: "tags", default: ["x", "x"] }, "duplicate"],
+    [{ type: "tags", default: [""] }, "non-empty single-line"],
+    [{ type: "date", default: "2025-02-30T00:00:00Z" }, "no such date"],
+    [{ type: "date", default: "2025-01-01T24:00:00Z" }, ""],
+    [{ type: "date", max: 1735689600, default: "2025-01-01T00:00:00.5Z" }, "max"],
+  ])("a default the create would refuse is a problem at load: %j", async (def, message) => {
+    const { list, at } = await withField({ id: "x", ...def }, (f) => { (f["definitions/workspace.json"] as any).settings.tag_policy = "open"; });
+    expectOnly(list, { file: TASK, path: `${at}.default`, message });
+  });
+
+  test("every default the sample workspace declares is taken by a create without the field", async () => {
+    const { loadDefinitions } = await import("../../src/definitions/load.ts");
+    const { validateFields } = await import("../../src/domain/fields.ts");
+    const defs = await loadDefinitions(new URL("../../", import.meta.url).pathname);
+    for (const type of defs.cardTypes.values()) {
+      if (!type.fields.some((f) => f.default !== undefined)) continue;
+      const required = Object.fromEntries(type.fields.filter((f) => f.required && f.default === undefined).map((f) => [f.id, f.type === "number" ? 1 : f.type === "enum" ? f.options![0] : "x"]));
+      expect(() => validateFields({ type, settings: defs.workspace.settings, tagSet: defs.workspace.tag_set ?? [], fields: required, mode: "create", makeEntryId: () => "ent_1" })).not.toThrow();
+    }
+  });
 });
 
 describe("card type icon", () => {
