@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
+import { appendEntry, createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 import { SearchIndexer } from "../../src/store/sqlite/search-indexer.ts";
 
@@ -267,4 +267,17 @@ describe("what a search matches", () => {
       expect(await search(svc, "🚀")).toEqual([id]);
     }, dir);
   });
+});
+
+describe("edits after the index caught up", () => {
+  test("a field or title edit and an appended entry are found by their new words, not their old ones", () => withService("embedded", async (svc) => {
+    const c = await createCard(svc, { type_id: "task", title: "plain start", fields: { branch: "alpha" } }, ada);
+    expect(await search(svc, "alpha")).toEqual([c.id]); // the index is current
+    const edited = await patchCard(svc, c.id, { version: c.version, title: "quokka title", fields: { branch: "zulu" } }, ada);
+    expect(await search(svc, "zulu")).toEqual([c.id]);
+    expect(await search(svc, "quokka")).toEqual([c.id]);
+    expect(await search(svc, "alpha")).toEqual([]);
+    await appendEntry(svc, c.id, "evidence", { version: edited.version, entry: { note: "wombat sighting" } }, ada);
+    expect(await search(svc, "wombat")).toEqual([c.id]);
+  }));
 });
