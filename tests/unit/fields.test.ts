@@ -474,3 +474,29 @@ describe("the published title schema (OpenAPI, tool schemas)", () => {
     expect(pattern.test("plain title")).toBe(true);
   });
 });
+
+describe("bounds are inclusive; sizes count UTF-8 bytes; a lone CR is a line break", () => {
+  test("number max and date min/max are taken exactly at the bound, refused just past it", () => {
+    expect(run({ estimate: 100 }).fields.estimate).toBe(100);
+    expect(err(() => run({ estimate: 100.0001 })).field).toBe("estimate");
+    expect(run({ due: "2026-01-01T00:00:00Z" }).fields.due).toBeDefined();
+    expect(err(() => run({ due: "2025-12-31T23:59:59.999Z" })).field).toBe("due");
+    expect(run({ due: "2027-01-01T00:00:00Z" }).fields.due).toBeDefined();
+    expect(err(() => run({ due: "2027-01-01T00:00:00.001Z" })).field).toBe("due");
+  });
+
+  test("a title of 256 four-byte emoji is 1,024 bytes (taken); one more is payload_too_large", () => {
+    expect(validateTitle("\u{1F600}".repeat(256))).toHaveLength(512);
+    expect(err(() => validateTitle("\u{1F600}".repeat(257))).error).toBe("payload_too_large");
+  });
+
+  test("a field value of 65,536 four-byte emoji is 256 KiB (taken); one more is payload_too_large", () => {
+    const at = "\u{1F600}".repeat(MAX_FIELD_VALUE_BYTES / 4);
+    expect(run({ notes: at }).fields.notes).toBe(at);
+    expect(err(() => run({ notes: `${at}\u{1F600}` })).error).toBe("payload_too_large");
+  });
+
+  test("a string field holding a lone CR is refused as more than one line", () => {
+    expect(err(() => run({ summary: "a\rb" }))).toMatchObject({ error: "validation_failed", field: "summary" });
+  });
+});
