@@ -581,6 +581,26 @@ describe("GET /events", () => {
   });
 });
 
+describe("list parameters in the forms scripts send", () => {
+  test("a blank q lists as if no q were given; blocked=1 and blocked=0 are true and false", async () => {
+    const fresh = await testApi();
+    try {
+      const a = await fresh.task({ title: "free" });
+      const b = await fresh.task({ title: "waiting" });
+      await fresh.post(`/cards/${b.id}/links`, { type_id: "depends-on", target: a.id });
+      const ids = async (q: string) => (await fresh.get(`/cards?${q}`)).body.items.map((c: any) => c.id).sort();
+      expect(await ids("q=%20%20")).toEqual(await ids(""));
+      expect(await ids("q=%20%20")).toHaveLength(2);
+      expect((await fresh.get("/boards/main/counts?q=%20")).body.total).toBe(2);
+      expect(await ids("blocked=1")).toEqual([b.id]);
+      expect(await ids("blocked=1")).toEqual(await ids("blocked=true"));
+      expect(await ids("blocked=0")).toEqual([a.id]);
+    } finally {
+      fresh.close();
+    }
+  });
+});
+
 describe("errors: every 4xx carries the envelope, no input gives a 5xx", () => {
   test("a body key of the wrong type is said in plain words naming what it takes; a required one sent as null is missing, with its hint", async () => {
     const c = await api.task();
