@@ -128,3 +128,20 @@ describe("GET /cards owner", () => {
     }
   });
 });
+
+describe("$all of three or more values (a bound list read from the JSON)", () => {
+  test("matches the card holding every one, on tags and on a multiple field; one value it lacks matches nothing", async () => {
+    const api = await testApi();
+    try {
+      const card = await api.task({ tags: ["frontend", "backend", "infra"], fields: { components: ["api", "cli", "ui"] } });
+      await api.task({ tags: ["frontend", "backend"], fields: { components: ["api", "cli"] } });
+      const take = async (filter: unknown) => (await api.post("/cards/take-next", { type_id: "task", filter, dry_run: true })).body.card?.id ?? null;
+      expect(await take({ tags: { $all: ["frontend", "backend", "infra"] } })).toBe(card.id);
+      expect(await take({ "fields.components": { $all: ["api", "cli", "ui"] } })).toBe(card.id);
+      expect(await take({ tags: { $all: ["frontend", "backend", "docs"] } })).toBeNull();
+      expect(await take({ "fields.components": { $all: ["api", "cli", "docs"] } })).toBeNull();
+    } finally {
+      api.close();
+    }
+  });
+});
