@@ -35,7 +35,7 @@ export function listEvents(svc: Service, p: ListParams, viewer?: string): EventP
     q.afterId = floor;
   }
   // `type` and `types` are one filter (SPEC names both); an error names the one the value came from
-  const given = [...(p.type !== undefined ? csv(p.type).map((t) => [t, "type"]) : []), ...(p.types !== undefined ? csv(p.types).map((t) => [t, "types"]) : [])];
+  const given = [...(p.type !== undefined ? csv(p.type).map((t) => [t, "type"] as const) : []), ...(p.types !== undefined ? csv(p.types).map((t) => [t, "types"] as const) : [])];
   if (given.length) {
     for (const [t, field] of given) {
       // the definition lifecycle events are live only (SPEC): a feed filtered on them is always empty
@@ -45,9 +45,9 @@ export function listEvents(svc: Service, p: ListParams, viewer?: string): EventP
           hint: `follow it live: GET /events/stream?types=${t} (CLI: cards events --follow --types ${t})`,
         });
       }
-      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t!)) throw new CardsError("validation_failed", `unknown event type ${JSON.stringify(t)}`, { field, value: t, valid_options: FEED_TYPES });
+      if (!(ALL_EVENT_TYPES as readonly string[]).includes(t)) throw new CardsError("validation_failed", `unknown event type ${JSON.stringify(t)}`, { field, value: t, valid_options: FEED_TYPES });
     }
-    q.types = given.map(([t]) => t!);
+    q.types = given.map(([t]) => t);
   }
   if (p.actor !== undefined) q.actor = ownerParam(svc, p.actor, viewer, false, "actor");
   // checked on a first read only: a poll (since, cursor) may wait for an owner still to come
