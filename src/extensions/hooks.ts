@@ -13,7 +13,8 @@ import { signalSeq } from "../events/signal-seq.ts";
 import { spawnSupervised, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { consumedTypes, hookMatches, type MatchContext } from "./match.ts";
-import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
+import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
+import { supervisorToken } from "./orphans.ts";
 
 /** How long events wait for this server to load a set another process announced. */
 const HOLD_MAX_MS = 3_000;

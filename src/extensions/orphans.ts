@@ -16,10 +16,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-
 import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
-
-export { SUPERVISOR_VAR };
 
 /** How long an orphan gets between SIGTERM and SIGKILL (as a service at shutdown). */
 export const ORPHAN_GRACE_MS = 5_000;

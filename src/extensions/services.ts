@@ -12,7 +12,8 @@ import type { ExtensionDef } from "../domain/types.ts";
 import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
-import { SUPERVISOR_VAR, supervisorToken } from "./orphans.ts";
+import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
+import { supervisorToken } from "./orphans.ts";
 import type { ServiceRequest } from "./control.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
