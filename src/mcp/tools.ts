@@ -133,18 +133,34 @@ export function checkArgs(spec: ToolSpec, args: unknown): Args {
       });
     }
   }
-  for (const [key, value] of Object.entries(a)) {
-    const want = props[key]!.type as string | undefined;
-    if (value === undefined || value === null || !want || typeMatches(want, value)) continue;
-    throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : want === "array" ? "an array" : `a ${want === "object" ? "JSON object" : want}`}`, {
-      field: key, value,
-    });
-  }
   // a top-level null is an argument not given (harnesses fill every declared key); the
   // tools would otherwise hand it on and the service refuse it ("expected string")
   const given: Args = {};
-  for (const [key, value] of Object.entries(a)) if (value !== null) given[key] = value;
+  for (const [key, raw] of Object.entries(a)) {
+    if (raw === null || raw === undefined) continue;
+    const want = props[key]!.type as string | undefined;
+    // some harnesses send an object argument as its JSON text: take the object it holds
+    const value = want === "object" && typeof raw === "string" ? objectInText(raw) ?? raw : raw;
+    if (want && !typeMatches(want, value)) {
+      throw new CardsError("validation_failed", `${spec.name}: ${key} must be ${want === "integer" ? "an integer" : want === "array" ? "an array" : `a ${want === "object" ? "JSON object" : want}`}`, {
+        field: key, value,
+        ...(want === "object" && typeof value === "string" ? { hint: `send ${key} as an object, e.g. {"status":"ready"} (or its JSON text)` } : {}),
+      });
+    }
+    given[key] = value;
+  }
   return given;
+}
+
+/** The object a string holds as JSON text (`'{"status":"ready"}'`), else undefined. */
+function objectInText(text: string): Args | undefined {
+  if (!text.trimStart().startsWith("{")) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Args) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function typeMatches(want: string, v: unknown): boolean {

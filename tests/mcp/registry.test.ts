@@ -77,3 +77,28 @@ test("arguments: null is an absent one (a required one is then missing); a non-i
     svc.close();
   }
 });
+
+test("an object argument sent as its JSON text is the object; any other string is refused with a hint", async () => {
+  const svc = await openTestService(makeWorkspace(), "embedded");
+  try {
+    const reg = new ToolRegistry(svc.defs);
+    const ctx = { svc, actor: "agent-1" };
+    const call = async (name: string, args: unknown) => (await reg.call(name, args, ctx, () => {})).structuredContent as Record<string, any>;
+    const made = await call("create_task", { title: "as text", fields: '{"priority":"high"}' });
+    expect(made.fields.priority).toBe("high");
+    await call("create_task", { title: "low one", fields: { priority: "low" } });
+    const high = await call("list_cards", { filter: ' {"fields.priority":"high"}' });
+    expect(high.items.map((c: { id: string }) => c.id)).toEqual([made.id]);
+    const next = await call("take_next", { filter: '{"fields.priority":"high"}' });
+    expect(next.card.id).toBe(made.id);
+    expect(await call("list_cards", { filter: "mine" })).toMatchObject({
+      error: "validation_failed", field: "filter", value: "mine", message: "list_cards: filter must be a JSON object",
+      hint: expect.stringContaining("as an object"),
+    });
+    // JSON text of something other than an object stays a wrong type
+    expect(await call("list_cards", { filter: "[1]" })).toMatchObject({ error: "validation_failed", field: "filter", value: "[1]" });
+    expect(await call("list_cards", { filter: "{not json" })).toMatchObject({ error: "validation_failed", field: "filter" });
+  } finally {
+    svc.close();
+  }
+});
