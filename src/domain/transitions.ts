@@ -10,7 +10,7 @@ import type { Board, CardType, WorkspaceDef } from "./types.ts";
 export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, status: unknown): string {
   const columns = ws.columns.map((c) => c.id);
   if (typeof status !== "string" || !columns.includes(status)) {
-    throw new CardsError("validation_failed", `status ${JSON.stringify(status)} is not a workspace column`, {
+    throw new CardsError("validation_failed", `${JSON.stringify(status)} is not a column of this workspace`, {
       field: "status", value: status, valid_options: type.allowed_columns ?? columns,
     });
   }

@@ -241,7 +241,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   if (body.status !== undefined) {
     const columns = workspace.columns.map((c) => c.id);
     if (!columns.includes(body.status)) {
-      throw new CardsError("validation_failed", `status ${JSON.stringify(body.status)} is not a workspace column`, { field: "status", value: body.status, valid_options: columns });
+      throw new CardsError("validation_failed", `${JSON.stringify(body.status)} is not a column of this workspace`, { field: "status", value: body.status, valid_options: columns });
     }
     // Only cards that may move to `status` are candidates: the type allows it, and the graph
     // that governs the card's type (the same one a PATCH or claim meets, whatever board

@@ -131,7 +131,7 @@ export class Service {
   cardType(id: string, field = "type_id"): CardType {
     const t = this.defs.cardTypes.get(id);
     if (!t) {
-      throw new CardsError("validation_failed", `unknown card type ${JSON.stringify(id)}`, {
+      throw new CardsError("validation_failed", `${JSON.stringify(id)} is not a card type of this workspace`, {
         field, value: id, valid_options: [...this.defs.cardTypes.keys()],
       });
     }

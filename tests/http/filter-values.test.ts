@@ -107,6 +107,30 @@ describe("filter values checked against the definitions", () => {
   });
 });
 
+describe("an unknown card type or column: one message wherever it is given", () => {
+  test("create, list, take-next and a patch word it alike", async () => {
+    const api = await testApi();
+    try {
+      const card = await api.task();
+      const types = [
+        await api.post("/cards", { type_id: "nope", title: "x" }),
+        await api.get("/cards?type_id=nope"),
+        await api.post("/cards/take-next", { type_id: "nope", dry_run: true }),
+      ];
+      for (const r of types) expect([r.status, r.body.message, r.body.field]).toEqual([422, '"nope" is not a card type of this workspace', "type_id"]);
+      const statuses = [
+        await api.post("/cards", { type_id: "task", title: "x", status: "nope" }),
+        await api.get("/cards?status=nope"),
+        await api.post("/cards/take-next", { status: "nope", dry_run: true }),
+        await api.call("PATCH", `/cards/${card.id}`, { version: card.version, status: "nope" }),
+      ];
+      for (const r of statuses) expect([r.status, r.body.message, r.body.field]).toEqual([422, '"nope" is not a column of this workspace', "status"]);
+    } finally {
+      api.close();
+    }
+  });
+});
+
 describe("GET /cards owner", () => {
   test("a typo'd owner is unknown_user with the registered users; an unregistered actor that owns cards and owner=me are fine", async () => {
     const api = await testApi();
