@@ -281,3 +281,28 @@ describe("edits after the index caught up", () => {
     expect(await search(svc, "wombat")).toEqual([c.id]);
   }));
 });
+
+describe("what a type without searchable_fields indexes", () => {
+  const withLog = () => makeWorkspace((f) => {
+    (f["definitions/workspace.json"] as { settings: { strict_fields: boolean } }).settings.strict_fields = false; // a boolean is stored only as an undeclared key
+    f["definitions/card-types/log.json"] = {
+      id: "log", name: "Log",
+      fields: [
+        { id: "count", type: "number" },
+        { id: "lines", type: "repeating", item_fields: [{ id: "text", type: "string" }] },
+      ],
+    };
+  });
+
+  test("number and boolean values (a boolean in an undeclared key) are words of the card; entry ids are not", () => withService("embedded", async (svc) => {
+    const c = await createCard(svc, { type_id: "log", title: "a log card", fields: { count: 4242421, flag: true } }, ada);
+    const other = await createCard(svc, { type_id: "log", title: "another log card", fields: { flag: false } }, ada);
+    const { entry_id: entryId } = await appendEntry(svc, c.id, "lines", { version: c.version, entry: { text: "walrusine line" } }, ada);
+    expect(await search(svc, "4242421")).toEqual([c.id]);
+    expect(await search(svc, "true")).toEqual([c.id]);
+    expect(await search(svc, "false")).toEqual([other.id]);
+    expect(await search(svc, "walrusine")).toEqual([c.id]);
+    expect(entryId.length).toBeGreaterThan(4);
+    expect(await search(svc, entryId)).toEqual([]);
+  }, withLog()));
+});
