@@ -312,14 +312,25 @@ describe("GET /cards", () => {
       for (let i = 0; i < 23; i++) ids.add((await fresh.task({ title: `p${i}` })).id);
       const seen: string[] = [];
       let cursor: string | null = null;
+      let firstCursor: string | undefined;
       do {
         const r: any = (await fresh.get(`/cards?limit=5${cursor ? `&cursor=${cursor}` : ""}`)).body;
         seen.push(...r.items.map((c: any) => c.id));
         cursor = r.next_cursor;
+        firstCursor ??= cursor ?? undefined;
       } while (cursor);
       expect(seen.length).toBe(23);
       expect(new Set(seen)).toEqual(ids);
       expect((await fresh.get("/cards?cursor=garbage")).status).toBe(400);
+      // a cursor is [updated_at, id, as-of event]: one forged with a negative or fractional
+      // as-of is refused as a cursor, as the one the server wrote is taken
+      const [at, id, asOf] = JSON.parse(Buffer.from(firstCursor!, "base64url").toString()) as [string, string, number];
+      const forge = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+      expect((await fresh.get(`/cards?limit=5&cursor=${forge([at, id, asOf])}`)).body.items.map((c: any) => c.id)).toEqual(seen.slice(5, 10));
+      for (const bad of [[at, id, -1], [at, id, 1.5], [at, id], [at, 5, asOf]]) {
+        const r = await fresh.get(`/cards?limit=5&cursor=${forge(bad)}`);
+        expect([r.status, r.body.error, r.body.field]).toEqual([400, "bad_request", "cursor"]);
+      }
     } finally {
       fresh.close();
     }
