@@ -371,6 +371,27 @@ describe("take-next", () => {
     }
   });
 
+  test("a saved filter's `me` is the viewer only where a user is named: in a string field it is the word", async () => {
+    const fresh = await testApi({
+      edit: (f) => {
+        f["definitions/boards/main.json"].presentation.filters.says_me = { "fields.branch": "me" };
+        f["definitions/boards/main.json"].presentation.filters.mine_or_me = { $or: [{ owner: "me" }, { "fields.branch": "me" }] };
+      },
+    });
+    try {
+      const as = { "x-service-actor": "ada" };
+      const literal = await fresh.task({ title: "literal", fields: { priority: "low", branch: "me" } });
+      await fresh.task({ title: "named", fields: { priority: "low", branch: "ada" } });
+      const owned = await fresh.task({ title: "owned" });
+      await fresh.post(`/cards/${owned.id}/claim`, { version: owned.version }, as);
+      const ids = async (name: string) => (await fresh.get(`/cards?board_id=main&filter=${name}`, as)).body.items.map((c: { id: string }) => c.id).sort();
+      expect(await ids("says_me")).toEqual([literal.id]);
+      expect(await ids("mine_or_me")).toEqual([literal.id, owned.id].sort());
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("a write that says `me` in a user-typed field stores the writer, so `me` in a filter finds it (before: stored as the literal \"me\")", async () => {
     const fresh = await testApi();
     try {
