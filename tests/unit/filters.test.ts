@@ -518,3 +518,14 @@ describe("generated filters: JS and SQL agree", () => {
     expect(world.js(withA).length).toBeGreaterThan(0);
   });
 });
+
+test("a compiled filter is kept per done column: one filter object compiled for two workspaces' done columns differs", () => {
+  const node = parseFilter({ blocked: true });
+  const forDone = filterToSql(node, "c", { doneStatus: "done" });
+  const forShipped = filterToSql(node, "c", { doneStatus: "shipped" });
+  expect(forDone.params).toContain("done");
+  expect(forShipped.params).toContain("shipped");
+  expect(forShipped.params).not.toContain("done");
+  expect(filterToSql(node, "c", { doneStatus: "done" })).toBe(forDone); // compiled once per (alias, done)
+  expect(filterToSql(node, "x", { doneStatus: "done" }).sql).toContain("x.id");
+});
