@@ -248,12 +248,13 @@ function knownFilterValues(boardTypes: string[], ctx: Ctx): Record<string, strin
 function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report, knownValues?: Record<string, string[]>, noMe?: string[]): void {
   if (!isPlainObject(raw)) return; // the shape check already reported it
   const ctx = { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}) };
-  const fail = (e: unknown): void => {
+  /** a grammar error, reported at the top-level key it is under (the position inside it in the message) */
+  const fail = (e: unknown, where: PathKey[]): void => {
     const err = e as CardsError;
-    report(at, `${err.message}${err.extra?.field ? ` (at ${err.extra.field})` : ""}`, err.extra?.valid_options);
+    const field = typeof err.extra?.field === "string" ? err.extra.field : undefined;
+    const inside = field !== undefined && field !== where.join(".") ? ` (at ${field})` : "";
+    report(where, `${err.message}${inside}`, err.extra?.valid_options);
   };
-  // every top-level condition on its own first: each wrong one is a problem, not only the first
-  const keys = Object.keys(raw);
   const meRefused = (node: FilterNode): boolean => {
     if (!noMe) return false;
     try {
@@ -264,24 +265,23 @@ function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefi
       return true;
     }
   };
-  if (keys.length > 1) {
-    let failed = false;
-    let meSaid = false;
-    for (const k of keys) {
-      try {
-        const one = parseFilter({ [k]: raw[k] }, ctx, at.join("."));
-        if (!meSaid) meSaid = meRefused(one);
-      } catch (e) {
-        failed = true;
-        fail(e);
-      }
+  // every top-level condition on its own first: each wrong one is a problem, not only the first
+  let failed = false;
+  let meSaid = false;
+  for (const k of Object.keys(raw)) {
+    try {
+      const one = parseFilter({ [k]: raw[k] }, ctx, at.join("."));
+      if (!meSaid) meSaid = meRefused(one);
+    } catch (e) {
+      failed = true;
+      fail(e, [...at, k]);
     }
-    if (failed || meSaid) return;
   }
+  if (failed || meSaid) return;
   try {
-    meRefused(parseFilter(raw, ctx, at.join(".")));
+    parseFilter(raw, ctx, at.join("."));
   } catch (e) {
-    fail(e);
+    fail(e, at);
   }
 }
 

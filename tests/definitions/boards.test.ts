@@ -248,13 +248,13 @@ describe("theme", () => {
 describe("filters in definitions use the filter grammar", () => {
   test("default_filter: an unknown field of the board's types is a problem with the valid paths", async () => {
     const list = await problems((f) => { f[BUGS].default_filter = { "fields.priority": "high" }; });
-    expectProblem(list, { file: BUGS, path: "default_filter", message: '"priority" is not a field' });
+    expectProblem(list, { file: BUGS, path: 'default_filter["fields.priority"]', message: '"priority" is not a field' });
     expect(list[0]!.valid_options).toContain("fields.severity");
   });
 
-  test("saved filters: an unknown operator is a problem naming where", async () => {
+  test("saved filters: an unknown operator is a problem at the condition's JSON path, the operator named in the message", async () => {
     const list = await problems((f) => { f[MAIN].presentation.filters.odd = { status: { $near: "todo" } }; });
-    expectProblem(list, { file: MAIN, path: "presentation.filters.odd", message: "presentation.filters.odd.status" });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.odd.status", message: "$near is not an operator for status (at presentation.filters.odd.status.$near)" });
   });
 
   test("a typo'd column or card type in a board filter is a problem with the valid options", async () => {
@@ -262,8 +262,8 @@ describe("filters in definitions use the filter grammar", () => {
       f[BUGS].default_filter = { status: { $in: ["todo", "Done"] } };
       f[MAIN].presentation.filters.epics = { type_id: "epic" };
     });
-    expectProblem(list, { file: BUGS, path: "default_filter", message: '"Done" is not a column of this workspace', valid_options: ["backlog", "todo", "doing", "review", "done"] });
-    expectProblem(list, { file: MAIN, path: "presentation.filters.epics", message: '"epic" is not a card type of this workspace' });
+    expectProblem(list, { file: BUGS, path: "default_filter.status", message: '"Done" is not a column of this workspace (at default_filter.status.$in[1])', valid_options: ["backlog", "todo", "doing", "review", "done"] });
+    expectOnly(list.slice(1), { file: MAIN, path: "presentation.filters.epics.type_id", message: '"epic" is not a card type of this workspace' });
   });
 
   test("a typo'd enum option or locked tag in a board filter is a problem with the valid options; $ne/$nin are not checked", async () => {
@@ -271,9 +271,9 @@ describe("filters in definitions use the filter grammar", () => {
       f[BUGS].default_filter = { "fields.resolution": { $nin: ["wontfix", "Wont-Fix"] }, "fields.severity": { $in: ["critical", "Major"] } };
       f[MAIN].presentation.filters = { frontend: { tags: { $has: "front-end" } }, urgent: { "fields.priority": "urgnt" } };
     });
-    expectProblem(list, { file: BUGS, path: "default_filter", message: '"Major" is not an option of fields.severity', valid_options: ["critical", "major", "minor", "trivial"] });
-    expectProblem(list, { file: MAIN, path: "presentation.filters.frontend", message: '"front-end" is not in the workspace tag_set (tag_policy is locked)' });
-    expectProblem(list, { file: MAIN, path: "presentation.filters.urgent", message: '"urgnt" is not an option of fields.priority', valid_options: ["low", "normal", "high", "urgent"] });
+    expectProblem(list, { file: BUGS, path: 'default_filter["fields.severity"]', message: '"Major" is not an option of fields.severity (at default_filter.fields.severity.$in[1])', valid_options: ["critical", "major", "minor", "trivial"] });
+    expectProblem(list, { file: MAIN, path: "presentation.filters.frontend.tags", message: '"front-end" is not in the workspace tag_set (tag_policy is locked)' });
+    expectProblem(list, { file: MAIN, path: 'presentation.filters.urgent["fields.priority"]', message: '"urgnt" is not an option of fields.priority', valid_options: ["low", "normal", "high", "urgent"] });
     expect(list).toHaveLength(3);
   });
 
@@ -284,7 +284,7 @@ describe("filters in definitions use the filter grammar", () => {
       f[MAIN].presentation.filters = { odd: { "fields.severity": "anything" } };
       f[BUGS].presentation.filters = { odd: { "fields.severity": "anything" } };
     });
-    expectOnly(list, { file: BUGS, path: "presentation.filters.odd", message: '"anything" is not an option of fields.severity' });
+    expectOnly(list, { file: BUGS, path: 'presentation.filters.odd["fields.severity"]', message: '"anything" is not an option of fields.severity' });
   });
 
   test('"me" is refused in a default_filter (no viewer for WIP counts and monitors), allowed in saved filters', async () => {
@@ -297,8 +297,9 @@ describe("filters in definitions use the filter grammar", () => {
 
   test("every wrong top-level condition of a board filter is its own problem", async () => {
     const list = await problems((f) => { f[BUGS].default_filter = { status: "nope", type_id: "zzz", "fields.resolution": { $ne: "wontfix" } }; });
-    expectProblem(list, { file: BUGS, path: "default_filter", message: '"nope" is not a column of this workspace (at default_filter.status)' });
-    expectProblem(list, { file: BUGS, path: "default_filter", message: '"zzz" is not a card type of this workspace (at default_filter.type_id)' });
+    expectProblem(list, { file: BUGS, path: "default_filter.status", message: '"nope" is not a column of this workspace' });
+    expectProblem(list, { file: BUGS, path: "default_filter.type_id", message: '"zzz" is not a card type of this workspace' });
+    expect(list.map((p) => p.message).join("\n")).not.toContain("(at "); // the path says where
     expect(list).toHaveLength(2);
     // "me" in a default_filter is named beside another wrong condition, not after it is fixed
     const me = await problems((f) => { f[BUGS].default_filter = { status: "nope", owner: "me" }; });
@@ -308,13 +309,13 @@ describe("filters in definitions use the filter grammar", () => {
 
   test("view filters are checked too", async () => {
     const list = await problems((f) => { f[TRIAGE].filter = { $or: [] }; });
-    expectProblem(list, { file: TRIAGE, path: "filter", message: "$or" });
+    expectProblem(list, { file: TRIAGE, path: 'filter["$or"]', message: "$or takes a non-empty array" });
   });
 
   test("a view's filter names its board's fields and their options", async () => {
     const unknown = await problems((f) => { f[TRIAGE].filter = { "fields.zzz": 1 }; });
-    expectOnly(unknown, { file: TRIAGE, path: "filter", message: '"zzz" is not a field' });
+    expectOnly(unknown, { file: TRIAGE, path: 'filter["fields.zzz"]', message: '"zzz" is not a field' });
     const option = await problems((f) => { f[TRIAGE].filter = { "fields.severity": "majr" }; });
-    expectOnly(option, { file: TRIAGE, path: "filter", message: '"majr" is not an option of fields.severity', valid_options: ["critical", "major", "minor", "trivial"] });
+    expectOnly(option, { file: TRIAGE, path: 'filter["fields.severity"]', message: '"majr" is not an option of fields.severity', valid_options: ["critical", "major", "minor", "trivial"] });
   });
 });

@@ -32,7 +32,7 @@ describe("views", () => {
   test("a view without board_id has its filter checked against the workspace: columns, card types, fields", async () => {
     const list = await problems((f) => { delete f[TRIAGE].board_id; f[TRIAGE].filter = { status: "zz", type_id: "ghost", "fields.priority": 5 }; });
     // before: syntax alone, so all three passed
-    expect(list.map((p) => [p.file, p.path])).toEqual([[TRIAGE, "filter"], [TRIAGE, "filter"], [TRIAGE, "filter"]]);
+    expect(list.map((p) => [p.file, p.path])).toEqual([[TRIAGE, "filter.status"], [TRIAGE, "filter.type_id"], [TRIAGE, 'filter["fields.priority"]']]);
     expect(list.map((p) => p.message).join("\n")).toContain('"zz" is not a column of this workspace');
   });
 
