@@ -9,12 +9,15 @@ import { badRequest } from "../domain/errors.ts";
 
 const LIST_PARAMS: ReadonlySet<string> = new Set(["type_id", "status", "types", "include"]);
 
+/** The feed's path, as the router takes it (a trailing slash is the same route). */
+const FEED_PATH = /^\/events\/*$/;
+
 /** `path` is relative to /v1: `type` is a list on the feed only (GET /breaches takes one kind). */
 export function queryParams(params: URLSearchParams, path: string): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [k, v] of params) {
     if (!Object.hasOwn(query, k)) query[k] = v;
-    else if (LIST_PARAMS.has(k) || (k === "type" && path === "/events")) query[k] = `${query[k]},${v}`;
+    else if (LIST_PARAMS.has(k) || (k === "type" && FEED_PATH.test(path))) query[k] = `${query[k]},${v}`;
     else throw badRequest(`query parameter ${JSON.stringify(k)} is given more than once`, { field: k, hint: `give ${k} once` });
   }
   return query;
