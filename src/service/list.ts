@@ -171,7 +171,7 @@ function savedFilter(board: Board, name: string, viewer: string | undefined, use
   const saved = board.presentation?.filters ?? {};
   const raw = Object.hasOwn(saved, name) ? saved[name] : undefined; // `constructor` is no saved filter
   if (!raw) {
-    throw badRequest(`board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
+    throw new CardsError("validation_failed", `board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
   }
   return resolveMe(parseFilter(raw, undefined, `presentation.filters.${name}`), viewer, userPaths);
 }

@@ -57,6 +57,10 @@ describe("GET /boards/{id}/counts", () => {
     expect(sort.body.valid_options).toContain("q");
     const typo = await api.get("/boards/main/counts?type_id=tsak");
     expect(typo.status).toBe(422);
-    expect((await api.get("/boards/main/counts?filter=nope")).status).toBe(400);
+    // a saved filter's name is a value of a closed set (the board's): 422 with the names
+    const unknownFilter = await api.get("/boards/main/counts?filter=nope");
+    expect([unknownFilter.status, unknownFilter.body.error, unknownFilter.body.field, unknownFilter.body.valid_options]).toEqual([422, "validation_failed", "filter", ["mine", "urgent"]]);
+    const listed = await api.get("/cards?board_id=main&filter=nope");
+    expect([listed.status, listed.body.error, listed.body.message]).toEqual([422, "validation_failed", 'board main has no saved filter "nope"']);
   });
 });
