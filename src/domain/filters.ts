@@ -302,8 +302,9 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const [i, x] of (Array.isArray(v) ? v : [v]).entries()) {
-    // the code a write gives for the same value (unknown_tag, unknown_enum); the member's index in a list operand
-    const code = path === "tags" ? "unknown_tag" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
+    // the code a write gives for the same value (unknown_tag, unknown_enum; a number or a
+    // boolean is of the wrong type there: validation_failed); the member's index in a list operand
+    const code = typeof x !== "string" ? "validation_failed" : path === "tags" ? "unknown_tag" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
     const refuse = () => _fail(Array.isArray(v) ? `${at}[${i}]` : at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known], undefined, code);
     // null matches an unset value; anything else outside the known values (a number or a
     // boolean on an enum too) must be held by a card (a field that was a number before)
