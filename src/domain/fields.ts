@@ -122,7 +122,7 @@ export function validateFields(input: ValidateFieldsInput): FieldsResult {
     }
     let v: unknown = has ? given[def.id] : undefined;
     if (v === null) v = undefined;
-    if (v === undefined && def.default !== undefined) v = structuredClone(def.default);
+    if (v === undefined && def.default !== undefined) v = _defaultFor(def, ctx);
     if (v === undefined || _isEmptyArrayFor(def, v)) {
       if (def.required) throw _required(def.id, v);
       continue;
@@ -469,6 +469,17 @@ function sameText(among: readonly string[], s: string): string | undefined {
   return nfc === s && among.includes(s) ? s : among.find((o) => o.normalize("NFC") === nfc);
 }
 
+/**
+ * A field's default as the writer's value. A multiple user default naming "me" beside a
+ * user (`["me", "ada"]`) is that set for the writer: written by ada, `["ada"]` (a value the
+ * writer gives twice is refused; a default says who is in the set, once each).
+ */
+function _defaultFor(def: FieldDef, ctx: _Ctx): unknown {
+  const v = structuredClone(def.default);
+  if (def.type !== "user" || !def.multiple || ctx.actor === undefined || !Array.isArray(v)) return v;
+  return [...new Set(v.map((x) => (x === ME ? ctx.actor : x)))];
+}
+
 function _checkUserValue(_def: FieldDef, v: unknown, path: string): string {
   if (typeof v !== "string" || v.trim() === "" || /[\r\n]/.test(v)) throw _invalid(path, `${path} must be a user id (a non-empty string)`, v);
   return v;
@@ -530,7 +541,7 @@ function _checkEntry(
     }
     let val: unknown = has ? raw[item.id] : undefined;
     if (val === null) val = undefined;
-    if (val === undefined && item.default !== undefined) val = structuredClone(item.default);
+    if (val === undefined && item.default !== undefined) val = _defaultFor(item, ctx);
     if (val === undefined || _isEmptyArrayFor(item, val)) {
       if (item.required) throw _required(at, val);
       continue;

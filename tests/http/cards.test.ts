@@ -65,6 +65,26 @@ describe("POST /cards", () => {
     expect((await api.post("/users", { id: "robo" })).body).toMatchObject({ message: "register user: kind is required", field: "kind", valid_options: ["human", "agent"] });
   });
 
+  test('a multiple user default naming "me" beside a user is that set for the writer, each once (it loaded, then refused every create by that user)', async () => {
+    const own = await testApi({
+      edit: (f) => {
+        const review = f["definitions/card-types/review.json"];
+        review.fields.find((x: { id: string }) => x.id === "reviewers").default = ["me", "ada"];
+      },
+    });
+    try {
+      const by = (actor: string) => own.post("/cards", { type_id: "review", title: "r" }, { "x-service-actor": actor });
+      const ada = await by("ada");
+      expect([ada.status, ada.body.fields.reviewers]).toEqual([201, ["ada"]]);
+      expect((await by("agent-1")).body.fields.reviewers).toEqual(["agent-1", "ada"]);
+      // given by the writer, the same two are one value twice
+      const given = await own.post("/cards", { type_id: "review", title: "r", fields: { reviewers: ["me", "ada"] } }, { "x-service-actor": "ada" });
+      expect([given.status, given.body.message]).toEqual([422, 'duplicate value "ada" in reviewers']);
+    } finally {
+      own.close();
+    }
+  });
+
   test("status defaults to the first workspace column, or the first allowed column", async () => {
     expect((await api.post("/cards", { type_id: "task", title: "t" })).body.status).toBe("backlog");
     expect((await api.post("/cards", { type_id: "review", title: "r" })).body.status).toBe("todo");
