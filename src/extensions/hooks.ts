@@ -141,7 +141,13 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   let awaiting: string | undefined;
   let held: CardEvent[] = [];
   let holdTimer: ReturnType<typeof setTimeout> | undefined;
-  const releaseHeld = (): void => {
+  /**
+   * Ends the hold. The held events go through `onEvent` again: one of them may announce a
+   * newer set (a second edit while this server loaded the first), and the events after it
+   * are then held for that set. `final` (a shutdown): matched against the hooks loaded now.
+   */
+  const releaseHeld = (final = false): void => {
+    const released = awaiting;
     awaiting = undefined;
     if (holdTimer) clearTimeout(holdTimer);
     holdTimer = undefined;
@@ -152,14 +158,18 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       if (events.length) opts.log(`hooks: shutting down, ${events.length} event(s) held for definitions another process announced not taken (${eventRange(events.map((event) => ({ event })))})`);
       return;
     }
-    for (const e of events) matchEvent(e);
+    for (const e of events) {
+      if (final || (e.type === "definition_reloaded" && announced(e) === released)) matchEvent(e);
+      else onEvent(e);
+    }
   };
+  const announced = (e: CardEvent): unknown => (e.diff as { fingerprint?: unknown } | undefined)?.fingerprint;
 
   // The bus drops a listener that throws; this one never does.
   const onEvent = (event: CardEvent): void => {
     if (stopped || quiescing) return;
     if (event.type === "definition_reloaded") {
-      const fp = (event.diff as { fingerprint?: unknown } | undefined)?.fingerprint;
+      const fp = announced(event);
       if (typeof fp === "string" && fp !== host.defs.fingerprint && awaiting === undefined) {
         awaiting = fp;
         holdTimer = setTimeout(() => {
@@ -169,12 +179,10 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
         (holdTimer as { unref?: () => void }).unref?.();
       }
     }
+    if (awaiting !== undefined && host.defs.fingerprint === awaiting) releaseHeld(); // may hold anew, for a newer set
     if (awaiting !== undefined) {
-      if (host.defs.fingerprint !== awaiting) {
-        held.push(event);
-        return;
-      }
-      releaseHeld();
+      held.push(event);
+      return;
     }
     matchEvent(event);
   };
@@ -361,7 +369,7 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       unsubscribe = undefined;
       // events held for an announced set were taken: writes answered before the shutdown
       // (matched now against the hooks loaded, and claimed like the others)
-      releaseHeld();
+      releaseHeld(true);
       quiescing = true;
       quiet = new Promise<void>((resolve) => { idle = resolve; });
       settle();

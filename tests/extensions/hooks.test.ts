@@ -315,6 +315,43 @@ describe("lifecycle", () => {
       expect(logs.filter((l) => l.includes("were not loaded within"))).toEqual([]);
     });
 
+    test("a second set announced while the first is loaded: the writes after it wait for the second (before: matched against the first)", async () => {
+      const { ws, svc, hooks, logs } = await setup([]);
+      const rec = recordDir(ws);
+      const hook = (id: string) => ({ id, kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: id } });
+      const announce = (fingerprint: string) => svc.bus.publish({ id: undefined, type: "definition_reloaded", at: new Date().toISOString(), actor: "cards", card_id: null, diff: { fingerprint } } as never);
+      const load = (fingerprint: string, id: string) => {
+        svc.defs = { ...svc.defs, fingerprint, extensions: [hook(id)] };
+        hooks.reconcile();
+      };
+      announce("set-a");
+      announce("set-b"); // another edit, announced before this server loaded the first
+      const card = await createCard(svc, { type_id: "task", title: "written under set b" }, ctx);
+      load("set-a", "a");
+      await Bun.sleep(300);
+      expect(records(rec)).toEqual([]); // still held: set b is announced and not loaded
+      expect(hooks.busy()).toBeGreaterThan(0);
+      load("set-b", "b");
+      await waitFor(() => records(rec).length === 1, "the hook of set b", 2_000);
+      await Bun.sleep(200);
+      expect(records(rec).map((r) => `${r.env.EXTRA}:${r.stdin.card_id}`)).toEqual([`b:${card.id}`]);
+      expect(logs.filter((l) => l.includes("were not loaded within"))).toEqual([]);
+    });
+
+    test("a hold given up after 3 s does not start again for the same announcement", async () => {
+      const { ws, svc, hooks, logs } = await setup([]);
+      const rec = recordDir(ws);
+      svc.defs = { ...svc.defs, extensions: [{ id: "now", kind: "hook", on: ["card_created"], run: sh("record.sh"), env: { RECORD_DIR: rec } }] };
+      hooks.reconcile();
+      await Bun.sleep(0);
+      svc.bus.publish({ id: undefined, type: "definition_reloaded", at: new Date().toISOString(), actor: "cards", card_id: null, diff: { fingerprint: "never-loaded" } } as never);
+      await createCard(svc, { type_id: "task", title: "held until the hold is given up" }, ctx);
+      await waitFor(() => records(rec).length === 1, "the hook after the hold", 5_000);
+      await createCard(svc, { type_id: "task", title: "after it" }, ctx);
+      await waitFor(() => records(rec).length === 2, "the next write's hook at once", 1_000);
+      expect(logs.filter((l) => l.includes("were not loaded within"))).toHaveLength(1);
+    });
+
     test("a shutdown while writes are held runs their hooks (before: dropped without a word)", async () => {
       const { svc, hooks, seen } = await announcedThenReverted(false); // held until the 3 s timer
       await createCard(svc, { type_id: "task", title: "answered, then the server stops" }, ctx);
