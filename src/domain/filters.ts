@@ -205,7 +205,7 @@ const _OPS: Record<_Kind, readonly CmpOp[]> = {
   field: FILTER_OPERATORS,
 };
 
-function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string, code: "validation_failed" | "unknown_enum" | "unknown_tag" = "validation_failed"): CardsError {
+function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string, code: "validation_failed" | "unknown_enum" | "unknown_tag" | "unknown_user" = "validation_failed"): CardsError {
   const extra: ConstructorParameters<typeof CardsError>[2] = { field };
   if (value !== undefined) extra.value = value;
   if (validOptions !== undefined) extra.valid_options = [...validOptions];
@@ -304,7 +304,7 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   for (const [i, x] of (Array.isArray(v) ? v : [v]).entries()) {
     // the code a write gives for the same value (unknown_tag, unknown_enum; a number or a
     // boolean is of the wrong type there: validation_failed); the member's index in a list operand
-    const code = typeof x !== "string" ? "validation_failed" : path === "tags" ? "unknown_tag" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
+    const code = typeof x !== "string" ? "validation_failed" : path === "tags" ? "unknown_tag" : path === "owner" ? "unknown_user" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
     const refuse = () => _fail(Array.isArray(v) ? `${at}[${i}]` : at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known], undefined, code);
     // null matches an unset value; anything else outside the known values (a number or a
     // boolean on an enum too) must be held by a card (a field that was a number before)
@@ -318,6 +318,7 @@ function _knownWhat(path: string): string {
   if (path === "status") return "a column of this workspace";
   if (path === "type_id") return "a card type of this workspace";
   if (path === "tags") return "in the workspace tag_set (tag_policy is locked)";
+  if (path === "owner") return "a registered user and owns no card";
   return `an option of ${path}`;
 }
 

@@ -36,7 +36,7 @@ export function listCards(svc: Service, params: ListParams, viewer?: string, opt
   if (opts.filter !== undefined) {
     const scope = q.typeIds ?? (params.board_id !== undefined ? svc.board(params.board_id).card_type_ids : undefined);
     const held: HeldCheck[] = [];
-    const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope, held), "filter"), viewer, userFieldPaths(svc, scope));
+    const node = resolveMe(parseFilter(opts.filter, filterContextOf(svc, scope, held, viewer), "filter"), viewer, userFieldPaths(svc, scope));
     q.filter = q.filter ? andFilters(q.filter, node) : node;
     checked = verifyHeld(svc, held);
   }
@@ -188,10 +188,13 @@ function knownValuesOf(svc: Service): Record<string, string[]> {
  * scope that has the field makes it an enum). A value outside them that cards still
  * hold is allowed, so those cards can be found.
  */
-export function filterContextOf(svc: Service, typeIds: readonly string[] | undefined, held: HeldCheck[] | "checked"): FilterContext {
+export function filterContextOf(svc: Service, typeIds: readonly string[] | undefined, held: HeldCheck[] | "checked", viewer?: string): FilterContext {
   const known: Record<string, string[]> = knownValuesOf(svc);
   const { workspace } = svc.defs;
   if (workspace.settings.tag_policy === "locked") known.tags = [...workspace.tag_set];
+  // an owner is a registered user, the viewer ("me"), or an actor that owns cards (owners
+  // need not be registered: take-next skips the registry), as in ?owner=
+  known.owner = [...new Set([...svc.store.listUsers().map((u) => u.id), "me", ...(viewer ? [viewer] : [])])];
   const inScope = [...svc.defs.cardTypes.values()].filter((t) => !typeIds || typeIds.includes(t.id));
   Object.assign(known, enumOptionsByPath(inScope.map((t) => t.fields)));
   return {

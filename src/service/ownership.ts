@@ -236,7 +236,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   if (body.filter !== undefined) {
     // the fields of the types in scope: the type asked for, else the board's (default board included)
     const scope = query.typeIds ?? board?.card_type_ids;
-    filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope, held), "filter"), actor, userFieldPaths(svc, scope)));
+    filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope, held, actor), "filter"), actor, userFieldPaths(svc, scope)));
   }
   if (body.status !== undefined) {
     const columns = workspace.columns.map((c) => c.id);

@@ -109,6 +109,30 @@ describe("filter values checked against the definitions", () => {
   });
 });
 
+describe("owner values in a filter", () => {
+  test("a name that is no registered user and owns no card is unknown_user, as in ?owner= (it read as \"nothing there\")", async () => {
+    const api = await testApi();
+    try {
+      const as = (actor: string) => ({ "x-service-actor": actor });
+      const list = (filter: unknown, actor = "ada") => api.post("/cards/take-next", { filter: { $or: [filter, { title: "never" }] }, dry_run: true }, as(actor));
+      const typo = await list({ owner: "agnet-1" });
+      expect([typo.status, typo.body.error, typo.body.field, typo.body.message]).toEqual([422, "unknown_user", "filter.$or[0].owner", '"agnet-1" is not a registered user and owns no card']);
+      expect(typo.body.valid_options).toEqual(expect.arrayContaining(["ada", "agent-1", "me"]));
+      expect((await list({ owner: { $in: ["ada", "agnet-1"] } })).body.field).toBe("filter.$or[0].owner.$in[1]");
+      // registered, me, the caller itself (registered or not), an owner that is not registered but owns a card
+      for (const [filter, actor] of [[{ owner: "agent-1" }, "ada"], [{ owner: "me" }, "ada"], [{ owner: "zed" }, "zed"], [{ owner: { $ne: "agnet-1" } }, "ada"]] as const) {
+        expect([filter, (await list(filter, actor)).status]).toEqual([filter, 200]);
+      }
+      await api.task({ title: "for ghost", status: "todo" });
+      const given = await api.post("/cards/take-next", { assign_to: "ghost", filter: { title: "for ghost" } }, as("ada")); // take-next skips the registry
+      expect(given.body.card?.owner).toBe("ghost");
+      expect((await list({ owner: "ghost" })).status).toBe(200);
+    } finally {
+      api.close();
+    }
+  });
+});
+
 describe("an unknown card type or column: one message wherever it is given", () => {
   test("create, list, take-next and a patch word it alike", async () => {
     const api = await testApi();
