@@ -29,11 +29,13 @@ export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<A
       const allowed = route.writeQuery ?? [];
       for (const k of Object.keys(req.query)) {
         if (!allowed.includes(k)) {
+          // a DELETE takes no body (its guard is in the query): no body to point at
+          const body = req.method === "DELETE" ? "" : allowed.length ? "; the rest goes in the JSON body" : "; send options in the JSON body";
           throw new CardsError("bad_request", `unknown query parameter ${JSON.stringify(k)}`, {
-            field: k, valid_options: allowed,
+            field: k, ...(allowed.length ? { valid_options: allowed } : {}),
             hint: allowed.length
-              ? `${req.method} ${req.path} takes only ${allowed.join(", ")} in the query${req.method === "DELETE" ? "" : "; the rest goes in the JSON body"}`
-              : `${req.method} ${req.path} takes no query parameters; send options in the JSON body`,
+              ? `${req.method} ${req.path} takes only ${allowed.join(", ")} in the query${body}`
+              : `${req.method} ${req.path} takes no query parameters${body}`,
           });
         }
       }

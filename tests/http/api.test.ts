@@ -502,7 +502,8 @@ describe("query parameters on writes", () => {
     try {
       const r = await fresh.post("/cards?dry_run=true", { type_id: "task", title: "not stored" });
       expect(r.status).toBe(400);
-      expect(r.body).toMatchObject({ error: "bad_request", field: "dry_run", valid_options: [], hint: expect.stringContaining("JSON body") });
+      expect(r.body).toMatchObject({ error: "bad_request", field: "dry_run", hint: "POST /cards takes no query parameters; send options in the JSON body" });
+      expect(r.body.valid_options).toBeUndefined(); // nothing to pick from
       expect((await fresh.get("/cards")).body.items).toEqual([]);
       const c = await fresh.task();
       expect((await fresh.patch(`/cards/${c.id}?force=true`, { version: 1, title: "x" })).status).toBe(400);
@@ -511,6 +512,9 @@ describe("query parameters on writes", () => {
       const odd = await fresh.del(`/cards/${c.id}?version=1&hard=1`);
       expect([odd.status, odd.body.field, odd.body.valid_options]).toEqual([400, "hard", ["version"]]);
       expect((await fresh.get(`/cards/${c.id}`)).status).toBe(200);
+      // a DELETE without query parameters: no body to send them in (it refuses one)
+      const link = await fresh.del(`/cards/${c.id}/links/relates-to/${c.id}?dry_run=true`);
+      expect([link.status, link.body.field, link.body.valid_options, link.body.hint]).toEqual([400, "dry_run", undefined, `DELETE /cards/${c.id}/links/relates-to/${c.id} takes no query parameters`]);
       expect((await fresh.del(`/cards/${c.id}?version=1`)).status).toBe(200);
     } finally {
       fresh.close();
