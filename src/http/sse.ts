@@ -11,6 +11,12 @@ import type { CardEvent } from "../domain/types.ts";
 import { queryParams } from "../api/query.ts";
 
 export const SSE_BUFFER_BYTES = 256 * 1024;
+/**
+ * Replayed events read per page, as the client reads: a stream holds one page, not its
+ * whole replay (500 events of 64 KiB comments held 18 MB a stream, and a few hundred
+ * streams resuming at once took the server to gigabytes).
+ */
+const REPLAY_PAGE = 4;
 export const SSE_KEEPALIVE_MS = 15_000;
 /** open streams one server keeps at most (CARDS_MAX_STREAMS overrides; docs/limits.md) */
 export const SSE_MAX_STREAMS = 1000;
@@ -56,9 +62,10 @@ export function eventStream(svc: Service, req: Request): Response {
   const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};
-  /** the replay's frames not yet handed to the stream: they go as the client reads */
-  let replay: CardEvent[] = [];
+  /** the page of the replay being handed to the stream: pages are read as the client reads */
+  let replay: Uint8Array[] = [];
   let next = 0;
+  let readReplayPage = (): Uint8Array[] | undefined => undefined;
   /** the comment that ends the replay (where it left off), sent before the live frames */
   let tail: Uint8Array | undefined;
   /** live frames that arrived during the replay (they follow it); undefined once live */
@@ -91,7 +98,13 @@ export function eventStream(svc: Service, req: Request): Response {
       pump = () => {
         while (held && !closed && (controller.desiredSize ?? 1) > 0) {
           if (next < replay.length) {
-            controller.enqueue(frame(replay[next++]!));
+            controller.enqueue(replay[next++]!);
+            continue;
+          }
+          const page = readReplayPage();
+          if (page) {
+            replay = page;
+            next = 0;
             continue;
           }
           replay = [];
@@ -138,21 +151,23 @@ export function eventStream(svc: Service, req: Request): Response {
       try { svc.pollFeed(); } catch { /* a busy database: the timer polls again */ }
       group = groupFor(svc, f, matches);
       // a restored log is history the feed never publishes: replay reads it whole
+      // the replay is the log up to `live` (later events come live): it is read in pages as
+      // the client reads, the same rows whenever (the log below `live` does not change)
       const live = Math.max(svc.liveCursor, svc.store.historyThrough());
-      const rows = replayEvents(svc, f);
-      let cut = false;
-      for (const e of rows) {
-        if ((parseEventId(e.id) ?? 0) > live) { cut = true; break; }
-        if (matches(e)) replay.push(e);
-      }
-      // where the replay left off, as a comment before the live events: the bound of 500
-      // reached (more events follow the last one replayed: a consumer reconnects with its
-      // id, or pages GET /events, for the rest), or else the event id the stream is live
-      // after (a consumer that printed nothing yet resumes there, not from the start)
-      const lastRow = rows.at(-1);
-      tail = !cut && lastRow && rows.length >= STREAM_REPLAY_LIMIT
-        ? encoder.encode(`: replay truncated after ${lastRow.id}\n\n`)
-        : encoder.encode(`: live after ${formatEventId(live)}\n\n`);
+      const reader = replayReader(svc, f, matches, live);
+      readReplayPage = () => {
+        const page = reader.next();
+        if (page) return page;
+        // where the replay left off, as a comment before the live events: the bound of 500
+        // reached (more events follow the last one replayed: a consumer reconnects with its
+        // id, or pages GET /events, for the rest), or else the event id the stream is live
+        // after (a consumer that printed nothing yet resumes there, not from the start)
+        tail = reader.truncatedAfter !== undefined
+          ? encoder.encode(`: replay truncated after ${reader.truncatedAfter}\n\n`)
+          : encoder.encode(`: live after ${formatEventId(live)}\n\n`);
+        readReplayPage = () => undefined;
+        return undefined;
+      };
       group.join(member);
       pump();
     },
@@ -172,6 +187,41 @@ export function eventStream(svc: Service, req: Request): Response {
       connection: "keep-alive",
     },
   });
+}
+
+/**
+ * A stream's replay, page by page: the durable events after `f.since` up to `live` that
+ * match, at most STREAM_REPLAY_LIMIT read. `next()` answers the next page's frames
+ * (undefined when done); `truncatedAfter` is then the last event read when the limit
+ * stopped it (more may follow), else undefined.
+ */
+function replayReader(svc: Service, f: StreamFilter, matches: (e: CardEvent) => boolean, live: number): { next(): Uint8Array[] | undefined; truncatedAfter?: string } {
+  let after = f.since;
+  let read = 0;
+  const r: { next(): Uint8Array[] | undefined; truncatedAfter?: string } = {
+    next() {
+      while (after !== undefined) {
+        if (read >= STREAM_REPLAY_LIMIT) {
+          r.truncatedAfter = after;
+          after = undefined;
+          break;
+        }
+        const want = Math.min(REPLAY_PAGE, STREAM_REPLAY_LIMIT - read);
+        const rows = replayEvents(svc, { ...f, since: after }, want);
+        const page: Uint8Array[] = [];
+        for (const e of rows) {
+          if ((parseEventId(e.id) ?? 0) > live) { after = undefined; break; }
+          read++;
+          after = e.id;
+          if (matches(e)) page.push(frame(e));
+        }
+        if (rows.length < want) after = undefined;
+        if (page.length) return page;
+      }
+      return undefined;
+    },
+  };
+  return r;
 }
 
 /** One stream's side of a group: how to write to it, and where in the group's batch it joined. */

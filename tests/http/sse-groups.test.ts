@@ -201,3 +201,35 @@ describe("a board's stream across reloads", () => {
     }
   });
 });
+
+describe("the replay is read as the client reads", () => {
+  test("a resuming stream that is not read holds a few pages of its replay, not the whole replay (it held all 500 events: gigabytes for a few hundred streams)", () => withService(async (svc) => {
+    const card = await createCard(svc, { type_id: "task", title: "busy" }, ada);
+    const body = "c".repeat(64 * 1024);
+    for (let i = 0; i < 60; i++) await addComment(svc, card.id, { body }, ada);
+    const store = svc.store as { listEvents: (q: { limit?: number }) => unknown[] };
+    const real = store.listEvents.bind(store);
+    let rowsRead = 0;
+    store.listEvents = (q) => {
+      const rows = real(q);
+      rowsRead += rows.length;
+      return rows;
+    };
+    try {
+      const res = eventStream(svc, new Request("http://x/v1/events/stream?since=0"));
+      await Bun.sleep(50);
+      // the stream's buffer (256 KiB) holds four of the 64 KiB comments, and one page waits
+      expect(rowsRead).toBeGreaterThan(0);
+      expect(rowsRead).toBeLessThanOrEqual(12);
+      // read to the end: every event once, in order, then the live point
+      const text = await readUntil(res, (t) => t.includes(": live after"), 5000);
+      expect((text.match(/^event: comment_added$/gm) ?? []).length).toBe(60);
+      expect((text.match(/^event: card_created$/gm) ?? []).length).toBe(1);
+      const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(61);
+    } finally {
+      store.listEvents = real;
+    }
+  }));
+});
