@@ -47,6 +47,16 @@ export interface PeerOptions {
  */
 export const MAX_LINE_CHARS = 96 * 1024 * 1024;
 
+/**
+ * Messages one batch may hold: each runs at once and its answers go out as one line (a
+ * batch of 20,000 list_cards held gigabytes, then failed to send, answering nothing).
+ * MCP's 2025-06-18 revision has no batches; older clients send a few.
+ */
+export const MAX_BATCH = 100;
+
+/** The longest answer line: past it, an answer is replaced by an error naming its size. */
+export const MAX_ANSWER_CHARS = 128 * 1024 * 1024;
+
 /** A line-framed JSON-RPC endpoint: feed it input chunks, it writes answers. */
 export class RpcPeer {
   private buffer = "";
@@ -192,6 +202,12 @@ export class RpcPeer {
     }
     if (Array.isArray(msg)) {
       if (msg.length === 0) return this.send(errorMessage(null, INVALID_REQUEST, "empty batch"));
+      if (msg.length > MAX_BATCH) {
+        // nothing in it runs: each request is answered, so no caller waits for ever
+        const why = `invalid request: a batch of ${msg.length} messages; at most ${MAX_BATCH} (send the rest in further batches or lines; nothing in this one ran)`;
+        const requests = msg.filter((m) => m !== null && typeof m === "object" && Object.hasOwn(m, "id"));
+        return this.send(requests.length ? requests.map((m) => errorMessage(idOf(m), INVALID_REQUEST, why)) : errorMessage(null, INVALID_REQUEST, why));
+      }
       const answers = (await Promise.all(msg.map((m) => this.handleMessage(m)))).filter((a): a is RpcMessage => a !== undefined);
       if (answers.length) this.send(answers);
       return;
@@ -261,7 +277,32 @@ export class RpcPeer {
 
   private send(msg: RpcMessage | RpcMessage[]): void {
     // JSON.stringify never emits a raw newline, so one message is always one line
-    this.o.write(JSON.stringify(msg));
+    if (!Array.isArray(msg)) return void this.o.write(this.encode(msg));
+    const parts: string[] = [];
+    let total = 2;
+    for (const m of msg) {
+      let part = this.encode(m);
+      if (total + part.length + 1 > MAX_ANSWER_CHARS) {
+        part = JSON.stringify(errorMessage(m.id ?? null, INTERNAL_ERROR, `the batch's answer grew past ${MAX_ANSWER_CHARS} characters: this request ran, but its answer was not sent; ask in smaller batches`));
+      }
+      total += part.length + 1;
+      parts.push(part);
+    }
+    this.o.write(`[${parts.join(",")}]`);
+  }
+
+  /** One answer as a line, or an error under its id when it is too large to send. */
+  private encode(m: RpcMessage): string {
+    let size: number | undefined;
+    try {
+      const line = JSON.stringify(m);
+      if (line.length <= MAX_ANSWER_CHARS) return line;
+      size = line.length;
+    } catch (e) {
+      this.o.log(`an answer could not be serialized: ${String(e)}`);
+    }
+    const what = size === undefined ? "too large to serialize" : `${size} characters, past ${MAX_ANSWER_CHARS}`;
+    return JSON.stringify(errorMessage(m.id ?? null, INTERNAL_ERROR, `the answer is ${what}: the request ran, but its answer cannot be sent; ask for less (a smaller limit, brief)`));
   }
 }
 

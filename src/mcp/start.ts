@@ -40,12 +40,24 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
     log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
   }
   const out = process.stdout;
-  const server = new McpServer({ svc, actor, registered, version: o.version, log, write: (line) => { out.write(`${line}\n`); } });
+  let stopping = false;
+  // a client that stops reading our answers: stdin rests until stdout drains, so requests
+  // are not read (and answers not piled up in memory) faster than the client takes them
+  let outBlocked = false;
+  const write = (line: string): void => {
+    if (out.write(`${line}\n`) || outBlocked) return;
+    outBlocked = true;
+    process.stdin.pause();
+    out.once("drain", () => {
+      outBlocked = false;
+      if (!stopping) process.stdin.resume();
+    });
+  };
+  const server = new McpServer({ svc, actor, registered, version: o.version, log, write });
   onReload(svc, (defs) => server.definitionsChanged(defs));
   const stopWatch = watchDefinitions(svc, log);
 
   return new Promise((resolve) => {
-    let stopping = false;
     let outGone = false;
     const stop = async (): Promise<void> => {
       if (stopping) return;
@@ -77,7 +89,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
       if (sinceRest >= 1 << 20 && !stopping) {
         sinceRest = 0;
         process.stdin.pause();
-        setTimeout(() => { if (!stopping) process.stdin.resume(); }, 0);
+        setTimeout(() => { if (!stopping && !outBlocked) process.stdin.resume(); }, 0);
       }
     });
     process.stdin.on("end", () => void stop());

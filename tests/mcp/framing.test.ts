@@ -1,6 +1,6 @@
 /** Line framing of the tool server's JSON-RPC: long lines in many chunks, and lines past the limit. */
 import { expect, test } from "bun:test";
-import { RpcPeer } from "../../src/mcp/jsonrpc.ts";
+import { MAX_ANSWER_CHARS, MAX_BATCH, RpcPeer } from "../../src/mcp/jsonrpc.ts";
 import { instructions } from "../../src/mcp/server.ts";
 import { fixedTools } from "../../src/mcp/fixed.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -171,4 +171,31 @@ test("the instructions tell an actor that is not registered so, and teach review
   // a reviewer's take_next no longer moves the card to done before it is reviewed
   expect(instructions("agent-1", ws)).toContain('take_next {"filter":{"status":"review"}} claims in place; approve: release {card_id, version, status:"done"}');
   expect(instructions("agent-1", ws)).not.toContain('"status":"done"}.');
+});
+
+test("a batch past MAX_BATCH runs nothing and answers each of its requests (a batch of 20,000 ran out of memory and answered none)", async () => {
+  const ran: string[] = [];
+  const out: any[] = [];
+  const p = new RpcPeer({ dispatch: async (method) => { ran.push(method); return {}; }, write: (l) => out.push(JSON.parse(l)), log: () => {} });
+  const batch = Array.from({ length: MAX_BATCH + 1 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "work" }));
+  batch.push({ jsonrpc: "2.0", method: "notifications/x" } as never); // a notification is not answered
+  p.feed(`${JSON.stringify(batch)}\n`);
+  const full = Array.from({ length: MAX_BATCH }, (_, i) => ({ jsonrpc: "2.0", id: `ok${i}`, method: "work" }));
+  p.feed(`${JSON.stringify(full)}\n`);
+  await p.drain();
+  expect(out[0].map((a: { id: number }) => a.id)).toEqual(batch.slice(0, MAX_BATCH + 1).map((m) => m.id));
+  expect(out[0].every((a: { error?: { code: number; message: string } }) => a.error?.code === -32600 && a.error.message.includes(`at most ${MAX_BATCH}`))).toBe(true);
+  expect(ran).toHaveLength(MAX_BATCH); // the second batch only
+  expect(out[1]).toHaveLength(MAX_BATCH);
+});
+
+test("an answer too large to send is an error under its id; in a batch, the others still go (the line failed to build and nothing was answered)", async () => {
+  const out: any[] = [];
+  const huge = "x".repeat(MAX_ANSWER_CHARS);
+  const p = new RpcPeer({ dispatch: async (method) => (method === "huge" ? { huge } : { small: true }), write: (l) => out.push(JSON.parse(l)), log: () => {} });
+  p.feed(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "huge" })}\n`);
+  p.feed(`${JSON.stringify([{ jsonrpc: "2.0", id: 2, method: "small" }, { jsonrpc: "2.0", id: 3, method: "huge" }, { jsonrpc: "2.0", id: 4, method: "small" }])}\n`);
+  await p.drain();
+  expect(out[0]).toMatchObject({ id: 1, error: { code: -32603, message: expect.stringContaining("the request ran, but its answer cannot be sent") } });
+  expect(out[1].map((a: { id: number; result?: unknown; error?: unknown }) => [a.id, a.result !== undefined])).toEqual([[2, true], [3, false], [4, true]]);
 });

@@ -198,3 +198,52 @@ describe("the client goes away", () => {
     expect(code).toBe(0);
   }, 15_000);
 });
+
+describe("a client that stops reading answers", () => {
+  test("the server stops reading requests until stdout drains, then answers every one (it read on, piling answers up in memory)", async () => {
+    const { spawn, spawnSync } = await import("node:child_process");
+    const { closeSync, constants, openSync, writeSync } = await import("node:fs");
+    const dir = makeWorkspace();
+    const N = 20_000;
+    const lines = [JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "slow", version: "1" } } })];
+    for (let i = 1; i <= N; i++) lines.push(JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "workspace", arguments: {} } }));
+    const input = Buffer.from(`${lines.join("\n")}\n`);
+    // stdin is a FIFO we write without blocking: what the pipe takes is what the server read
+    const fifo = join(dir, "requests.fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const readEnd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writeEnd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    const child = spawn(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "agent-1" }), stdio: [readEnd, "pipe", "ignore"] });
+    closeSync(readEnd);
+    let sent = 0;
+    const pushInput = (): void => {
+      while (sent < input.length) {
+        try {
+          sent += writeSync(writeEnd, input, sent, Math.min(16_384, input.length - sent));
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "EAGAIN") return;
+          throw e;
+        }
+      }
+    };
+    const feeder = setInterval(pushInput, 20);
+    try {
+      child.stdout.pause(); // read nothing yet
+      await new Promise((r) => setTimeout(r, 2500));
+      // each answer is a few KB: the server paused once its stdout was full, and the pipe
+      // to it filled (a pipe holds 64 KiB)
+      expect(sent).toBeLessThan(input.length / 4);
+      // reading again: every request is answered
+      let text = "";
+      child.stdout.on("data", (b: Buffer) => { text += b.toString(); });
+      child.stdout.resume();
+      await waitFor(() => ((text.match(/\n/g) ?? []).length >= N + 1 ? true : undefined), 60_000, "every answer");
+      const ids = text.split("\n").filter(Boolean).map((l) => JSON.parse(l).id);
+      expect(new Set(ids).size).toBe(N + 1);
+    } finally {
+      clearInterval(feeder);
+      closeSync(writeEnd);
+      child.kill();
+    }
+  }, 90_000);
+});
