@@ -215,6 +215,7 @@ describe("a client that stops reading answers", () => {
     const writeEnd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
     const child = spawn(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "agent-1" }), stdio: [readEnd, "pipe", "ignore"] });
     closeSync(readEnd);
+    const out = child.stdout!;
     let sent = 0;
     const pushInput = (): void => {
       while (sent < input.length) {
@@ -228,15 +229,15 @@ describe("a client that stops reading answers", () => {
     };
     const feeder = setInterval(pushInput, 20);
     try {
-      child.stdout.pause(); // read nothing yet
+      out.pause(); // read nothing yet
       await new Promise((r) => setTimeout(r, 2500));
       // each answer is a few KB: the server paused once its stdout was full, and the pipe
       // to it filled (a pipe holds 64 KiB)
       expect(sent).toBeLessThan(input.length / 4);
       // reading again: every request is answered
       let text = "";
-      child.stdout.on("data", (b: Buffer) => { text += b.toString(); });
-      child.stdout.resume();
+      out.on("data", (b: Buffer) => { text += b.toString(); });
+      out.resume();
       await waitFor(() => ((text.match(/\n/g) ?? []).length >= N + 1 ? true : undefined), 60_000, "every answer");
       const ids = text.split("\n").filter(Boolean).map((l) => JSON.parse(l).id);
       expect(new Set(ids).size).toBe(N + 1);
