@@ -8,7 +8,7 @@ import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
-import { readBodyText } from "./body.ts";
+import { readBodyText, streamedBody } from "./body.ts";
 import { queryParams } from "../api/query.ts";
 import { eventStream, utf8Header } from "./sse.ts";
 import { registerUi } from "./ui.ts";
@@ -124,8 +124,8 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     if (isRawRoute(method, path)) {
       const declared = Number(event.req.headers.get("content-length") ?? NaN);
       if (declared > MAX_ARTIFACT_BYTES) return toResponse(errorResponse(new CardsError("payload_too_large", `artifact over ${MAX_ARTIFACT_BYTES} bytes`, { hint: "see docs/limits.md" })));
-      const stream = event.req.body ?? new Uint8Array(0);
-      return toResponse(await dispatch(svc, { method, path, query, headers, stream: stream as AsyncIterable<Uint8Array> }));
+      const stream = event.req.body ? streamedBody(event.req.body) : new Uint8Array(0);
+      return toResponse(await dispatch(svc, { method, path, query, headers, stream }));
     }
     let body: string | undefined;
     try {
