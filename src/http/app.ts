@@ -10,7 +10,7 @@ import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/t
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText, streamedBody } from "./body.ts";
 import { queryParams } from "../api/query.ts";
-import { eventStream, utf8Header } from "./sse.ts";
+import { actorHeader, eventStream } from "./sse.ts";
 import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
@@ -156,7 +156,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
 /** The request headers the route table reads, each read from the request when asked for. */
 class ApiHeaders implements ApiHeaderValues {
   constructor(private readonly h: Headers) {}
-  get "x-service-actor"(): string | undefined { return utf8Header(this.h.get("x-service-actor") ?? undefined); }
+  get "x-service-actor"(): string | undefined { return actorHeader(this.h); }
   get "idempotency-key"(): string | undefined { return this.h.get("idempotency-key") ?? undefined; }
   get "content-type"(): string | undefined { return this.h.get("content-type") ?? undefined; }
 }

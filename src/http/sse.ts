@@ -39,6 +39,20 @@ export function closeAllStreams(): void {
  * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
  * is read back as UTF-8; anything that does not decode stays as it came.
  */
+/**
+ * The X-Service-Actor header. Sent twice, it arrives joined with ", " ("ada, bob"), which
+ * would act as a made-up identity: refused (a user id holds no comma or space).
+ */
+export function actorHeader(h: Headers): string | undefined {
+  const v = utf8Header(h.get("x-service-actor") ?? undefined);
+  if (v?.includes(", ")) {
+    throw new CardsError("bad_request", `X-Service-Actor ${JSON.stringify(v)} names more than one actor: the header was sent more than once, or holds ", "`, {
+      field: "X-Service-Actor", hint: "send one X-Service-Actor header with one actor",
+    });
+  }
+  return v;
+}
+
 export function utf8Header(v: string | undefined): string | undefined {
   if (v === undefined || !/[\u0080-\u00ff]/.test(v)) return v;
   try {
@@ -58,7 +72,7 @@ export function eventStream(svc: Service, req: Request): Response {
   }
   const url = new URL(req.url);
   const q = queryParams(url.searchParams, "/events/stream");
-  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(utf8Header(req.headers.get("x-service-actor") ?? undefined)));
+  const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(actorHeader(req.headers)));
   const matches = eventMatcher(svc, f);
 
   let cleanup = () => {};

@@ -82,6 +82,21 @@ describe("HTTP details", () => {
     expect(long.status).toBe(400);
   });
 
+  test("X-Service-Actor sent twice (joined as \"a, b\") is refused, not taken as a made-up actor \"a, b\"", async () => {
+    const h = new Headers({ "content-type": "application/json" });
+    h.append("x-service-actor", "ada");
+    h.append("x-service-actor", "agent-1");
+    expect(h.get("x-service-actor")).toBe("ada, agent-1"); // what a server reads
+    const r = await app.fetch(new Request(`${BASE}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title: "two actors" }), headers: h }));
+    const body = (await r.json()) as any;
+    expect([r.status, body.error, body.field]).toEqual([400, "bad_request", "X-Service-Actor"]);
+    const read = await app.fetch(new Request(`${BASE}/v1/cards?owner=me`, { headers: h }));
+    expect(read.status).toBe(400);
+    const stream = await app.fetch(new Request(`${BASE}/v1/events/stream`, { headers: h }));
+    expect(stream.status).toBe(400);
+    expect(((await (await send("GET", "/cards")).json()) as any).items.some((c: { title: string }) => c.title === "two actors")).toBe(false);
+  });
+
   test("an artifact is served with nosniff and a sandbox CSP (an HTML upload never runs as a board page)", async () => {
     const c = (await (await send("POST", "/cards", { body: JSON.stringify({ type_id: "task", title: "art" }) })).json()) as any;
     const up = await app.fetch(new Request(`${BASE}/v1/cards/${c.id}/artifacts/output`, { method: "POST", body: "<script>alert(1)</script>", headers: { "content-type": "text/html" } }));
