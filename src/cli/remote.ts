@@ -28,6 +28,12 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes 
     if (!(headers["content-type"] ?? "").includes("json") && res.status === 413) {
       throw new CardsError("payload_too_large", `${req.method} /v1${req.path}: ${base} refused the request body as too large (413)`, { hint: "see docs/limits.md; a proxy in front of the server may set a lower limit" });
     }
+    if (!(headers["content-type"] ?? "").includes("json") && res.status === 431) {
+      // Bun's HTTP parser answers before any route runs: past 16 KiB of request line and headers
+      throw new CardsError("bad_request", `${req.method} /v1${req.path}: ${base} refused the request's URL and headers as too long (431; at most 16 KiB)`, {
+        hint: "shorten what goes in the query (q, ids, filters); see docs/limits.md",
+      });
+    }
     if (!(headers["content-type"] ?? "").includes("json") && res.status !== 204) throw notCards(base, `${req.method} /v1${req.path} answered ${res.status} ${headers["content-type"] ?? "without a content type"}`);
     return { status: res.status, text, headers };
   } catch (e) {

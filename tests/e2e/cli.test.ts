@@ -163,7 +163,7 @@ describe("process interface", () => {
     expect([c.code, c.json?.title, c.json?.tags]).toEqual([0, "constructor", ["docs"]]);
     const said = run(["cards", "comments", "add", c.json.id, "valueOf"], { cwd: ws });
     expect([said.code, said.json?.comments?.at(-1)?.body]).toEqual([0, "valueOf"]);
-    expect(run(["cards", "list", "--board", "main", "--filter", "constructor"], { cwd: ws }).error).toMatchObject({ error: "bad_request", field: "filter", value: "constructor" });
+    expect(run(["cards", "list", "--board", "main", "--filter", "constructor"], { cwd: ws }).error).toMatchObject({ error: "validation_failed", field: "filter", value: "constructor" });
     expect(run(["constructor"], { cwd: ws }).error).toMatchObject({ error: "usage", value: "constructor" });
     expect(run(["cards", "toString"], { cwd: ws }).error).toMatchObject({ error: "usage", value: "toString" });
   });
@@ -729,6 +729,12 @@ describe("embedded and remote modes print the same bytes", () => {
     } finally {
       proxy.stop(true);
     }
+  });
+
+  test("a URL past the server's 16 KiB header limit (a bare 431 from Bun's parser) is bad_request saying so, exit 2, not \"not a cards server\"", () => {
+    const r = run(["api", "GET", `/cards?q=${"word ".repeat(4000).trim().replaceAll(" ", "+")}`], { cwd: dir, env: { CARDS_URL: server.url } });
+    expect([r.code, r.error?.error]).toEqual([2, "bad_request"]);
+    expect(r.error?.message).toContain("as too long (431");
   });
 
   test("--dir on the command line wins over CARDS_URL in the environment; --url wins over --dir", () => {
