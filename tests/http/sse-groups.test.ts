@@ -25,11 +25,18 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = 2
   const dec = new TextDecoder();
   let text = "";
   const end = Date.now() + ms;
+  // a read that outlasts the 50 ms wait stays pending and is awaited next time (a second
+  // read() would take the chunk after it, and this one's chunk would be lost)
+  let pending: Promise<{ done: boolean; value?: Uint8Array }> | undefined;
   while (!until(text) && Date.now() < end) {
-    const r = await Promise.race([reader.read(), Bun.sleep(50).then(() => null)]);
-    if (r && !r.done) text += dec.decode(r.value, { stream: true });
-    if (r?.done) break;
+    pending ??= reader.read();
+    const r = await Promise.race([pending, Bun.sleep(50).then(() => null)]);
+    if (!r) continue;
+    pending = undefined;
+    if (r.done) break;
+    text += dec.decode(r.value, { stream: true });
   }
+  void pending?.catch(() => {}); // settled by the release below
   reader.releaseLock();
   void res.body!.cancel().catch(() => {});
   return text;
