@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { eventStream, flushDelayMs, SSE_FLUSH_SLICE } from "../../src/http/sse.ts";
 import { addComment, claimCard, createCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
+import { readStream } from "../helpers/sse.ts";
 
 const ada = { actor: "ada" } as never;
 
@@ -20,27 +21,7 @@ async function withService(fn: (svc: Service) => Promise<void>): Promise<void> {
 }
 
 /** Reads a stream's text until `until` matches or the time is up. */
-async function readUntil(res: Response, until: (text: string) => boolean, ms = 2000): Promise<string> {
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  const end = Date.now() + ms;
-  // a read that outlasts the 50 ms wait stays pending and is awaited next time (a second
-  // read() would take the chunk after it, and this one's chunk would be lost)
-  let pending: Promise<{ done: boolean; value?: Uint8Array }> | undefined;
-  while (!until(text) && Date.now() < end) {
-    pending ??= reader.read();
-    const r = await Promise.race([pending, Bun.sleep(50).then(() => null)]);
-    if (!r) continue;
-    pending = undefined;
-    if (r.done) break;
-    text += dec.decode(r.value, { stream: true });
-  }
-  void pending?.catch(() => {}); // settled by the release below
-  reader.releaseLock();
-  void res.body!.cancel().catch(() => {});
-  return text;
-}
+const readUntil = async (res: Response, until: (text: string) => boolean, ms = 2000): Promise<string> => (await readStream(res, until, ms)).text;
 
 const titles = (text: string): string[] => [...text.matchAll(/"title":"([^"]+)"/g)].map((m) => m[1]!);
 

@@ -6,33 +6,12 @@ import { expect, test } from "bun:test";
 import { eventStream } from "../../src/http/sse.ts";
 import { createCard, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { readStream } from "../helpers/sse.ts";
 
 const ada = { actor: "ada" } as never;
 const big = "t".repeat(2000); // ~2.3 KB a card_created frame
 
-/** Reads until `until` holds, the stream ends, or `ms` pass; returns the text and whether it ended. */
-async function read(res: Response, until: (t: string) => boolean, ms = 3000): Promise<{ text: string; done: boolean }> {
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  let done = false;
-  const end = Date.now() + ms;
-  // a read that outlasts the 50 ms wait stays pending and is awaited next time (a second
-  // read() would take the chunk after it, and this one's chunk would be lost)
-  let pending: Promise<{ done: boolean; value?: Uint8Array }> | undefined;
-  while (!until(text) && Date.now() < end) {
-    pending ??= reader.read();
-    const r = await Promise.race([pending, Bun.sleep(50).then(() => null)]);
-    if (!r) continue;
-    pending = undefined;
-    if (r.done) { done = true; break; }
-    text += dec.decode(r.value, { stream: true });
-  }
-  void pending?.catch(() => {}); // settled by the release below
-  reader.releaseLock();
-  void res.body!.cancel().catch(() => {});
-  return { text, done };
-}
+const read = readStream;
 
 async function bigCards(svc: Service, n: number, prefix: string): Promise<void> {
   for (let i = 0; i < n; i++) await createCard(svc, { type_id: "task", title: `${prefix}${i}`, fields: { description: big } }, ada);
