@@ -36,10 +36,6 @@ export function closeAllStreams(): void {
 }
 
 /**
- * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
- * is read back as UTF-8; anything that does not decode stays as it came.
- */
-/**
  * The X-Service-Actor header. Sent twice, it arrives joined with ", " ("ada, bob"), which
  * would act as a made-up identity: refused (a user id holds no comma or space).
  */
@@ -53,6 +49,10 @@ export function actorHeader(h: Headers): string | undefined {
   return v;
 }
 
+/**
+ * Header values arrive as Latin-1: a client that sent UTF-8 (`X-Service-Actor: josé`)
+ * is read back as UTF-8; anything that does not decode stays as it came.
+ */
 export function utf8Header(v: string | undefined): string | undefined {
   if (v === undefined || !/[\u0080-\u00ff]/.test(v)) return v;
   try {
