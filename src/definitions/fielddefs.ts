@@ -10,7 +10,7 @@ import { refusalOfValue } from "../domain/fields.ts";
 import type { PathKey, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
 
-/** 100,000,000,000 s is the year 5138: a date bound that large was given in milliseconds. */
+/** 100,000,000,000 s is the year 5138 (or 1199 BC): a date bound that large was given in milliseconds. */
 const DATE_BOUND_MS_HINT = 1e11;
 
 /** What field rules need to know about the rest of the definitions. */
@@ -167,7 +167,7 @@ export function checkFieldDefs(fields: unknown, at: PathKey[], report: Report, c
         if (v !== undefined && Math.abs(v) >= DATE_BOUND_MS_HINT) {
           report([...here, key], Math.abs(v / 1000) < DATE_BOUND_MS_HINT
             ? `${key} ${v} looks like milliseconds: a date field's bounds are Unix seconds UTC (${Math.trunc(v / 1000)}?)`
-            : `${key} ${v} is past the year 5000: a date field's bounds are Unix seconds UTC (e.g. 1704067200 for 2024-01-01)`);
+            : `${key} ${v} is ${v < 0 ? "before 1200 BC" : "past the year 5000"}: a date field's bounds are Unix seconds UTC (e.g. 1704067200 for 2024-01-01)`);
         }
       }
     }

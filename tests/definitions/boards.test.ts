@@ -293,6 +293,9 @@ describe("filters in definitions use the filter grammar", () => {
       f[BUGS].presentation = { ...f[BUGS].presentation, filters: { mine: { owner: "me" } } };
     });
     expectOnly(list, { file: BUGS, path: "default_filter", message: '"me" is for saved filters (presentation.filters), not default_filter' });
+    // "me" under two top-level keys is still one problem
+    const twice = await problems((f) => { f[BUGS].default_filter = { owner: "me", "fields.reported_by": "me" }; });
+    expectOnly(twice, { file: BUGS, path: "default_filter", message: '"me" is for saved filters' });
   });
 
   test("every wrong top-level condition of a board filter is its own problem", async () => {

@@ -128,6 +128,15 @@ describe("min and max", () => {
     expect((await withField({ id: "x", type: "number", max: 1e15 })).list).toEqual([]);
   });
 
+  test("a negative date bound in milliseconds (before 1970) is told the same; so is one far before", async () => {
+    const { list, at } = await withField({ id: "x", type: "date", min: -631152000000 });
+    expectOnly(list, { file: TASK, path: `${at}.min`, message: "min -631152000000 looks like milliseconds: a date field's bounds are Unix seconds UTC (-631152000?)" });
+    const far = await withField({ id: "x", type: "date", max: -1e20 });
+    expectOnly(far.list, { file: TASK, path: `${far.at}.max`, message: "max -100000000000000000000 is before 1200 BC: a date field's bounds are Unix seconds UTC (e.g. 1704067200 for 2024-01-01)" });
+    // -99,999,999,999 s (1199 BC) is a bound in seconds
+    expect((await withField({ id: "x", type: "date", min: -99999999999 })).list).toEqual([]);
+  });
+
   test("a number bound must be a number", async () => {
     const { list, at } = await withField({ id: "x", type: "number", max: true });
     expectOnly(list, { file: TASK, path: `${at}.max`, message: "must be a number, got true" });

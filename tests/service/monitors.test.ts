@@ -138,6 +138,43 @@ describe("cards that come into a board's scope already overdue", () => {
       svc.close();
     }
   }, 10_000);
+
+  test("a card that enters while a scan is firing is checked right after that scan, not at the next deadline", async () => {
+    const svc = await openTestService(makeWorkspace((f) => {
+      (f["definitions/boards/bugs.json"] as any).monitors = { max_time_in_status: { review: "1s" } };
+    }));
+    const monitor = new TemporalMonitor(svc);
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
+    // hold the first write made after `armed` (the scan's firing) until `release`
+    let armed = false, held = false, release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const write = svc.store.write.bind(svc.store);
+    svc.store.write = (async (fn: any) => {
+      if (armed && !held) { held = true; await gate; }
+      return write(fn);
+    }) as typeof svc.store.write;
+    try {
+      const bug = (f: Record<string, unknown>) => ({ type_id: "bug", title: "b", status: "review", fields: { severity: "minor", steps: "s", ...f } });
+      const outside = await createCard(svc, bug({ resolution: "wontfix" }), ada);
+      const inside = await createCard(svc, bug({}), ada);
+      armed = true;
+      monitor.start();
+      const end = Date.now() + 3000;
+      while (!held && Date.now() < end) await Bun.sleep(20);
+      expect(held).toBe(true); // the scan is firing `inside`, overdue
+      await Bun.sleep(1100); // `outside` is overdue too by now
+      await patchCard(svc, outside.id, { version: 1, fields: { resolution: null } }, ada); // enters mid-scan
+      release();
+      await Bun.sleep(400); // no deadline is pending: only a scan right after this one finds it
+      expect(got.map((e) => e.card_id).sort()).toEqual([inside.id, outside.id].sort());
+    } finally {
+      release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
 });
 
 describe("once-keys", () => {

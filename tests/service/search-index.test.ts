@@ -216,6 +216,23 @@ describe("the search index follows the event log", () => {
       expect(await search(svc, "renamed")).toHaveLength(1);
     });
   });
+
+  test("a restore into a workspace searched while empty rebuilds the index whole, even for a card whose events never touch its text", async () => {
+    const lines: string[] = [];
+    await withService("embedded", async (svc) => {
+      await createCard(svc, { type_id: "task", title: "moved okapiesque" }, ada);
+      dumpWorkspace(svc, (l) => lines.push(l));
+    });
+    // a hand-made dump (docs/migrating.md): the card's one event is a status change, which
+    // never changes what a card says, so following the log alone would skip the card
+    const edited = lines.map((l) => (l.includes('"record":"event"') ? l.replace(/"type":"card_created"/, '"type":"status_changed"') : l));
+    expect(edited.join("\n")).toContain('"type":"status_changed"');
+    await withService("embedded", async (svc) => {
+      expect(await search(svc, "okapiesque")).toEqual([]); // the index now follows the empty log
+      await restoreWorkspace(svc, (async function* () { yield* edited; })());
+      expect(await search(svc, "okapiesque")).toHaveLength(1);
+    });
+  });
   test("the index's WAL is left empty on close, so the next one-shot search neither recovers nor copies it again", async () => {
     const dir = makeWorkspace();
     const wal = indexFile(dir) + "-wal";
