@@ -273,22 +273,39 @@ function commentItem(c: Comment, cardId: string): HTMLElement {
   return li;
 }
 
+/**
+ * A card with more comments than this opens with its newest ones and a button for the
+ * rest: 500 comments took 0.35-0.45 s to open (their Markdown and layout), 50 take a tenth.
+ */
+export const COMMENTS_AT_FIRST = 50;
+
+/** The card each comments section last drew (what "Show earlier comments" draws in full). */
+const drawnCard = new WeakMap<HTMLElement, Card>();
+
 export function commentsSection(card: Card): HTMLElement {
   const text = h("textarea", { name: "body", rows: 3, placeholder: "Write a comment (markdown)", "aria-label": "Comment", required: true });
   const form = miniForm("comment-form", "Comment", [text], async () => {
     if (!text.value.trim()) throw new Error("write something first");
     await write("POST", card.id, "/comments", { body: text.value });
   });
-  const sec = section("Comments", "comments", h("ol", { class: "comments-list" }), form);
+  const more = h("p", { class: "comments-more muted", hidden: true });
+  const sec = section("Comments", "comments", more, h("ol", { class: "comments-list" }), form);
+  // the window starts at a comment, not at a count: comments that arrive later are added
+  // below, and none being read or edited slides out of it
+  const all = card.comments ?? [];
+  if (all.length > COMMENTS_AT_FIRST) sec.dataset.from = all[all.length - COMMENTS_AT_FIRST]!.id;
   updateComments(sec, card);
   return sec;
 }
 
 /** Brings the comments in line with the card: new and edited ones are drawn, the rest kept. */
 export function updateComments(sec: HTMLElement, card: Card): void {
+  drawnCard.set(sec, card);
   const list = sec.querySelector<HTMLElement>(".comments-list")!;
+  const all = card.comments ?? [];
+  const from = sec.dataset.from === undefined ? 0 : Math.max(0, all.findIndex((c) => c.id === sec.dataset.from));
   const drawn = new Map([...list.querySelectorAll<HTMLElement>(":scope > li")].map((li) => [li.dataset.comment, li]));
-  const want = (card.comments ?? []).map((c) => {
+  const want = all.slice(from).map((c) => {
     const old = drawn.get(c.id);
     // a comment being edited here stays as it is, even if someone else edited it meanwhile
     return old && (old.dataset.sig === (c.edited_at ?? "") || old.querySelector(".inline-edit")) ? old : commentItem(c, card.id);
@@ -298,7 +315,31 @@ export function updateComments(sec: HTMLElement, card: Card): void {
   syncChildren(list, want);
   if (focused && !document.activeElement?.closest(".comments-list")) list.querySelector<HTMLElement>(`li[data-comment="${CSS.escape(focused)}"] .comment-edit`)?.focus();
   list.hidden = want.length === 0;
-  const title = `Comments (${want.length})`;
+  showEarlier(sec, from, all.length);
+  const title = `Comments (${all.length})`;
   const head = sec.querySelector("h3")!;
   if (head.textContent !== title) head.textContent = title;
+}
+
+/** Says how many older comments are not drawn, with a button that draws them all. */
+function showEarlier(sec: HTMLElement, hidden: number, total: number): void {
+  const more = sec.querySelector<HTMLElement>(".comments-more")!;
+  more.hidden = hidden === 0;
+  if (hidden === 0) return;
+  const fmt = (n: number) => n.toLocaleString("en-US");
+  // one button for as long as it shows: a comment arriving while it has the focus keeps it there
+  let button = more.querySelector<HTMLButtonElement>("button");
+  if (!button) {
+    const b = button = h("button", { type: "button", class: "link-button comments-earlier" });
+    b.addEventListener("click", () => {
+      delete sec.dataset.from;
+      updateComments(sec, drawnCard.get(sec)!);
+      // the button is gone: the focus goes to the first comment, where reading goes on
+      sec.querySelector<HTMLElement>(".comments-list > li .comment-edit")?.focus();
+    });
+    more.replaceChildren(h("span"), " ", b);
+  }
+  more.querySelector("span")!.textContent = `Showing the newest ${fmt(total - hidden)} of ${fmt(total)} comments.`;
+  const label = `Show ${fmt(hidden)} earlier comment${hidden === 1 ? "" : "s"}`;
+  if (button.textContent !== label) button.textContent = label;
 }

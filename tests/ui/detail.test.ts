@@ -63,6 +63,31 @@ describe.serial("card detail", () => {
     await page.close();
   }, T);
 
+  test("a card with many comments opens with the newest 50; new ones join below; the button shows the rest", async () => {
+    const c = await task("Discussed at length");
+    for (let i = 0; i < 70; i += 10) await Promise.all(Array.from({ length: 10 }, (_, k) => call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: `note ${String(i + k).padStart(2, "0")}` })));
+    const all: string[] = (await call(ui.srv.url, "GET", `/cards/${c.id}`)).comments.map((x: any) => x.body);
+    const page = await ui.browser.page();
+    await openCard(page, c.id);
+    const d = page.locator("#detail");
+    const bodies = () => d.locator(".comments-list > li .md").allTextContents();
+    expect(await bodies()).toEqual(all.slice(20));
+    expect(await d.locator(".comments h3").textContent()).toBe("Comments (70)");
+    const more = d.locator(".comments-more");
+    expect(await more.textContent()).toBe("Showing the newest 50 of 70 comments. Show 20 earlier comments");
+    // a live comment joins the shown ones; the button keeps the focus and its count
+    await more.locator("button").focus();
+    await call(ui.srv.url, "POST", `/cards/${c.id}/comments`, { body: "from an agent" }, "agent-1");
+    await d.locator(".comment", { hasText: "from an agent" }).waitFor();
+    expect(await more.textContent()).toBe("Showing the newest 51 of 71 comments. Show 20 earlier comments");
+    expect(await page.evaluate(() => document.activeElement?.classList.contains("comments-earlier"))).toBe(true);
+    await page.keyboard.press("Enter");
+    expect(await bodies()).toEqual([...all, "from an agent"]);
+    expect(await more.isHidden()).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.closest("li")?.textContent)).toContain("note 00");
+    await page.close();
+  }, T);
+
   test("a title of hundreds of characters keeps the panel usable: the sticky head stays short, Delete and the comment box are reachable", async () => {
     const c = await task(`T1 ${"W".repeat(600)}`);
     const page = await ui.browser.page();
