@@ -64,8 +64,8 @@ export interface Hooks {
   stop(): Promise<void>;
   /** after a definitions reload: use the new hook list and re-declare the consumed event types */
   reconcile(): void;
-  /** after this server followed another process's announcement without loading a new set (followReloads) */
-  followed(): void;
+  /** after this server followed another process's announcement of `fingerprint` (followReloads), whether it loaded that set or not */
+  followed(fingerprint: string | undefined): void;
   /** the event types the declared hooks consume (a hook without `on`: every type) */
   consumers(): Set<string>;
 }
@@ -168,6 +168,9 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   // The bus drops a listener that throws; this one never does.
   const onEvent = (event: CardEvent): void => {
     if (stopped || quiescing) return;
+    // the set held for is loaded: release first, so that this event, when it announces a
+    // newer set (published by the poll right after the swap, before reconcile), holds anew
+    if (awaiting !== undefined && host.defs.fingerprint === awaiting) releaseHeld();
     if (event.type === "definition_reloaded") {
       const fp = announced(event);
       if (typeof fp === "string" && fp !== host.defs.fingerprint && awaiting === undefined) {
@@ -179,7 +182,6 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
         (holdTimer as { unref?: () => void }).unref?.();
       }
     }
-    if (awaiting !== undefined && host.defs.fingerprint === awaiting) releaseHeld(); // may hold anew, for a newer set
     if (awaiting !== undefined) {
       held.push(event);
       return;
@@ -339,8 +341,9 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
   resubscribe();
   return {
     reconcile: () => {
-      // a reload happened: the events held for it are matched against the set it loaded
-      if (awaiting !== undefined) queueMicrotask(releaseHeld);
+      // a reload happened: the events held for the set it loaded are matched against it (a
+      // hold for a newer set, announced meanwhile, goes on)
+      queueMicrotask(() => { if (awaiting !== undefined && awaiting === host.defs.fingerprint) releaseHeld(); });
       // the queued runs of a hook the reload removed do not run (those running finish)
       const declared = new Set(current().map((h) => h.id));
       for (const [id, lane] of lanes) {
@@ -358,10 +361,11 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
       for (const lane of lanes.values()) n += lane.running.size + lane.queue.length;
       return n;
     },
-    followed() {
-      // this server followed an announcement without loading its set (the files were the
-      // set it has, or were refused): what was held for it is matched now, not after HOLD_MAX_MS
-      if (awaiting !== undefined) queueMicrotask(releaseHeld);
+    followed(fingerprint) {
+      // this server followed the announcement of `fingerprint`, and loaded it, found the
+      // files unchanged, or was refused them: what was held for it is matched now, not after
+      // HOLD_MAX_MS (a hold for another set, announced meanwhile, goes on)
+      queueMicrotask(() => { if (awaiting !== undefined && awaiting === fingerprint) releaseHeld(); });
     },
     quiesce() {
       if (quiet) return quiet;

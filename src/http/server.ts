@@ -43,7 +43,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
-  const unfollow = followReloads(svc, (m) => log.warn(m), (m) => log.info(m), () => hooks?.followed());
+  const unfollow = followReloads(svc, (m) => log.warn(m), (m) => log.info(m), (fp) => hooks?.followed(fp));
   const unwatch = () => { unwatchFiles(); unfollow(); };
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];

@@ -226,7 +226,7 @@ async function checkWithBoard(svc: Service, ctx: OpContext, rel: string, text: s
  * serve, and every surface validates against one set. Its own announcements find the
  * files unchanged (a no-op). Returns a stop function.
  */
-export function followReloads(svc: Service, log: (msg: string) => void, info: (msg: string) => void = log, followed: () => void = () => {}): () => void {
+export function followReloads(svc: Service, log: (msg: string) => void, info: (msg: string) => void = log, followed: (fingerprint: string | undefined) => void = () => {}): () => void {
   let pending = false;
   // the bus hands every listener every event: `types` only declares what this one consumes
   return svc.subscribe((e) => {
@@ -235,11 +235,12 @@ export function followReloads(svc: Service, log: (msg: string) => void, info: (m
     pending = true;
     setTimeout(() => {
       pending = false;
-      reloadDefinitions(svc, { actor: "cards" }, { announce: false, following: (e.diff as { fingerprint?: string }).fingerprint })
+      const following = (e.diff as { fingerprint?: string }).fingerprint;
+      reloadDefinitions(svc, { actor: "cards" }, { announce: false, following })
         .then((r) => { if (r.changed) info(`definitions reloaded, as another process announced (${r.boards.length ? `boards ${r.boards.join(", ")}` : "no board affected"})`); })
         .catch((e) => log(`definitions not reloaded after another process reloaded them: ${(e as Error).message}`))
         // loaded, found unchanged (the files went back) or refused: nothing more to wait for
-        .finally(followed);
+        .finally(() => followed(following));
     }, 0);
   }, { types: ["definition_reloaded"] });
 }

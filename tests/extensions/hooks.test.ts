@@ -297,7 +297,7 @@ describe("lifecycle", () => {
       const svc = await openTestService(ws, "serve");
       const logs: string[] = [];
       const hooks = startHooks(svc, { url: URL, log: (m) => logs.push(m) });
-      const unfollow = followReloads(svc, (m) => logs.push(m), (m) => logs.push(m), wireFollowed ? () => hooks.followed() : undefined);
+      const unfollow = followReloads(svc, (m) => logs.push(m), (m) => logs.push(m), wireFollowed ? (fp) => hooks.followed(fp) : undefined);
       const offReload = onReload(svc, () => hooks.reconcile());
       cleanup.push(() => svc.close(), () => hooks.stop(), unfollow, offReload);
       writeFileSync(file, JSON.stringify([hook("first"), hook("second")]));
@@ -328,10 +328,32 @@ describe("lifecycle", () => {
       announce("set-b"); // another edit, announced before this server loaded the first
       const card = await createCard(svc, { type_id: "task", title: "written under set b" }, ctx);
       load("set-a", "a");
+      hooks.followed("set-a"); // as followReloads does after every reload it follows
       await Bun.sleep(300);
       expect(records(rec)).toEqual([]); // still held: set b is announced and not loaded
       expect(hooks.busy()).toBeGreaterThan(0);
       load("set-b", "b");
+      await waitFor(() => records(rec).length === 1, "the hook of set b", 2_000);
+      await Bun.sleep(200);
+      expect(records(rec).map((r) => `${r.env.EXTRA}:${r.stdin.card_id}`)).toEqual([`b:${card.id}`]);
+      expect(logs.filter((l) => l.includes("were not loaded within"))).toEqual([]);
+    });
+
+    test("a newer set announced between the swap and the reconcile (the poll after the swap brings it) holds the writes after it", async () => {
+      const { ws, svc, hooks, logs } = await setup([]);
+      const rec = recordDir(ws);
+      const hook = (id: string) => ({ id, kind: "hook" as const, on: ["card_created" as const], run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: id } });
+      const announce = (fingerprint: string) => svc.bus.publish({ id: undefined, type: "definition_reloaded", at: new Date().toISOString(), actor: "cards", card_id: null, diff: { fingerprint } } as never);
+      announce("set-a");
+      svc.defs = { ...svc.defs, fingerprint: "set-a", extensions: [hook("a")] }; // the swap
+      announce("set-b"); // published by the poll that follows the swap, before reconcile runs
+      const card = await createCard(svc, { type_id: "task", title: "written under set b" }, ctx);
+      hooks.reconcile();
+      hooks.followed("set-a");
+      await Bun.sleep(300);
+      expect(records(rec)).toEqual([]); // before: a:<card>, set a's hook for a write made under set b
+      svc.defs = { ...svc.defs, fingerprint: "set-b", extensions: [hook("b")] };
+      hooks.reconcile();
       await waitFor(() => records(rec).length === 1, "the hook of set b", 2_000);
       await Bun.sleep(200);
       expect(records(rec).map((r) => `${r.env.EXTRA}:${r.stdin.card_id}`)).toEqual([`b:${card.id}`]);
