@@ -305,7 +305,8 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
     // the code a write gives for the same value (unknown_tag, unknown_enum; a number or a
     // boolean is of the wrong type there: validation_failed); the member's index in a list operand
     const code = typeof x !== "string" ? "validation_failed" : path === "tags" ? "unknown_tag" : path === "owner" ? "unknown_user" : path.startsWith("fields.") ? "unknown_enum" : "validation_failed";
-    const refuse = () => _fail(Array.isArray(v) ? `${at}[${i}]` : at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, [...known], undefined, code);
+    // (the registered users, for an owner: as many as ?owner= names)
+    const refuse = () => _fail(Array.isArray(v) ? `${at}[${i}]` : at, `${JSON.stringify(x)} is not ${_knownWhat(path)}`, x, path === "owner" ? known.slice(0, 200) : [...known], undefined, code);
     // null matches an unset value; anything else outside the known values (a number or a
     // boolean on an enum too) must be held by a card (a field that was a number before)
     if (x === null || (typeof x === "string" && known.includes(x)) || ctx.held?.(path, x, refuse)) continue;

@@ -203,15 +203,21 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already
     held: held === "checked" ? () => true : (path, value, refuse) => {
-      if (held.length < MAX_HELD_LOOKUPS) return held.push({ path, value, typeIds, refuse }) > 0;
+      // an owner is looked up among all cards, as ?owner= is (an actor owning cards of
+      // another type is no typo), through the owner index: its own, larger allowance
+      const owner = path === "owner";
+      const max = owner ? MAX_OWNER_LOOKUPS : MAX_HELD_LOOKUPS;
+      if (held.filter((h) => (h.path === "owner") === owner).length < max) return held.push({ path, value, ...(owner ? {} : { typeIds }), refuse }) > 0;
       const e = refuse() as CardsError;
-      throw new CardsError("validation_failed", `a filter may name at most ${MAX_HELD_LOOKUPS} values outside the known ones (each is looked up among the cards): ${e.message}`, e.extra);
+      throw new CardsError("validation_failed", `a filter may name at most ${max} ${owner ? "owners" : "values"} outside the known ones (each is looked up among the cards): ${e.message}`, e.extra);
     },
   };
 }
 
 /** How many values outside a path's known ones a filter may name (each is looked up). */
 const MAX_HELD_LOOKUPS = 16;
+/** How many unregistered owners a filter may name (each one probe of the owner index). */
+const MAX_OWNER_LOOKUPS = 100;
 
 /** A value outside a path's known ones, to look up among the cards in scope: refused when none holds it. */
 export interface HeldCheck { path: string; value: string | number | boolean; typeIds?: readonly string[]; refuse: () => Error }

@@ -127,6 +127,17 @@ describe("owner values in a filter", () => {
       const given = await api.post("/cards/take-next", { assign_to: "ghost", filter: { title: "for ghost" } }, as("ada")); // take-next skips the registry
       expect(given.body.card?.owner).toBe("ghost");
       expect((await list({ owner: "ghost" })).status).toBe(200);
+      // ghost owns a task, not a bug: a bug filter naming ghost is no typo, as ?owner=ghost&type_id=bug is not
+      const bugs = await api.post("/cards/take-next", { type_id: "bug", filter: { owner: "ghost" }, dry_run: true }, as("ada"));
+      expect([bugs.status, bugs.body.card]).toEqual([200, null]);
+      expect((await api.get("/cards?owner=ghost&type_id=bug")).status).toBe(200);
+      // owners are looked up by the owner index: more than the 16 lookups other values get
+      const many = Array.from({ length: 20 }, (_, i) => `ghost${i}`);
+      for (const name of many) {
+        await api.task({ title: `for ${name}`, status: "todo" });
+        await api.post("/cards/take-next", { assign_to: name, filter: { title: `for ${name}` } }, as("ada"));
+      }
+      expect((await api.post("/cards/take-next", { filter: { owner: { $in: many } }, dry_run: true }, as("ada"))).status).toBe(200);
     } finally {
       api.close();
     }
