@@ -36,13 +36,20 @@ export function escapeControls(s: string): string {
 /**
  * An actor is any string (SPEC) that can be sent and shown: no control characters, which
  * an HTTP header cannot carry and which would reach terminals raw from created_by and
- * every event's actor.
+ * every event's actor; and no ", ", which is how an X-Service-Actor sent twice arrives
+ * (refused there), so an actor one surface takes is one every surface takes (a hook
+ * calls back over HTTP as the event's actor).
  */
 export function assertActorText(actor: string): void {
   const c = controlCharIn(actor);
   if (c) {
     throw new CardsError("bad_request", `the actor holds a control character (${c})`, {
       field: "actor", hint: "name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)",
+    });
+  }
+  if (actor.includes(", ")) {
+    throw new CardsError("bad_request", `the actor ${JSON.stringify(actor)} holds ", ", which reads as more than one actor (an HTTP header sent twice arrives joined so)`, {
+      field: "actor", hint: "name one actor, without \", \"",
     });
   }
 }

@@ -524,7 +524,8 @@ describe("embedded and remote modes print the same bytes", () => {
       expect([local.json.created_by, remote.json.created_by]).toEqual([actor, actor]);
       expect(run(["cards", "list", "--owner", "me"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } }).code).toBe(0);
     }
-    for (const actor of ["ev\u001b[2Jil", "a\u009bb"]) {
+    // and one holding ", ", which is how a header sent twice arrives (before: taken embedded, refused remotely)
+    for (const actor of ["ev\u001b[2Jil", "a\u009bb", "ann, bee"]) {
       const local = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor } });
       const remote = run(["cards", "create", "--type", "task", "--title", "who"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } });
       expect([local.code, local.error.error, local.error.field]).toEqual([2, "bad_request", "actor"]);

@@ -137,6 +137,10 @@ describe("start-up", () => {
       expect([r.code, r.stdout]).toEqual([2, ""]);
       expect(JSON.parse(r.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "bad_request", field: "actor", message: "the actor is 5000 characters; at most 200" });
     }
+    // one holding ", " too, as over HTTP (a hook could not call back as it: before, it was taken)
+    const joined = rawSession(dir, [init()], { CARDS_ACTOR: "ann, bee" });
+    expect([joined.code, joined.stdout]).toEqual([2, ""]);
+    expect(JSON.parse(joined.stderr.trim().split("\n").at(-1)!)).toMatchObject({ error: "bad_request", field: "actor" });
     const bytes = Buffer.concat([Buffer.from(`${init()}\n`), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_task","arguments":{"title":"raw '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes"}}}\n')]);
     const r = spawnSync(BIN, ["mcp", "--dir", dir], { env: cleanEnv({ CARDS_ACTOR: "agent-1" }), input: bytes, encoding: "utf8", timeout: 20_000 });
     const answers = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
