@@ -177,6 +177,31 @@ describe("cards that come into a board's scope already overdue", () => {
   }, 10_000);
 });
 
+describe("a card two boards watch", () => {
+  test("fires once per entry for each board, at that board's limit, naming it", async () => {
+    const svc = await openTestService(makeWorkspace((f) => {
+      f["definitions/boards/main.json"].monitors.max_time_in_status = { doing: "1.2s" };
+      (f["definitions/boards/bugs.json"] as any).monitors = { max_time_in_status: { doing: "0.6s" } };
+    }));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    const got: Array<{ board: string; at: number }> = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push({ board: (e.diff as any).board_id, at: Date.now() }); }, { types: ["status_timeout"] });
+    try {
+      const start = Date.now();
+      await createCard(svc, { type_id: "bug", title: "watched twice", status: "doing", fields: { severity: "minor", steps: "s" } }, ada);
+      await Bun.sleep(2000);
+      expect(got.map((g) => g.board)).toEqual(["bugs", "main"]);
+      expect(got[0]!.at - start).toBeGreaterThanOrEqual(600);
+      expect(got[1]!.at - start).toBeGreaterThanOrEqual(1200);
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
 describe("once-keys", () => {
   test("pruning by age keeps the keys of temporal conditions while their card is still in that state", async () => {
     const svc = await openTestService();
