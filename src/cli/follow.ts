@@ -125,6 +125,12 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
     }
     if (!res.ok || !res.body) {
       const text = await res.text();
+      if (res.status === 431 && !(res.headers.get("content-type") ?? "").includes("json")) {
+        // Bun's HTTP parser answers before any route runs, as for every remote call (remote.ts)
+        throw new CardsError("bad_request", `GET /v1/events/stream: ${base} refused the request's URL and headers as too long (431; at most 16 KiB)`, {
+          hint: "shorten what goes in the query (--owner, --actor, --types); see docs/limits.md",
+        });
+      }
       let env: { error?: string; message?: string } | undefined;
       try { env = JSON.parse(text); } catch { /* not an envelope */ }
       if (env?.error) {

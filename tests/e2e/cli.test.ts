@@ -741,6 +741,11 @@ describe("embedded and remote modes print the same bytes", () => {
     const r = run(["api", "GET", `/cards?q=${"word ".repeat(4000).trim().replaceAll(" ", "+")}`], { cwd: dir, env: { CARDS_URL: server.url } });
     expect([r.code, r.error?.error]).toEqual([2, "bad_request"]);
     expect(r.error?.message).toContain("as too long (431");
+    // and the stream `events --follow` opens
+    const f = run(["events", "--follow", "--owner", "o".repeat(17000)], { cwd: dir, env: { CARDS_URL: server.url } });
+    expect([f.code, f.error?.error]).toEqual([2, "bad_request"]);
+    expect(f.error?.message).toContain("GET /v1/events/stream: ");
+    expect(f.error?.message).toContain("as too long (431");
   });
 
   test("--dir on the command line wins over CARDS_URL in the environment; --url wins over --dir", () => {
