@@ -20,6 +20,12 @@ export interface HttpAppOptions {
    * another site that rebinds its own name to 127.0.0.1 (DNS rebinding) is refused.
    */
   loopbackOnly?: boolean;
+  /**
+   * The origin people and agents reach this server by through a reverse proxy
+   * (`--public-url`): requests naming its host, and writes from its pages, are accepted
+   * beside the server's own.
+   */
+  publicOrigin?: string;
 }
 
 const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/;
@@ -31,19 +37,39 @@ const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/;
  * same-origin. There is no authentication (SPEC), so this is what keeps a loopback server
  * out of reach of the web pages its user visits.
  */
-function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean): CardsError | undefined {
-  if (loopbackOnly && !LOOPBACK_HOST.test(url.hostname)) {
+function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean, publicOrigin: URL | undefined): CardsError | undefined {
+  if (loopbackOnly && !LOOPBACK_HOST.test(url.hostname) && url.host !== publicOrigin?.host) {
     return new CardsError("forbidden", `requests must name a loopback host, not ${JSON.stringify(url.hostname)}`, {
-      hint: "the server listens on loopback: call it as http://127.0.0.1:PORT or http://localhost:PORT",
+      hint: publicOrigin
+        ? `the server listens on loopback and is reached as ${publicOrigin.origin} (--public-url): call it by one of those`
+        : "the server listens on loopback: call it as http://127.0.0.1:PORT or http://localhost:PORT; behind a reverse proxy that keeps the Host header, start it with --public-url https://YOUR-HOST (docs/cli.md)",
     });
   }
   const origin = req.headers.get("origin");
-  if (origin && req.method !== "GET" && req.method !== "HEAD" && origin !== url.origin) {
+  if (origin && req.method !== "GET" && req.method !== "HEAD" && origin !== url.origin && origin !== publicOrigin?.origin) {
     return new CardsError("forbidden", `writes from another origin (${origin}) are refused`, {
-      hint: "a browser page may write only from the server's own origin (the board under /ui)",
+      hint: publicOrigin
+        ? `a browser page may write only from the server's own origin or ${publicOrigin.origin} (--public-url)`
+        : "a browser page may write only from the server's own origin (the board under /ui); behind a reverse proxy, start the server with --public-url set to the address people open (docs/cli.md)",
     });
   }
   return undefined;
+}
+
+/**
+ * The `--public-url` of a server behind a reverse proxy: http or https, a host, an
+ * optional port, and nothing after (the board and the API live at the root: /ui, /v1).
+ */
+export function parsePublicUrl(raw: string): URL {
+  let u: URL | undefined;
+  try { u = new URL(raw); } catch { /* refused below */ }
+  const bad = (why: string) => new CardsError("usage", `--public-url ${JSON.stringify(raw)} ${why}`, {
+    field: "--public-url", value: raw, hint: "the address people open, such as https://cards.example.com (the proxy forwards / to this server)",
+  });
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) throw bad("is not an http or https URL");
+  if (u.username || u.password) throw bad("holds a user name or password");
+  if ((u.pathname !== "/" && u.pathname !== "") || u.search || u.hash) throw bad("has a path, a query or a fragment: the board and the API are served at the root (/ui, /v1), not under a sub-path");
+  return u;
 }
 
 /** RFC 9110 §7.2: a host (a bracketed IPv6 literal, or a name or IPv4 address) and an optional port. */
@@ -81,8 +107,9 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   });
 
   const loopbackOnly = opts.loopbackOnly === true;
+  const publicOrigin = opts.publicOrigin === undefined ? undefined : parsePublicUrl(opts.publicOrigin);
   app.use((event: H3Event) => {
-    const refused = crossSiteRefusal(event.req, event.url, loopbackOnly);
+    const refused = crossSiteRefusal(event.req, event.url, loopbackOnly, publicOrigin);
     if (refused) return toResponse(errorResponse(refused));
   });
 

@@ -12,6 +12,7 @@ export default defineCommand({
     port: { type: "string", description: "port (0 picks a free one)", default: "4777" },
     watch: { type: "boolean", description: "reload definitions when their files change" },
     "allow-remote": { type: "boolean", description: "allow binding a non-loopback address (the API has no authentication)" },
+    "public-url": { type: "string", description: "the address people open through a reverse proxy, e.g. https://cards.example.com (also CARDS_PUBLIC_URL): its host and origin are accepted" },
   },
   run: async ({ args, data }) => {
     const g = data as Globals;
@@ -22,8 +23,9 @@ export default defineCommand({
         field: "--host", hint: "bind 127.0.0.1, or pass --allow-remote if the network is trusted",
       });
     }
+    const publicUrl = args["public-url"] ?? (g.env.CARDS_PUBLIC_URL?.trim() || undefined);
     const { startService } = await import("./server.ts");
-    await startService({ dir: g.dir, cwd: g.cwd, env: g.env, host: args.host, port, watch: args.watch === true });
+    await startService({ dir: g.dir, cwd: g.cwd, env: g.env, host: args.host, port, watch: args.watch === true, ...(publicUrl !== undefined ? { publicUrl } : {}) });
     return undefined;
   },
 });

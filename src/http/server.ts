@@ -12,7 +12,7 @@ import { startHooks, type Hooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
-import { createHttpApp, toResponse } from "./app.ts";
+import { createHttpApp, parsePublicUrl, toResponse } from "./app.ts";
 import { errorResponse } from "../api/dispatch.ts";
 import { closeAllStreams, setMaxStreams, SSE_MAX_STREAMS } from "./sse.ts";
 
@@ -23,6 +23,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   watch: boolean;
+  /** --public-url / CARDS_PUBLIC_URL: the address through a reverse proxy */
+  publicUrl?: string;
 }
 
 /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
@@ -36,10 +38,11 @@ export async function startService(o: ServeOptions): Promise<void> {
   const logOptions = { stdout: process.stderr, stderr: process.stderr, fancy: process.stderr.isTTY === true };
   const log = createConsola(logOptions);
   const idleTimeoutS = idleTimeout(o.env); // a bad value is a usage error before anything starts
+  const publicOrigin = o.publicUrl === undefined ? undefined : parsePublicUrl(o.publicUrl).origin;
   setMaxStreams(streamLimit(o.env));
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
-  const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly });
+  const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}) });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
@@ -113,6 +116,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   const offReload = onReload(svc, () => { hookRuns.reconcile(); services?.reconcile(); });
   stoppers.push(async () => { offReload(); await Promise.all([hookRuns.stop(), services?.stop()]); unmark(); });
   console.error(`listening on ${server.url}`);
+  if (publicOrigin) log.info(`reached as ${publicOrigin} through a reverse proxy (--public-url): the board is ${publicOrigin}/ui`);
   // what a server killed before this one (SIGKILL, out of memory) left running is stopped
   // before services start again: else each would run twice
   await stopOrphans(svc.root, (m) => log.warn(m)).catch((e) => log.warn(`stopping a killed server's extension processes: ${String(e)}`));

@@ -65,3 +65,30 @@ describe("Host header", () => {
     expect(r.headers).toContain("x-content-type-options: nosniff");
   });
 });
+
+describe("--public-url (a server behind a reverse proxy)", () => {
+  test("the proxy's host is taken and its origin may write; the flag and CARDS_PUBLIC_URL are checked before the workspace opens", async () => {
+    const proxied = await serve(makeWorkspace(), {}, ["--public-url", "https://cards.example.com"]);
+    try {
+      const at = (head: string) => new Promise<number>((resolve, reject) => {
+        const c = connect(Number(new URL(proxied.url).port), "127.0.0.1", () => c.write(`${head}\r\nConnection: close\r\n\r\n`));
+        let data = "";
+        c.on("data", (b) => (data += b.toString("latin1")));
+        c.on("error", reject);
+        c.on("end", () => resolve(Number(data.split(" ")[1])));
+      });
+      expect(await at("GET /v1/health HTTP/1.1\r\nHost: cards.example.com")).toBe(200);
+      expect(await at("GET /v1/health HTTP/1.1\r\nHost: attacker.example")).toBe(403);
+      const body = JSON.stringify({ type_id: "task", title: "from the board, proxied" });
+      const post = (origin: string) => fetch(`${proxied.url}/v1/cards`, { method: "POST", headers: { origin, "content-type": "application/json", "x-service-actor": "ada" }, body });
+      expect((await post("https://cards.example.com")).status).toBe(201);
+      expect((await post("https://evil.example")).status).toBe(403);
+    } finally {
+      proxied.stop();
+    }
+    for (const [args, env] of [[["--public-url", "https://cards.example.com/cards"]], [[], { CARDS_PUBLIC_URL: "cards.example.com" }]] as const) {
+      const r = run(["serve", "--dir", "/nonexistent", "--port", "0", ...args], { env: (env ?? {}) as Record<string, string> });
+      expect([r.code, r.error?.error, r.error?.field]).toEqual([2, "usage", "--public-url"]);
+    }
+  });
+});

@@ -44,6 +44,25 @@ describe("cross-site requests", () => {
     const r = await send("GET", "/health", { base: "http://attacker.example:4777" });
     expect(r.status).toBe(403);
     for (const base of ["http://localhost:4777", "http://127.0.0.1:4777", "http://[::1]:4777"]) expect((await send("GET", "/health", { base })).status).toBe(200);
+    // the refusal says how to serve behind a reverse proxy
+    expect(((await (await send("GET", "/health", { base: "http://cards.example.com" })).json()) as any).hint).toContain("--public-url");
+  });
+
+  test("behind a reverse proxy (--public-url): its host and its origin are taken, others still refused", async () => {
+    const proxied = createHttpApp(svc, { loopbackOnly: true, publicOrigin: "https://cards.example.com" });
+    const at = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      proxied.fetch(new Request(`${base}/v1${path}`, { method, headers, body }));
+    const body = JSON.stringify({ type_id: "task", title: "through the proxy" });
+    // a proxy that keeps the Host header (the scheme it sees is http: TLS ended at the proxy)
+    expect((await at("http://cards.example.com", "GET", "/health")).status).toBe(200);
+    expect((await at("http://cards.example.com", "POST", "/cards", { origin: "https://cards.example.com" }, body)).status).toBe(201);
+    // a proxy that rewrites Host to the upstream: the board's writes carry the public origin
+    expect((await at(BASE, "POST", "/cards", { origin: "https://cards.example.com" }, body)).status).toBe(201);
+    // the port is part of the host and of the origin
+    expect((await at("http://cards.example.com:8443", "GET", "/health")).status).toBe(403);
+    expect((await at(BASE, "POST", "/cards", { origin: "http://cards.example.com" }, body)).status).toBe(403);
+    expect((await at("http://attacker.example", "GET", "/health")).status).toBe(403);
+    expect((await at(BASE, "POST", "/cards", { origin: "https://evil.example" }, body)).status).toBe(403);
   });
 });
 

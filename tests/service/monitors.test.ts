@@ -180,7 +180,7 @@ describe("cards that come into a board's scope already overdue", () => {
 describe("a card two boards watch", () => {
   test("fires once per entry for each board, at that board's limit, naming it", async () => {
     const svc = await openTestService(makeWorkspace((f) => {
-      f["definitions/boards/main.json"].monitors.max_time_in_status = { doing: "1.2s" };
+      (f["definitions/boards/main.json"] as any).monitors.max_time_in_status = { doing: "1.2s" };
       (f["definitions/boards/bugs.json"] as any).monitors = { max_time_in_status: { doing: "0.6s" } };
     }));
     const monitor = new TemporalMonitor(svc);
