@@ -201,6 +201,16 @@ export const FILES_HERE: Record<string, "ignore" | "refuse"> = {
   "cards ext start": "refuse", "cards ext stop": "refuse", "cards ext restart": "refuse",
 };
 
+/** What a command reads from its environment beyond the global flags' variables (docs/limits.md, docs/cli.md). */
+const ENVIRONMENT: Record<string, string[]> = {
+  "cards serve": [
+    "  CARDS_ACTOR              the actor of requests that name none (no X-Service-Actor)",
+    "  CARDS_PUBLIC_URL         as --public-url",
+    "  CARDS_MAX_STREAMS        open event streams at most (default 1000); the next is 503",
+    "  CARDS_IDLE_TIMEOUT_S     seconds an idle connection stays open (default 120, 1-255)",
+  ],
+};
+
 /** The flags every command takes (extractGlobals), shown under each command's help. */
 function globalHelp(path: string): string {
   const here = FILES_HERE[path];
@@ -213,6 +223,7 @@ function globalHelp(path: string): string {
     ...(here ? [] : ["  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key)"]),
   ];
   if (here) lines.push("", `This command works on the workspace files here: it ${here === "ignore" ? "ignores" : "refuses"} CARDS_URL / --url.`);
+  if (ENVIRONMENT[path]) lines.push("", "ENVIRONMENT", "", ...ENVIRONMENT[path]!);
   return lines.join("\n");
 }
 

@@ -93,6 +93,10 @@ describe("process interface", () => {
       const done = run(["--url", "http://127.0.0.1:9", ...cmd, ...(extra[path] ?? [])], { cwd: ws });
       expect({ path, code: done.code === 2 ? "refused" : done.code === 7 ? "reached for the server" : "ran" }).toEqual({ path, code: policy === "refuse" ? "refused" : "ran" });
     }
+    // serve's help names the variables it reads (they were only in docs/limits.md)
+    const serveHelp = run(["serve", "--help"]).stdout;
+    expect(serveHelp).toContain("ENVIRONMENT");
+    for (const v of ["CARDS_ACTOR", "CARDS_PUBLIC_URL", "CARDS_MAX_STREAMS", "CARDS_IDLE_TIMEOUT_S"]) expect(serveHelp).toMatch(new RegExp(`^  ${v} `, "m"));
   });
 
   test("unknown command and unknown flag are usage errors (exit 2) listing the valid ones", () => {
