@@ -2,6 +2,7 @@
  * In-process dispatch of an ApiRequest through the route table (the embedded CLI's
  * client). Errors become the same status + envelope HTTP would send.
  */
+import { logInternalError } from "./internal-log.ts";
 import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain/errors.ts";
 import type { Service } from "../service/service.ts";
 import { RouteCall } from "./call.ts";
@@ -48,9 +49,9 @@ export function dispatch(svc: Service, req: ApiRequest): ApiResponse | Promise<A
     const params: Record<string, string> = {};
     for (const k in match.params) params[k] = safeDecode(match.params[k]!);
     const res = route.handle(new RouteCall(svc.pin(), req, params));
-    return res instanceof Promise ? res.catch(errorResponse) : res;
+    return res instanceof Promise ? res.catch((e) => errorResponse(e, `${req.method} /v1${req.path}`)) : res;
   } catch (e) {
-    return errorResponse(e);
+    return errorResponse(e, `${req.method} /v1${req.path}`);
   }
 }
 
@@ -64,9 +65,9 @@ export function answersRaw(method: string, path: string): boolean {
   return table.find(method, path)?.data.rawResponse === true;
 }
 
-export function errorResponse(caught: unknown): ApiResponse {
+export function errorResponse(caught: unknown, where?: string): ApiResponse {
   const e = fromEnvironment(caught);
-  if (!isCardsError(e)) console.error("internal error:", e);
+  if (!isCardsError(e)) logInternalError(e, where);
   const env = toEnvelope(e);
   const status = isCardsError(e) ? e.status : 500;
   return { status, body: env };

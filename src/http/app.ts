@@ -6,6 +6,7 @@
 import { H3, type H3Event } from "h3";
 import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain/errors.ts";
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
+import { logInternalError } from "../api/internal-log.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText, streamedBody } from "./body.ts";
@@ -92,12 +93,12 @@ export function malformedHost(host: string | null): CardsError | undefined {
 export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   const app = new H3({
     silent: true,
-    onError: (err) => {
+    onError: (err, event) => {
       const cause = fromEnvironment((err as { cause?: unknown }).cause ?? err);
       if (isCardsError(cause)) return toResponse(errorResponse(cause));
       const status = (err as { status?: number }).status ?? 500;
       if (status >= 500) {
-        opts.log?.(`internal error: ${(cause as Error)?.stack ?? String(cause)}`);
+        logInternalError(cause, `${event.req.method} ${event.url.pathname}`);
         return toResponse({ status: 500, body: toEnvelope(cause) });
       }
       const code = status === 404 ? "not_found" : status === 405 ? "method_not_allowed" : status === 413 ? "payload_too_large" : "bad_request";
@@ -173,9 +174,13 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   // h3 builds the request's URL from Host before any handler runs: a port past 65535 threw
   // there and Bun answered with its 500 page (stack, source and the workspace path)
   const routed = app.fetch;
+  const trouble = opts.log ? serverTrouble(opts.log) : undefined;
   app.fetch = (req: Request) => {
     const bad = malformedHost(req.headers.get("host"));
-    return bad ? toResponse(errorResponse(bad)) : routed(req);
+    if (bad) return toResponse(errorResponse(bad));
+    const res = routed(req);
+    if (!trouble) return res;
+    return res instanceof Promise ? res.then((r) => trouble(req, r)) : trouble(req, res as Response);
   };
   return app;
 }
@@ -199,3 +204,30 @@ export function toResponse(res: ApiResponse): Response {
 }
 
 
+
+/** How often one kind of 503 is logged again while it goes on. */
+const TROUBLE_EVERY_MS = 60_000;
+
+/**
+ * A server that cannot serve (503: the disk full, the database damaged or replaced, too
+ * many files or streams open) says so in its log, not only to the callers: the first
+ * answer of each kind, then one line a minute while it goes on, with how many more there
+ * were. A kind is its message without ids, numbers and paths.
+ */
+function serverTrouble(log: (msg: string) => void): (req: Request, res: Response) => Response {
+  const seen = new Map<string, { at: number; more: number }>();
+  return (req, res) => {
+    if (res.status !== 503) return res;
+    res.clone().json().then((body: { message?: unknown }) => {
+      const message = typeof body?.message === "string" ? body.message : "unavailable";
+      const kind = message.replace(/\/\S+|card_[0-9a-f]+|\d+/g, "#");
+      const now = Date.now();
+      const last = seen.get(kind);
+      if (last && now - last.at < TROUBLE_EVERY_MS) { last.more++; return; }
+      const more = last?.more ? ` (${last.more} more like it in the last ${Math.round((now - last.at) / 1000)} s)` : "";
+      seen.set(kind, { at: now, more: 0 });
+      log(`503 to ${req.method} ${new URL(req.url).pathname}: ${message}${more}`);
+    }, () => {});
+    return res;
+  };
+}

@@ -7,13 +7,14 @@ import { createConsola } from "consola";
 import { CardsError } from "../domain/errors.ts";
 import { openService } from "../platform/open.ts";
 import { startServer } from "../platform/serve.ts";
-import { TemporalMonitor, followReloads, onReload, watchDefinitions } from "../service/index.ts";
+import { TemporalMonitor, followReloads, onReload, watchDefinitions, type Service } from "../service/index.ts";
 import { startHooks, type Hooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
 import { createHttpApp, parsePublicUrl, toResponse } from "./app.ts";
 import { errorResponse } from "../api/dispatch.ts";
+import { setInternalErrorLog } from "../api/internal-log.ts";
 import { closeAllStreams, setMaxStreams, SSE_MAX_STREAMS } from "./sse.ts";
 
 export interface ServeOptions {
@@ -37,6 +38,8 @@ export async function startService(o: ServeOptions): Promise<void> {
   // (an object, not a literal: TypeScript resolves consola's browser types, which lack `fancy`)
   const logOptions = { stdout: process.stderr, stderr: process.stderr, fancy: process.stderr.isTTY === true };
   const log = createConsola(logOptions);
+  // an error no rule expected: one `[error] internal error in METHOD PATH: ...` line (its stack with CARDS_DEBUG=1)
+  setInternalErrorLog((line) => log.error(line), o.env.CARDS_DEBUG === "1");
   const idleTimeoutS = idleTimeout(o.env); // a bad value is a usage error before anything starts
   const publicOrigin = o.publicUrl === undefined ? undefined : parsePublicUrl(o.publicUrl).origin;
   setMaxStreams(streamLimit(o.env));
@@ -45,9 +48,10 @@ export async function startService(o: ServeOptions): Promise<void> {
   const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}) });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
-  const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m)) : () => {};
+  const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m), 1000, false) : () => {};
+  const unlogRefusals = logRefusedSets(svc, (m) => log.warn(m));
   const unfollow = followReloads(svc, (m) => log.warn(m), (m) => log.info(m), (fp) => hooks?.followed(fp));
-  const unwatch = () => { unwatchFiles(); unfollow(); };
+  const unwatch = () => { unwatchFiles(); unfollow(); unlogRefusals(); };
   /** asynchronous stops run at shutdown (supervised extension services) */
   const stoppers: Array<() => Promise<void>> = [];
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
@@ -170,4 +174,23 @@ function listenError(e: unknown, host: string, port: number): CardsError {
     return new CardsError("unavailable", `cannot listen on ${what}: the address is in use`, { hint: "pick another --port, or --port 0 for a free one" });
   }
   return new CardsError("unavailable", `cannot listen on ${what}: ${err.message ?? String(e)}`, { hint: "check --host and --port" });
+}
+
+/**
+ * A refused set of definitions, whoever tried it (POST /workspace/reload, --watch, another
+ * process opening the edited files), is logged once: the previous set stays live, and the
+ * operator sees why the edit did not take. Announced once per board: logged once per set.
+ */
+function logRefusedSets(svc: { subscribe: Service["subscribe"] }, warn: (m: string) => void): () => void {
+  let last = "";
+  return svc.subscribe((e) => {
+    if (e.type !== "definition_reload_failed") return;
+    const problems = ((e.diff as { problems?: unknown }).problems ?? []) as Array<{ file?: string; path?: string; message?: string }>;
+    const key = JSON.stringify(problems);
+    if (key === last) return;
+    last = key;
+    const first = problems[0];
+    const where = first ? `${first.file ?? "?"}${first.path ? ` ${first.path}` : ""}: ${first.message ?? ""}` : "";
+    warn(`definitions refused, the previous ones stay live: ${problems.length} problem(s)${where ? `; the first: ${where}` : ""} (cards check lists them all)`);
+  }, { types: ["definition_reload_failed"] });
 }

@@ -249,7 +249,7 @@ export function followReloads(svc: Service, log: (msg: string) => void, info: (m
  * `cards serve --watch`: polls the definitions' content fingerprint and reloads on change
  * through the same path as POST /workspace/reload. Returns a stop function.
  */
-export function watchDefinitions(svc: Service, log: (msg: string) => void, intervalMs = 1000): () => void {
+export function watchDefinitions(svc: Service, log: (msg: string) => void, intervalMs = 1000, logRefusals = true): () => void {
   let busy = false;
   let lastFailed: string | undefined;
   const timer = setInterval(async () => {
@@ -271,7 +271,8 @@ export function watchDefinitions(svc: Service, log: (msg: string) => void, inter
     } catch (e) {
       if (isCardsError(e) && e.code === "invalid_definitions") {
         lastFailed = await definitionsFingerprint(svc.root).catch(() => undefined);
-        log(`definitions not reloaded, the previous ones stay live: ${e.message}`);
+        // (a server logs every refusal from its announcement, whoever tried the set)
+        if (logRefusals) log(`definitions not reloaded, the previous ones stay live: ${e.message}`);
       } else {
         log(`definitions watch: ${(e as Error).message}`);
       }

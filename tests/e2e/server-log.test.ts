@@ -1,0 +1,64 @@
+/**
+ * What `cards serve` tells its operator (docs/cli.md, "What the log says when something is
+ * wrong"): a 500 is one line naming the request; 503s (the database damaged, the disk
+ * full) are logged, each kind once a minute; a refused set of definitions is logged,
+ * whoever tried it. Before, the 500 was ~18 lines of minified source and the rest nothing.
+ */
+import { expect, test } from "bun:test";
+import { openSync, writeSync, closeSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { assertBinary, serve } from "../helpers/binary.ts";
+import { editJson, makeWorkspace } from "../helpers/workspace.ts";
+
+const json = (actor = "ada") => ({ "content-type": "application/json", "x-service-actor": actor });
+const waitFor = async (cond: () => boolean, ms = 3000) => { for (const end = Date.now() + ms; !cond() && Date.now() < end;) await Bun.sleep(25); };
+
+test("an internal error is one log line naming the request; its stack only with CARDS_DEBUG=1", async () => {
+  assertBinary();
+  for (const debug of [false, true]) {
+    const dir = makeWorkspace();
+    const srv = await serve(dir, debug ? { CARDS_DEBUG: "1" } : {});
+    try {
+      const card = await (await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: "x" }) })).json();
+      // the artifact store's folder is a file: no rule expects that
+      rmSync(join(dir, ".cards/artifacts"), { recursive: true, force: true });
+      writeFileSync(join(dir, ".cards/artifacts"), "");
+      const r = await fetch(`${srv.url}/v1/cards/${card.id}/artifacts/output`, { method: "POST", headers: { "x-service-actor": "ada", "content-type": "text/plain" }, body: "hello" });
+      expect(r.status).toBe(500);
+      await waitFor(() => srv.log().includes("internal error"));
+      const lines = srv.log().split("\n").filter((l) => l && !l.startsWith("listening on"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toStartWith(`[error] internal error in POST /v1/cards/${card.id}/artifacts/output: `);
+      expect(lines[0]!.includes(" < ")).toBe(debug); // the stack's frames, on the same line
+    } finally {
+      await srv.stop();
+    }
+  }
+});
+
+test("503s are logged: the first of a kind, then not again within the minute; a refused reload is logged", async () => {
+  assertBinary();
+  const dir = makeWorkspace();
+  const first = await serve(dir);
+  for (let i = 0; i < 30; i++) await fetch(`${first.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: `card ${i} ${"words ".repeat(200)}` }) });
+  await first.stop();
+  // damage the cards table's pages, then serve it (no page of it cached yet)
+  const fd = openSync(join(dir, ".cards/cards.db"), "r+");
+  for (let page = 3; page < 12; page++) writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, page * 4096);
+  closeSync(fd);
+  const srv = await serve(dir);
+  try {
+    // a definitions edit that fails validation, reloaded on request: refused, and said so
+    editJson(dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = -1; });
+    expect((await fetch(`${srv.url}/v1/workspace/reload`, { method: "POST", headers: json(), body: "{}" })).status).toBe(422);
+    await waitFor(() => srv.log().includes("definitions refused"));
+    expect(srv.log()).toMatch(/\[warn\] definitions refused, the previous ones stay live: 1 problem\(s\); the first: definitions\/boards\/main\.json wip_limits\.doing: /);
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) answers.push((await fetch(`${srv.url}/v1/cards?limit=200`)).status);
+    expect(answers).toContain(503);
+    await waitFor(() => srv.log().includes("503 to GET /v1/cards"));
+    expect(srv.log().match(/\[error\] 503 to GET \/v1\/cards: /g)).toHaveLength(1);
+  } finally {
+    await srv.stop();
+  }
+});
