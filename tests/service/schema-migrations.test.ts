@@ -105,6 +105,23 @@ describe("schema migrations", () => {
     }
   });
 
+  test("a server whose database a newer cards migrates meanwhile refuses writes from then on (before: it went on writing to a schema it does not know)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      const before = await createCard(svc, { type_id: "task", title: "before the upgrade" }, as("ada"));
+      const db = new Database(join(dir, ".cards", "cards.db"));
+      db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`); // what a newer binary's first open does
+      db.close();
+      const err = await createCard(svc, { type_id: "task", title: "after it" }, as("ada")).then(() => null, (e) => e);
+      expect(err?.code).toBe("unavailable");
+      expect(err?.message).toContain(`was migrated to schema ${MIGRATIONS.length + 1} by another version of cards`);
+      expect((await listCards(svc, {}, "ada")).items.map((c) => c.id)).toEqual([before.id]); // nothing written; reads go on
+    } finally {
+      svc.close();
+    }
+  });
+
   test("the old full-text table stays after migration 6, empty, so an older binary's writes still find it", async () => {
     const dir = makeWorkspace();
     const svc = await openTestService(dir, "embedded");

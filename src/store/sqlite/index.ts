@@ -2,6 +2,7 @@
  * The bun:sqlite Store driver. `connections: 2` (servers) adds a reader connection so a
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
+import { SCHEMA_VERSION } from "./schema-version.ts";
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError } from "../../domain/errors.ts";
 import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
@@ -163,9 +164,13 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       });
       // a long-lived process writes only while its path still names the file it opened
       const sameFile = opts.connections === 2 ? fileGuard(opts.path) : undefined;
+      // and only while the schema is the one it knows: a newer cards (a one-shot call, a
+      // hook) may have migrated the file since this process opened it
+      const sameSchema = opts.connections === 2 ? schemaGuard(writerDb, opts.path) : undefined;
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         beforeBegin: () => {
           sameFile?.();
+          sameSchema?.();
           // BEGIN IMMEDIATE would take the write lock of every attached database too: with
           // one connection, the search index leaves before a write (a search attaches it again)
           if (writer.searchAttached) {
@@ -331,6 +336,18 @@ function searchError(e: unknown, file: string): unknown {
   }
   if (code?.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") return searchIndexDamaged((e as Error).message, file);
   return writeError(e, file);
+}
+
+/** Throws `unavailable` once the database's schema is not the one this build knows (a newer cards migrated it). */
+function schemaGuard(db: SqliteDb, path: string): () => void {
+  const version = db.query("PRAGMA user_version");
+  return () => {
+    const now = Number(version.get()?.user_version ?? 0);
+    if (now === SCHEMA_VERSION) return;
+    throw new CardsError("unavailable", `${path} was migrated to schema ${now} by another version of cards while this process had it open (it knows schema ${SCHEMA_VERSION}); nothing was written`, {
+      hint: "restart `cards serve` (or `cards mcp`) with the cards binary that migrated it (docs/backup.md, Upgrading)",
+    });
+  };
 }
 
 /**
