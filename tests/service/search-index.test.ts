@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { appendEntry, createCard, deleteCard, dumpWorkspace, listCards, patchCard, restoreWorkspace, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -186,6 +186,25 @@ describe("the search index follows the event log", () => {
       again.close();
     }
   }));
+
+  test("damage in the workspace database met while indexing is reported as the database's, not the index's", async () => {
+    const dir = makeWorkspace();
+    await withService("embedded", async (svc) => {
+      for (let i = 0; i < 40; i++) await createCard(svc, { type_id: "task", title: `page filler ${i} ${"lorem ".repeat(150)}` }, ada);
+    }, dir);
+    const db = new Database(dbFile(dir));
+    const root = Number((db.query("SELECT rootpage FROM sqlite_master WHERE name = 'cards'").get() as { rootpage: number }).rootpage);
+    db.close();
+    const fd = openSync(dbFile(dir), "r+");
+    writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, (root - 1) * 4096); // the cards table's root page
+    closeSync(fd);
+    await withService("embedded", async (svc) => {
+      const err = await search(svc, "filler").then(() => null, (e) => e);
+      expect(err?.code).toBe("unavailable");
+      expect(err?.message).toContain("the workspace database is damaged");
+      expect(err?.message).not.toContain("full-text index"); // before: "delete search.db", which changed nothing
+    }, dir);
+  });
 
   test("an index file that is not a database is made anew", async () => {
     const dir = makeWorkspace();

@@ -4,7 +4,7 @@
  */
 import { SCHEMA_VERSION } from "./schema-version.ts";
 import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
-import { CardsError } from "../../domain/errors.ts";
+import { CardsError, fromEnvironment } from "../../domain/errors.ts";
 import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
@@ -72,7 +72,20 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     } catch (e) {
       // a read-only workspace: nothing can be written there, so the index as it stands
       // is as new as it will get (its documents still only count for their own cards)
-      if (!sqliteErrorCode(e)?.startsWith("SQLITE_READONLY")) throw searchError(e, searchFile);
+      const code = sqliteErrorCode(e);
+      if (code?.startsWith("SQLITE_READONLY")) return;
+      // the pass reads the workspace database and writes the index: damage is the index's
+      // only when the index's own check fails (else deleting it, as its error says, would
+      // not help, and "cards and events are not affected" would be false)
+      if ((code?.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") && searchIsWhole()) throw fromEnvironment(e);
+      throw searchError(e, searchFile);
+    }
+  };
+  const searchIsWhole = (): boolean => {
+    try {
+      return String(Object.values(searchDb!.query("PRAGMA quick_check(1)").get() ?? {})[0]) === "ok";
+    } catch {
+      return false;
     }
   };
 
