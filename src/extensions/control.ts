@@ -43,9 +43,10 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
       writeFileSync(join(dir, `${name}.tmp`), JSON.stringify(req));
       renameSync(join(dir, `${name}.tmp`), join(dir, name));
     } catch (e) {
-      rmSync(join(dir, `${name}.tmp`), { force: true });
+      // (what could not be written may not be removable either: a folder of another user)
+      try { rmSync(join(dir, `${name}.tmp`), { force: true }); } catch { /* nothing was written there */ }
       // all or none: the servers already asked are not left to carry it out unreported
-      for (const file of pending.values()) rmSync(file, { force: true });
+      for (const file of pending.values()) try { rmSync(file, { force: true }); } catch { /* taken meanwhile */ }
       throw new CardsError("unavailable", `cannot hand the request to the server (pid ${snap.pid}): ${(e as Error).message}`, {
         hint: "run the command as the user the server runs as",
       });

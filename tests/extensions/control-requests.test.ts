@@ -1,0 +1,63 @@
+/**
+ * `cards ext start|stop|restart` hands a request file to every live supervisor
+ * (src/extensions/control.ts): all or none, and the supervisor's side carries out each
+ * valid request once, in the order they came, and keeps the folders of live servers.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pruneRequestDirs, requestService, watchServiceRequests, type ServiceRequest } from "../../src/extensions/control.ts";
+import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
+import { makeWorkspace } from "../helpers/workspace.ts";
+
+const procs: Array<ReturnType<typeof Bun.spawn>> = [];
+afterEach(() => { for (const p of procs.splice(0)) p.kill(); });
+/** A live process standing for a server (its pid is what the state files name). */
+const liveServer = () => { const p = Bun.spawn(["sleep", "30"]); procs.push(p); return p.pid; };
+const services = (ws: string) => join(ws, ".cards", "services");
+const snapshot = (pid: number) => ({ pid, updated_at: new Date().toISOString(), services: [] });
+
+test("all or none: a server that cannot take the request leaves none with the others, and the error says so", async () => {
+  const ws = makeWorkspace();
+  const a = liveServer();
+  const b = liveServer();
+  writeSnapshot(stateFile(ws, a), snapshot(a));
+  mkdirSync(join(services(ws), `${a}.requests`), { recursive: true });
+  // b, an older server's single state file (read after the others), whose request folder is a file
+  writeFileSync(join(ws, ".cards", "services.json"), JSON.stringify(snapshot(b)));
+  writeFileSync(join(services(ws), `${b}.requests`), "");
+  const err = await requestService(ws, { action: "stop", id: "web" }, 1000).then(() => null, (e) => e);
+  // before: a raw ENOTDIR from removing the half-written file, and a's request left behind
+  expect([err?.code, err?.message]).toEqual(["unavailable", expect.stringContaining(`cannot hand the request to the server (pid ${b})`)]);
+  expect(readdirSync(join(services(ws), `${a}.requests`))).toEqual([]);
+});
+
+test("the supervisor carries out each valid request once, oldest first; a half-written or unknown request is not carried out", async () => {
+  const ws = makeWorkspace();
+  const seen: string[] = [];
+  const logs: string[] = [];
+  const dir = join(services(ws), `${process.pid}.requests`);
+  const stop = watchServiceRequests(ws, async (req: ServiceRequest) => { seen.push(`${req.action}:${req.id}`); await Bun.sleep(350); }, (m) => logs.push(m));
+  try {
+    writeFileSync(join(dir, "2-b.json"), JSON.stringify({ action: "stop", id: "b" }));
+    writeFileSync(join(dir, "1-a.json"), JSON.stringify({ action: "start", id: "a" }));
+    writeFileSync(join(dir, "3-c.json"), JSON.stringify({ action: "explode", id: "c" }));
+    writeFileSync(join(dir, "4-d.json.tmp"), JSON.stringify({ action: "start", id: "d" }));
+    for (const end = Date.now() + 3000; readdirSync(dir).length > 1 && Date.now() < end;) await Bun.sleep(50);
+    await Bun.sleep(500); // polls that come while a slow request runs take nothing again
+    expect(seen).toEqual(["start:a", "stop:b"]);
+    expect(readdirSync(dir)).toEqual(["4-d.json.tmp"]);
+  } finally {
+    stop();
+  }
+  expect(existsSync(dir)).toBe(false); // stop removes the folder
+});
+
+test("pruning keeps the request folders of live servers and removes those of dead ones", () => {
+  const ws = makeWorkspace();
+  const live = liveServer();
+  mkdirSync(join(services(ws), `${live}.requests`), { recursive: true });
+  mkdirSync(join(services(ws), "999999999.requests"), { recursive: true });
+  pruneRequestDirs(ws);
+  expect(readdirSync(services(ws)).sort()).toEqual([`${live}.requests`]);
+});
