@@ -66,11 +66,30 @@ describe("cards ext run", () => {
     expect(r.error).toMatchObject({ error: "not_found", value: "nope", valid_options: ["echo", "elsewhere", "suicide", "ghost", "noexec", "nocwd"] });
   });
 
-  test("a hook or service id is a usage error (exit 2)", () => {
+  test("a hook or service id is a usage error (exit 2), each hint saying what runs it", () => {
     const r = run(["ext", "run", "notify"], { cwd: ws });
     expect(r.code).toBe(2);
     expect(r.error.error).toBe("usage");
     expect(r.error.message).toContain("is a hook, not a run extension");
+    expect(r.error.hint).toBe("hooks run on matching events while `cards serve` runs");
+    // a service is not started by hand either (it would run unsupervised)
+    const svc = run(["ext", "run", "web"], { cwd: ws });
+    expect([svc.code, svc.error.error, svc.error.hint]).toEqual([2, "usage", "services are started and supervised by `cards serve`"]);
+    expect(svc.error.message).toContain("is a service, not a run extension");
+  });
+
+  test("--url wins over the caller's CARDS_URL in what the extension sees", () => {
+    const r = run(["--url", "http://127.0.0.1:1", "ext", "run", "echo", "0"], { cwd: ws, env: { CARDS_URL: "http://127.0.0.1:2" } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("CARDS_URL=http://127.0.0.1:1\n");
+  });
+
+  test("an executable text file with no #! line is bad_request (exit 2) saying how to name its interpreter", () => {
+    const dir = workspaceWith([{ id: "plain", kind: "run", run: ["./plain.txt"] }]);
+    writeFileSync(join(dir, "plain.txt"), "echo hi\n", { mode: 0o755 });
+    const r = run(["ext", "run", "plain"], { cwd: dir });
+    expect([r.code, r.error.error, r.error.field]).toEqual([2, "bad_request", "run"]);
+    expect(r.error.hint).toContain("name its interpreter first");
   });
 
   test("--actor reaches the extension as CARDS_ACTOR (over the caller's own), as --url reaches it as CARDS_URL", () => {
