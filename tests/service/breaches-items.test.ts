@@ -12,7 +12,7 @@ const ada = { actor: "ada" } as never;
 test("a lane over its limit is listed with its exact count; type=card_blocked lists no WIP breach", async () => {
   const svc = await openTestService();
   try {
-    for (let i = 0; i < 6; i++) await createCard(svc, { type_id: "task", title: `busy ${i}`, status: "doing" }, { ...ada, force: true } as never);
+    for (let i = 0; i < 6; i++) await createCard(svc, { type_id: "task", title: `busy ${i}`, status: "doing" }, { actor: "ada", force: true } as never);
     const wip = await listBreaches(svc, { board_id: "main", type: "wip_exceeded" });
     expect(wip.items.map((i: any) => [i.column, i.count, i.limit])).toEqual([["doing", 6, 3]]);
     const blocked = await listBreaches(svc, { board_id: "main", type: "card_blocked" });
