@@ -169,6 +169,12 @@ export interface Store extends StoreReads {
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
   /**
+   * Throws `unavailable` when a write would fail now, as far as this process can tell
+   * without writing: the file replaced or migrated under it, or the disk or the file
+   * stopped its last write within the last minute with none committed since (GET /health).
+   */
+  health(): void;
+  /**
    * One page of cards (listCards) and the newest event id, read in one snapshot. A
    * long-lived process may read a costly one (a filter over field values, a search) on a
    * thread of its own, so the thread answering requests is not held by it.

@@ -146,11 +146,48 @@ describe("the database file replaced or deleted under a running server", () => {
         const body = (await r.json()) as any;
         expect(body.error).toBe("unavailable");
         expect(body.message).toContain("was replaced or deleted");
+        // and a monitor polling /health sees it (before: 200 while every write failed)
+        const health = await fetch(`${srv.url}/v1/health`);
+        expect(health.status).toBe(503);
+        expect(((await health.json()) as any).message).toContain("was replaced or deleted");
       } finally {
         await srv.stop();
       }
     }
   });
+});
+
+describe("GET /health while the disk refuses writes", () => {
+  test.skipIf(!canMount)("503 naming the cause once a write failed for a full disk; 200 again once one commits", async () => {
+    const dir = tmpfsWorkspace("3m")!;
+    const srv = await serve(dir);
+    try {
+      const post = (title: string) => fetch(`${srv.url}/v1/cards`, { method: "POST", body: JSON.stringify({ type_id: "task", title }) });
+      expect((await post("before")).status).toBe(201);
+      expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
+      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+      // the WAL reuses the room it has: write until a write needs more
+      let refused: Response | undefined;
+      for (let i = 0; i < 200 && !refused; i++) {
+        const r = await post(`t${i} ${"x".repeat(150)}`);
+        if (r.status !== 201) refused = r;
+      }
+      expect(refused?.status).toBe(503);
+      const health = await fetch(`${srv.url}/v1/health`);
+      expect(health.status).toBe(503);
+      const body = (await health.json()) as any;
+      expect(body.error).toBe("unavailable");
+      expect(body.message).toMatch(/^the last write, \d+ s ago, failed: the disk is full/);
+      expect(body.hint).toContain("free disk space");
+      // reads still answer meanwhile
+      expect((await fetch(`${srv.url}/v1/cards`)).status).toBe(200);
+      rmSync(join(dir, "filler"));
+      expect((await post("after")).status).toBe(201);
+      expect((await fetch(`${srv.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await srv.stop();
+    }
+  }, 60_000);
 });
 
 describe("a database deleted or emptied between calls", () => {

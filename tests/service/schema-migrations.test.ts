@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { createCard, listCards, patchCard, takeNext, type CardPage } from "../../src/service/index.ts";
+import { createCard, health, listCards, patchCard, takeNext, type CardPage } from "../../src/service/index.ts";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
 import { SCHEMA_VERSION } from "../../src/store/sqlite/schema-version.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
@@ -110,9 +110,12 @@ describe("schema migrations", () => {
     const svc = await openTestService(dir, "serve");
     try {
       const before = await createCard(svc, { type_id: "task", title: "before the upgrade" }, as("ada"));
+      expect(health(svc, "test").workspace_id).toBeString();
       const db = new Database(join(dir, ".cards", "cards.db"));
       db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`); // what a newer binary's first open does
       db.close();
+      // GET /health says so before any write tries
+      expect(() => health(svc, "test")).toThrow(`was migrated to schema ${MIGRATIONS.length + 1}`);
       const err = await createCard(svc, { type_id: "task", title: "after it" }, as("ada")).then(() => null, (e) => e);
       expect(err?.code).toBe("unavailable");
       expect(err?.message).toContain(`was migrated to schema ${MIGRATIONS.length + 1} by another version of cards`);

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, WriteLock, writeError } from "../../src/store/sqlite/connection.ts";
 import { openSqlite } from "../../src/platform/sqlite.ts";
-import { isCardsError } from "../../src/domain/errors.ts";
+import { CardsError, isCardsError } from "../../src/domain/errors.ts";
 
 function freshDb() {
   const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
@@ -102,4 +102,54 @@ describe("write errors that name the file", () => {
     expect(isCardsError(err)).toBe(true);
     expect(err).toMatchObject({ code: "unavailable", message: expect.stringContaining("/w/.cards/cards.db is damaged") });
   });
+});
+
+describe("the fault GET /health reports", () => {
+  test("is the last write the disk or the file stopped, until one commits; a caller's own error is none", async () => {
+    const { db, path } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    await lock.run(() => { throw new Error("the caller's own refusal"); }).catch(() => {});
+    expect(lock.fault).toBeUndefined();
+    await lock.run(() => {
+      db.exec("ROLLBACK");
+      throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    }).catch(() => {});
+    expect(lock.fault?.error.code).toBe("unavailable");
+    expect(lock.fault?.error.message).toContain("the disk is full");
+    expect(Date.now() - lock.fault!.at).toBeLessThan(5_000);
+    // a statement the disk stopped, rolled back to its savepoint alone
+    await lock.run(() => { throw Object.assign(new Error("attempt to write a readonly database"), { code: "SQLITE_READONLY" }); }).catch(() => {});
+    expect(lock.fault?.error.message).toContain("read-only");
+    await lock.run(() => { db.query("INSERT INTO t VALUES ('ok')").run(); });
+    expect(lock.fault).toBeUndefined();
+    db.close();
+  });
+
+  test("a guard's refusal before BEGIN is one too", async () => {
+    const { db, path } = freshDb();
+    let refuse = true;
+    const lock = new WriteLock(db, path, true, { beforeBegin: () => { if (refuse) throw new CardsError("unavailable", "replaced"); } });
+    await lock.run(() => 1).catch(() => {});
+    expect(lock.fault?.error.message).toBe("replaced");
+    refuse = false;
+    await lock.run(() => 1);
+    expect(lock.fault).toBeUndefined();
+    db.close();
+  });
+
+  test("a lock another process held past the deadline is none: it says nothing of the disk", async () => {
+    const { db, path } = freshDb();
+    const other = openDatabase(path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const lock = new WriteLock(db, path, true);
+      const err = await lock.run(() => 1).then(() => null, (e) => e);
+      expect(err?.message).toContain("stayed locked by another writer");
+      expect(lock.fault).toBeUndefined();
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+      db.close();
+    }
+  }, 30_000);
 });

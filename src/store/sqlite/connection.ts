@@ -233,6 +233,21 @@ const NO_HOOKS: TxHooks = {};
 export class WriteLock {
   private readonly queue: Array<{ fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
   private draining = false;
+  private lastFault: { error: CardsError; at: number } | undefined;
+
+  /**
+   * The last write the disk or the file stopped (full, read-only, an I/O error, damage,
+   * replaced or migrated under this process), while no write committed after it.
+   */
+  get fault(): { error: CardsError; at: number } | undefined {
+    return this.lastFault;
+  }
+
+  /** Remembers `err` when the disk or the file stopped a write, not a caller's own error. */
+  private noted(err: unknown, mapped: boolean): unknown {
+    if (mapped && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: Date.now() };
+    return err;
+  }
 
   /**
    * `dedicated`: the connection is only used for writes (servers), so it keeps
@@ -264,6 +279,9 @@ export class WriteLock {
           this.hooks.beforeBegin?.();
           await this.begin();
         } catch (e) {
+          // a guard's refusal (file replaced, schema migrated) and a mapped BEGIN error are faults;
+          // a lock held past the deadline is not: it tells nothing of the disk or the file
+          this.noted(e, !isLockTimeout(e));
           for (const job of this.queue.splice(0)) job.reject(e);
           break;
         }
@@ -285,6 +303,7 @@ export class WriteLock {
           } catch (e) {
             // a statement can meet a read-only file or a full disk before COMMIT does
             const err = writeError(e, this.path);
+            this.noted(err, err !== e);
             if (this.db.inTransaction()) {
               try {
                 this.db.exec("ROLLBACK TO w");
@@ -295,7 +314,7 @@ export class WriteLock {
                 try { this.db.exec("ROLLBACK"); } catch { /* already gone */ }
               }
             }
-            lost = isCardsError(err) ? err : new CardsError("unavailable", `the write to ${this.path} was rolled back; nothing was written`, { hint: "retry" });
+            lost = this.noted(isCardsError(err) ? err : new CardsError("unavailable", `the write to ${this.path} was rolled back; nothing was written`, { hint: "retry" }), true);
             outcomes.push({ ok: false, value: lost });
           }
         }
@@ -308,15 +327,21 @@ export class WriteLock {
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
           const err = writeError(e, this.path);
+          this.noted(err, err !== e);
           for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? err : outcomes[i]!.value);
           continue;
         }
         // plain loops here and above: a one-shot CLI write pays ~0.15 ms for a first forEach
+        let wrote = false;
         for (let i = 0; i < batch.length; i++) {
           const o = outcomes[i]!;
           if (o.ok) batch[i]!.resolve(o.value);
           else batch[i]!.reject(o.value);
+          wrote ||= o.ok;
         }
+        // a commit clears the fault only when it wrote something: a batch whose writes the
+        // disk refused one by one commits nothing
+        if (wrote) this.lastFault = undefined;
       }
     } finally {
       this.draining = false;
@@ -337,7 +362,7 @@ export class WriteLock {
       } catch (e) {
         if (sqliteErrorCode(e) !== "SQLITE_BUSY" || !this.db.inTransaction()) throw e;
         if (Date.now() > deadline) {
-          throw new CardsError("unavailable", "the workspace database stayed locked by readers; nothing was written", { hint: "retry" });
+          throw lockTimeout(new CardsError("unavailable", "the workspace database stayed locked by readers; nothing was written", { hint: "retry" }));
         }
         await new Promise((r) => setTimeout(r, 1 + Math.random() * 2));
       }
@@ -355,9 +380,9 @@ export class WriteLock {
         } catch (e) {
           if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeError(e, this.path);
           if (Date.now() > deadline) {
-            throw new CardsError("unavailable", "the workspace database stayed locked by another writer", {
+            throw lockTimeout(new CardsError("unavailable", "the workspace database stayed locked by another writer", {
               hint: "retry; many agents on one workspace are better served through `cards serve`",
-            });
+            }));
           }
           await new Promise((r) => setTimeout(r, 1 + Math.random() * 2));
         }
@@ -367,6 +392,14 @@ export class WriteLock {
     }
   }
 }
+
+/** Refusals because another process held the lock too long: they tell nothing of the disk or the file. */
+const lockTimeouts = new WeakSet<object>();
+function lockTimeout(e: CardsError): CardsError {
+  lockTimeouts.add(e);
+  return e;
+}
+const isLockTimeout = (e: unknown): boolean => typeof e === "object" && e !== null && lockTimeouts.has(e);
 
 /** A write's SQLite error as `unavailable` naming the file, when the cause is the file or the disk. */
 export function writeError(e: unknown, path: string): unknown {

@@ -90,6 +90,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   };
 
   let lockInstance: WriteLock | undefined;
+  // the checks a long-lived process runs before each write (configure)
+  let writeGuards: Array<() => void> = [];
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
     return lockInstance;
@@ -166,6 +168,15 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     driver: "sqlite-bun",
     ...reads,
     write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lockOf().run(() => fn(writer)),
+    health(): void {
+      for (const guard of writeGuards) guard();
+      const fault = lockInstance?.fault;
+      if (!fault || Date.now() - fault.at >= FAULT_MEMORY_MS) return;
+      const ago = Math.round((Date.now() - fault.at) / 1000);
+      throw new CardsError("unavailable", `the last write, ${ago} s ago, failed: ${fault.error.message}`, {
+        hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write succeeds or a minute passes without one failing`,
+      });
+    },
     configure(o: StoreConfig): void {
       config.workspaceId = o.workspaceId;
       config.doneStatus = o.doneStatus;
@@ -180,10 +191,10 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       // and only while the schema is the one it knows: a newer cards (a one-shot call, a
       // hook) may have migrated the file since this process opened it
       const sameSchema = opts.connections === 2 ? schemaGuard(writerDb, opts.path) : undefined;
+      writeGuards = sameFile && sameSchema ? [sameFile, sameSchema] : [];
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         beforeBegin: () => {
-          sameFile?.();
-          sameSchema?.();
+          for (const guard of writeGuards) guard();
           // BEGIN IMMEDIATE would take the write lock of every attached database too: with
           // one connection, the search index leaves before a write (a search attaches it again)
           if (writer.searchAttached) {
@@ -352,6 +363,9 @@ function searchError(e: unknown, file: string): unknown {
 }
 
 /** Throws `unavailable` once the database's schema is not the one this build knows (a newer cards migrated it). */
+/** How long GET /health reports a write the disk or the file stopped, when none committed since. */
+const FAULT_MEMORY_MS = 60_000;
+
 function schemaGuard(db: SqliteDb, path: string): () => void {
   const version = db.query("PRAGMA user_version");
   return () => {
