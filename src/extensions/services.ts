@@ -11,7 +11,7 @@
 import type { ExtensionDef } from "../domain/types.ts";
 import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
-import { pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
+import { liveSnapshots, pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
 import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
 import { supervisorToken } from "./orphans.ts";
 import type { ServiceRequest } from "./control.ts";
@@ -29,6 +29,8 @@ export interface ServiceOptions {
   url?: string;
   /** starts, exits, restarts and stops, one line each */
   log: (msg: string) => void;
+  /** what the operator should act on (default: log) */
+  warn?: (msg: string) => void;
   /** each line a service writes to stdout or stderr (default: logged as `service ID: LINE`) */
   output?: (id: string, stream: "stdout" | "stderr", line: string) => void;
   /** between SIGTERM and SIGKILL when stopping (default 5 s) */
@@ -257,6 +259,12 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
 
   if (statePath) {
     try { pruneSnapshots(host.root); } catch { /* only housekeeping */ }
+    // there is no leader election: say so where the operator looks, before the copies start
+    const others = liveSnapshots(host.root).map((s) => s.pid).filter((pid) => pid !== process.pid);
+    const declared = host.defs.extensions.filter((e) => e.kind === "service").map((e) => e.id);
+    if (others.length > 0 && declared.length > 0) {
+      (opts.warn ?? opts.log)(`another cards serve on this workspace (pid ${others.join(", ")}) supervises services too: each server runs its own copy of ${declared.join(", ")} (docs/extensions.md)`);
+    }
   }
   reconcile();
   return {

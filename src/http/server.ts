@@ -125,7 +125,7 @@ export async function startService(o: ServeOptions): Promise<void> {
   // before services start again: else each would run twice
   await stopOrphans(svc.root, (m) => log.warn(m)).catch((e) => log.warn(`stopping a killed server's extension processes: ${String(e)}`));
   if (stopping) return;
-  services = startServices(svc, { url: server.url, log: (m) => log.info(m) });
+  services = startServices(svc, { url: server.url, log: (m) => log.info(m), warn: (m) => log.warn(m) });
   // `cards ext start|stop|restart` (control.ts)
   const started = services;
   try { pruneRequestDirs(svc.root); } catch { /* only housekeeping */ }

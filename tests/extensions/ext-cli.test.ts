@@ -160,6 +160,34 @@ describe("cards ext list", () => {
     }
   });
 
+  test("a supervisor starting beside a live one warns that each runs its own copy of the services", async () => {
+    const other = Bun.spawn(["sleep", "30"]); // stands for a second server: a live pid with its own state file
+    let services: Services | undefined;
+    const warned: string[] = [];
+    try {
+      writeSnapshot(stateFile(ws, other.pid), { pid: other.pid, updated_at: new Date().toISOString(), services: [] });
+      services = startServices({ root: ws, defs: { extensions: [{ id: "web", kind: "service", run: sh("sleep.sh", "30") }] } }, { log: () => {}, warn: (m) => warned.push(m), output: () => {} });
+      expect(warned).toEqual([`another cards serve on this workspace (pid ${other.pid}) supervises services too: each server runs its own copy of web (docs/extensions.md)`]);
+    } finally {
+      await services?.stop();
+      other.kill();
+      await other.exited;
+    }
+    // alone on the workspace, or with no service declared: nothing to say
+    const quiet: string[] = [];
+    const alone = startServices({ root: ws, defs: { extensions: [{ id: "web", kind: "service", run: sh("sleep.sh", "30") }] } }, { log: () => {}, warn: (m) => quiet.push(m), output: () => {} });
+    await alone.stop();
+    const other2 = Bun.spawn(["sleep", "30"]);
+    try {
+      writeSnapshot(stateFile(ws, other2.pid), { pid: other2.pid, updated_at: new Date().toISOString(), services: [] });
+      await startServices({ root: ws, defs: { extensions: [] } }, { log: () => {}, warn: (m) => quiet.push(m), output: () => {} }).stop();
+    } finally {
+      other2.kill();
+      await other2.exited;
+    }
+    expect(quiet).toEqual([]);
+  });
+
   test("two supervisors on one workspace: one that stopped does not hide the other's running service", async () => {
     const other = Bun.spawn(["sleep", "30"]); // stands for a second server: a live pid with its own state file
     let services: Services | undefined;
