@@ -125,6 +125,27 @@ describe("schema migrations", () => {
     }
   });
 
+  test("a write that waited for the lock while a newer cards migrated the file is refused too (before: written into the new schema)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    try {
+      await createCard(svc, { type_id: "task", title: "before the upgrade" }, as("ada"));
+      const db = new Database(join(dir, ".cards", "cards.db"));
+      db.exec("BEGIN IMMEDIATE"); // the newer binary's migration holds the lock
+      const waiting = createCard(svc, { type_id: "task", title: "waited" }, as("ada")).then(() => null, (e) => e);
+      await new Promise((r) => setTimeout(r, 50));
+      db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+      db.exec("COMMIT");
+      db.close();
+      const err = await waiting;
+      expect(err?.code).toBe("unavailable");
+      expect(err?.message).toContain(`was migrated to schema ${MIGRATIONS.length + 1}`);
+      expect((await listCards(svc, {}, "ada")).items.map((c) => c.title)).toEqual(["before the upgrade"]);
+    } finally {
+      svc.close();
+    }
+  });
+
   test("the old full-text table stays after migration 6, empty, so an older binary's writes still find it", async () => {
     const dir = makeWorkspace();
     const svc = await openTestService(dir, "embedded");

@@ -221,6 +221,8 @@ function migrate(db: SqliteDb): void {
 /** What the writer does before each transaction. */
 export interface TxHooks {
   beforeBegin?(): void;
+  /** inside the transaction, before any write of it runs: a throw rolls it back and refuses the writes */
+  afterBegin?(): void;
 }
 
 const NO_HOOKS: TxHooks = {};
@@ -279,9 +281,17 @@ export class WriteLock {
           this.hooks.beforeBegin?.();
           await this.begin();
         } catch (e) {
-          // a guard's refusal (file replaced, schema migrated) and a mapped BEGIN error are faults;
-          // a lock held past the deadline is not: it tells nothing of the disk or the file
+          // a mapped BEGIN error is a fault; a lock held past the deadline is not: it tells
+          // nothing of the disk or the file
           this.noted(e, !isLockTimeout(e));
+          for (const job of this.queue.splice(0)) job.reject(e);
+          break;
+        }
+        try {
+          this.hooks.afterBegin?.();
+        } catch (e) {
+          try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
+          this.noted(e, true);
           for (const job of this.queue.splice(0)) job.reject(e);
           break;
         }

@@ -194,7 +194,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       writeGuards = sameFile && sameSchema ? [sameFile, sameSchema] : [];
       lockInstance = new WriteLock(writerDb, opts.path, opts.connections === 2, {
         beforeBegin: () => {
-          for (const guard of writeGuards) guard();
           // BEGIN IMMEDIATE would take the write lock of every attached database too: with
           // one connection, the search index leaves before a write (a search attaches it again)
           if (writer.searchAttached) {
@@ -202,6 +201,11 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
             writer.searchAttached = false;
           }
           checkpoints?.beforeBegin();
+        },
+        // under the write lock: a newer cards migrating the file, or a backup moved into
+        // place, while this write waited for the lock is seen before anything is written
+        afterBegin: () => {
+          for (const guard of writeGuards) guard();
         },
       });
       if (opts.connections === 2) {
