@@ -40,16 +40,19 @@ export function escapeControls(s: string): string {
  * (refused there), so an actor one surface takes is one every surface takes (a hook
  * calls back over HTTP as the event's actor).
  */
-export function assertActorText(actor: string): void {
+export function assertActorText(actor: string, field: "actor" | "assign_to" = "actor"): void {
+  // an owner given by assign_to acts on its card as that actor: the same rules
+  const what = field === "actor" ? "the actor" : "assign_to";
+  const where = field === "actor" ? "--actor, CARDS_ACTOR or X-Service-Actor" : "assign_to, the owner who will act on the card";
   const c = controlCharIn(actor);
   if (c) {
-    throw new CardsError("bad_request", `the actor holds a control character (${c})`, {
-      field: "actor", hint: "name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)",
+    throw new CardsError("bad_request", `${what} holds a control character (${c})`, {
+      field, hint: `name the ${field === "actor" ? "actor" : "owner"} in printable text (${where})`,
     });
   }
   if (actor.includes(", ")) {
-    throw new CardsError("bad_request", `the actor ${JSON.stringify(actor)} holds ", ", which reads as more than one actor (an HTTP header sent twice arrives joined so)`, {
-      field: "actor", hint: "name one actor, without \", \"",
+    throw new CardsError("bad_request", `${what} ${JSON.stringify(actor)} holds ", ", which reads as more than one actor (an HTTP header sent twice arrives joined so)`, {
+      field, hint: "name one actor, without \", \"",
     });
   }
 }

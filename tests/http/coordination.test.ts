@@ -259,6 +259,21 @@ describe("take-next", () => {
     }
   });
 
+  test("assign_to an owner who could never act as itself (\", \" or a control character) is refused, nothing taken", async () => {
+    const fresh = await testApi();
+    try {
+      await fresh.task({ status: "todo" });
+      for (const [owner, says] of [["ann, bee", 'holds ", "'], ["bot\u001b[31m", "control character (U+001B)"]] as const) {
+        const r = await fresh.post("/cards/take-next", { assign_to: owner });
+        expect([r.status, r.body.error, r.body.field]).toEqual([400, "bad_request", "assign_to"]);
+        expect(r.body.message).toContain(says);
+      }
+      expect((await fresh.get("/cards")).body.items.every((c: { owner?: string }) => c.owner === undefined)).toBe(true);
+    } finally {
+      fresh.close();
+    }
+  });
+
   test("with status, the graph that governs the card's type applies, whatever board scopes the call", async () => {
     const fresh = await testApi();
     try {
