@@ -39,7 +39,10 @@ const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/;
  * out of reach of the web pages its user visits.
  */
 function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean, publicOrigin: URL | undefined): CardsError | undefined {
-  if (loopbackOnly && !LOOPBACK_HOST.test(url.hostname) && url.host !== publicOrigin?.host) {
+  // the host people open (a proxy that keeps Host), with or without its port
+  const publicHost = publicOrigin !== undefined && url.hostname === publicOrigin.hostname &&
+    (url.port === "" || url.port === (publicOrigin.port || (publicOrigin.protocol === "https:" ? "443" : "80")));
+  if (loopbackOnly && !LOOPBACK_HOST.test(url.hostname) && !publicHost) {
     return new CardsError("forbidden", `requests must name a loopback host, not ${JSON.stringify(url.hostname)}`, {
       hint: publicOrigin
         ? `the server listens on loopback and is reached as ${publicOrigin.origin} (--public-url): call it by one of those`
@@ -47,7 +50,10 @@ function crossSiteRefusal(req: Request, url: URL, loopbackOnly: boolean, publicO
     });
   }
   const origin = req.headers.get("origin");
-  if (origin && req.method !== "GET" && req.method !== "HEAD" && origin !== url.origin && origin !== publicOrigin?.origin) {
+  // a request naming the public host was sent to the public origin: a page on that host's
+  // other scheme or port (http:// beside https://) is another origin, refused
+  const ownOrigin = (o: string) => o === publicOrigin?.origin || (!publicHost && o === url.origin);
+  if (origin && req.method !== "GET" && req.method !== "HEAD" && !ownOrigin(origin)) {
     return new CardsError("forbidden", `writes from another origin (${origin}) are refused`, {
       hint: publicOrigin
         ? `a browser page may write only from the server's own origin or ${publicOrigin.origin} (--public-url)`
@@ -211,22 +217,43 @@ const TROUBLE_EVERY_MS = 60_000;
 /**
  * A server that cannot serve (503: the disk full, the database damaged or replaced, too
  * many files or streams open) says so in its log, not only to the callers: the first
- * answer of each kind, then one line a minute while it goes on, with how many more there
- * were. A kind is its message without ids, numbers and paths.
+ * answer of each kind at once; the ones after it within `everyMs` are counted, and told
+ * at the end of that time in one line (the latest of them, with the count), so trouble
+ * that goes on is one line per `everyMs` and none goes untold. A kind is its message
+ * without ids, numbers and paths.
  */
-function serverTrouble(log: (msg: string) => void): (req: Request, res: Response) => Response {
-  const seen = new Map<string, { at: number; more: number }>();
+export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVERY_MS): (req: Request, res: Response) => Response {
+  const kinds = new Map<string, { at: number; more: number; latest: string; timer?: ReturnType<typeof setTimeout> }>();
+  const tell = (kind: string): void => {
+    const k = kinds.get(kind)!;
+    k.timer = undefined;
+    const now = Date.now();
+    log(`${k.latest} (${k.more} more like it in the last ${Math.max(1, Math.round((now - k.at) / 1000))} s)`);
+    k.at = now;
+    k.more = 0;
+  };
   return (req, res) => {
     if (res.status !== 503) return res;
     res.clone().json().then((body: { message?: unknown }) => {
       const message = typeof body?.message === "string" ? body.message : "unavailable";
       const kind = message.replace(/\/\S+|card_[0-9a-f]+|\d+/g, "#");
+      const line = `503 to ${req.method} ${new URL(req.url).pathname}: ${message}`;
       const now = Date.now();
-      const last = seen.get(kind);
-      if (last && now - last.at < TROUBLE_EVERY_MS) { last.more++; return; }
-      const more = last?.more ? ` (${last.more} more like it in the last ${Math.round((now - last.at) / 1000)} s)` : "";
-      seen.set(kind, { at: now, more: 0 });
-      log(`503 to ${req.method} ${new URL(req.url).pathname}: ${message}${more}`);
+      const k = kinds.get(kind);
+      // its count's timer is late: told first, and this one counts toward the next
+      if (k?.timer && now - k.at >= everyMs) { clearTimeout(k.timer); tell(kind); }
+      if (!k || now - k.at >= everyMs) {
+        kinds.set(kind, { at: now, more: 0, latest: line });
+        log(line);
+        return;
+      }
+      k.more++;
+      k.latest = line;
+      if (!k.timer) {
+        k.timer = setTimeout(() => tell(kind), k.at + everyMs - now);
+        // a server stopping does not wait for it
+        (k.timer as { unref?: () => void }).unref?.();
+      }
     }, () => {});
     return res;
   };

@@ -58,6 +58,11 @@ describe("cross-site requests", () => {
     expect((await at("http://cards.example.com", "POST", "/cards", { origin: "https://cards.example.com" }, body)).status).toBe(201);
     // a proxy that rewrites Host to the upstream: the board's writes carry the public origin
     expect((await at(BASE, "POST", "/cards", { origin: "https://cards.example.com" }, body)).status).toBe(201);
+    // ... naming the public port, as a proxy may (before: 403)
+    expect((await at("http://cards.example.com:443", "GET", "/health")).status).toBe(200);
+    // a write naming the public host comes from the public origin only: a page on its plain
+    // http:// origin is another origin (before: taken, as the URL the server saw was http)
+    expect((await at("http://cards.example.com", "POST", "/cards", { origin: "http://cards.example.com" }, body)).status).toBe(403);
     // the port is part of the host and of the origin
     expect((await at("http://cards.example.com:8443", "GET", "/health")).status).toBe(403);
     expect((await at(BASE, "POST", "/cards", { origin: "http://cards.example.com" }, body)).status).toBe(403);

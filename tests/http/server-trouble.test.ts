@@ -1,0 +1,49 @@
+/** The server's log of 503s (app.ts serverTrouble): the first at once, the rest counted and told, none lost. */
+import { expect, test } from "bun:test";
+import { serverTrouble } from "../../src/http/app.ts";
+
+const unavailable = (message: string) => new Response(JSON.stringify({ error: "unavailable", message }), { status: 503 });
+const settle = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+test("the first 503 of a kind is logged at once; the next ones within the window are told at its end with their count", async () => {
+  const lines: string[] = [];
+  const seen = serverTrouble((m) => lines.push(m), 150);
+  const req = (path: string) => new Request(`http://127.0.0.1${path}`);
+  seen(req("/v1/cards"), unavailable("the disk is full; nothing was written to /w/.cards/cards.db"));
+  await settle();
+  expect(lines).toEqual(["503 to GET /v1/cards: the disk is full; nothing was written to /w/.cards/cards.db"]);
+  // other answers are not logged; another kind is logged at once
+  seen(req("/v1/cards"), new Response("{}", { status: 404 }));
+  seen(req("/v1/events"), unavailable("too many event streams are open (2000)"));
+  for (let i = 0; i < 3; i++) seen(req(`/v1/cards/card_${i}`), unavailable("the disk is full; nothing was written to /x/.cards/cards.db"));
+  await settle();
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toBe("503 to GET /v1/events: too many event streams are open (2000)");
+  // the trouble stops: the three counted are still told (before: only if another came after the minute)
+  await settle(250);
+  expect(lines).toHaveLength(3);
+  expect(lines[2]).toBe("503 to GET /v1/cards/card_2: the disk is full; nothing was written to /x/.cards/cards.db (3 more like it in the last 1 s)");
+  // and nothing more while none comes
+  await settle(200);
+  expect(lines).toHaveLength(3);
+  // a later one, after a quiet window, is logged at once again
+  seen(req("/v1/cards"), unavailable("the disk is full; nothing was written to /w/.cards/cards.db"));
+  await settle();
+  expect(lines).toHaveLength(4);
+  expect(lines[3]).toBe("503 to GET /v1/cards: the disk is full; nothing was written to /w/.cards/cards.db");
+});
+
+test("trouble that goes on is one line per window", async () => {
+  const lines: string[] = [];
+  const seen = serverTrouble((m) => lines.push(m), 100);
+  const until = Date.now() + 450;
+  while (Date.now() < until) {
+    seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
+    await settle(10);
+  }
+  await settle(150);
+  // the first at once, then one per 100 ms window: 4 or 5 more, never one per answer
+  expect(lines.length).toBeGreaterThanOrEqual(4);
+  expect(lines.length).toBeLessThanOrEqual(7);
+  expect(lines.slice(1).every((l) => /^503 to POST \/v1\/cards: the disk is full \(\d+ more like it in the last 1 s\)$/.test(l))).toBe(true);
+});
