@@ -179,11 +179,14 @@ function listenError(e: unknown, host: string, port: number): CardsError {
 /**
  * A refused set of definitions, whoever tried it (POST /workspace/reload, --watch, another
  * process opening the edited files), is logged once: the previous set stays live, and the
- * operator sees why the edit did not take. Announced once per board: logged once per set.
+ * operator sees why the edit did not take. Announced once per board: logged once per set,
+ * and again when it comes back after a set that loaded.
  */
 function logRefusedSets(svc: { subscribe: Service["subscribe"] }, warn: (m: string) => void): () => void {
   let last = "";
   return svc.subscribe((e) => {
+    // a set loaded in between: the same problems met again are news again
+    if (e.type === "definition_reloaded") last = "";
     if (e.type !== "definition_reload_failed") return;
     const problems = ((e.diff as { problems?: unknown }).problems ?? []) as Array<{ file?: string; path?: string; message?: string }>;
     const key = JSON.stringify(problems);
@@ -192,5 +195,5 @@ function logRefusedSets(svc: { subscribe: Service["subscribe"] }, warn: (m: stri
     const first = problems[0];
     const where = first ? `${first.file ?? "?"}${first.path ? ` ${first.path}` : ""}: ${first.message ?? ""}` : "";
     warn(`definitions refused, the previous ones stay live: ${problems.length} problem(s)${where ? `; the first: ${where}` : ""} (cards check lists them all)`);
-  }, { types: ["definition_reload_failed"] });
+  }, { types: ["definition_reload_failed", "definition_reloaded"] });
 }

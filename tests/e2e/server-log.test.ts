@@ -62,3 +62,26 @@ test("503s are logged: the first of a kind, then not again within the minute; a 
     await srv.stop();
   }
 });
+
+test("the same refused set is logged again after a set that loaded (before: once for the server's life)", async () => {
+  assertBinary();
+  const dir = makeWorkspace();
+  const srv = await serve(dir);
+  try {
+    const reload = () => fetch(`${srv.url}/v1/workspace/reload`, { method: "POST", headers: json(), body: "{}" });
+    const refusals = () => srv.log().match(/definitions refused/g)?.length ?? 0;
+    editJson(dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = -1; });
+    expect((await reload()).status).toBe(422);
+    await waitFor(() => refusals() === 1);
+    expect((await reload()).status).toBe(422); // the same set again: already told
+    editJson(dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = 7; });
+    expect((await reload()).status).toBe(200);
+    editJson(dir, "definitions/boards/main.json", (b) => { b.wip_limits.doing = -1; });
+    expect((await reload()).status).toBe(422);
+    await waitFor(() => refusals() === 2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(refusals()).toBe(2);
+  } finally {
+    await srv.stop();
+  }
+});
