@@ -10,6 +10,7 @@
 import type { CardEvent, ExtensionDef } from "../domain/types.ts";
 import { hash128 } from "../domain/hash.ts";
 import { signalSeq } from "../events/signal-seq.ts";
+import { eventCardType, type CardTypeReads } from "../events/card-type.ts";
 import { spawnSupervised, type SupervisedChild } from "../platform/spawn.ts";
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { consumedTypes, hookMatches, type MatchContext } from "./match.ts";
@@ -28,8 +29,7 @@ export interface HookHost {
     readonly extensions: readonly ExtensionDef[];
     readonly boards: ReadonlyMap<string, { readonly card_type_ids: readonly string[] }>;
   };
-  readonly store: {
-    getCard(id: string): { type_id: string } | null;
+  readonly store: CardTypeReads & {
     write<T>(fn: (tx: { claimOnce(key: string, at: string): boolean }) => T | Promise<T>): Promise<T>;
   };
   subscribe(fn: (e: CardEvent) => void, sub?: { types?: readonly string[] }): () => void;
@@ -114,10 +114,9 @@ export function startHooks(host: HookHost, opts: HookOptions): Hooks {
 
   const match: MatchContext = {
     cardType(e) {
-      const fromDiff = (e.diff as { card?: { type_id?: unknown } }).card?.type_id;
-      if (typeof fromDiff === "string") return remember(e.card_id, fromDiff);
-      if (!e.card_id) return undefined;
-      return typeCache.get(e.card_id) ?? remember(e.card_id, host.store.getCard(e.card_id)?.type_id);
+      // a card's type never changes: once known, it is not read again
+      const known = e.card_id ? typeCache.get(e.card_id) : undefined;
+      return known ?? remember(e.card_id, eventCardType(host.store, e));
     },
     boardTypes: (id) => host.defs.boards.get(id)?.card_type_ids,
   };

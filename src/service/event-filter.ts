@@ -7,6 +7,7 @@
 import { CardsError, badRequest, notFound } from "../domain/errors.ts";
 import { parseEventId } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type CardEvent, type StoredEvent } from "../domain/types.ts";
+import { eventCardType } from "../events/card-type.ts";
 import { ownerParam } from "./list.ts";
 import { notAnEventId } from "./events.ts";
 import type { Service } from "./service.ts";
@@ -98,17 +99,8 @@ const typeCache = new WeakMap<CardEvent, string | undefined>();
 const ownerCache = new WeakMap<CardEvent, string | undefined>();
 
 function cardTypeOf(svc: Service, e: CardEvent): string | undefined {
-  if (!typeCache.has(e)) {
-    const fromDiff = (e.diff as { card?: { type_id?: string } }).card?.type_id;
-    typeCache.set(e, fromDiff ?? (e.card_id ? svc.store.getCard(e.card_id)?.type_id ?? deletedCardType(svc, e.card_id) : undefined));
-  }
+  if (!typeCache.has(e)) typeCache.set(e, eventCardType(svc.store, e));
   return typeCache.get(e);
-}
-
-/** A deleted card's type, from its card_deleted tombstone (as the feed's SQL reads it): its replayed events stay its board's. */
-function deletedCardType(svc: Service, cardId: string): string | undefined {
-  const [tomb] = svc.store.listEvents({ cardId, types: ["card_deleted"], limit: 1 });
-  return (tomb?.diff as { card?: { type_id?: string } } | undefined)?.card?.type_id;
 }
 
 function ownerOf(svc: Service, e: CardEvent): string | undefined {

@@ -17,6 +17,7 @@ function gatedHost(exts: ExtensionDef[]) {
     defs: { fingerprint: "fp-test", extensions: exts, boards: new Map() },
     store: {
       getCard: () => ({ type_id: "task" }),
+      listEvents: () => [],
       async write(fn) {
         await gate;
         return fn({ claimOnce: (key: string) => { claimCalls.push(key); if (claimed.has(key)) return false; claimed.add(key); return true; } });

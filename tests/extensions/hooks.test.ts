@@ -4,7 +4,7 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHooks, type Hooks } from "../../src/extensions/hooks.ts";
 import { stderrNote } from "../../src/extensions/env.ts";
-import { createCard, followReloads, onReload, patchCard, type Service } from "../../src/service/index.ts";
+import { createCard, deleteCard, followReloads, onReload, patchCard, type Service } from "../../src/service/index.ts";
 import { openTestService } from "../helpers/workspace.ts";
 import { recordDir, records, sh, waitFor, workspaceWith } from "./util.ts";
 
@@ -132,6 +132,26 @@ describe("hook runs", () => {
       `board:card_created:${bug.id}`, `board:status_changed:${bug.id}`,
       `type:status_changed:${task.id}`, `type:status_changed:${task.id}`,
     ].sort());
+  });
+
+  test("another process's change to a card it then deletes, seen after the delete, still reaches hooks filtered by type and board (before: none ran)", async () => {
+    const { ws, svc } = await setup([]);
+    const rec = recordDir(ws);
+    svc.defs = {
+      ...svc.defs,
+      extensions: [
+        { id: "by-type", kind: "hook", on: ["status_changed"], filter: { type_id: "task" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "type" } },
+        { id: "by-board", kind: "hook", on: ["status_changed"], filter: { board_id: "main" }, run: sh("record.sh"), env: { RECORD_DIR: rec, EXTRA: "board" } },
+      ],
+    };
+    // another process: its writes reach this server through the feed, which polls
+    const other = await openTestService(ws, "serve");
+    cleanup.push(() => other.close());
+    const card = await createCard(other, { type_id: "task", title: "short-lived" }, ctx);
+    const moved = await patchCard(other, card.id, { version: card.version, status: "todo" }, ctx);
+    await deleteCard(other, card.id, moved.version, ctx); // within the same poll
+    await waitFor(() => records(rec).length === 2, "both hooks' runs");
+    expect(records(rec).map((r) => `${r.env.EXTRA}:${r.stdin.type}:${r.stdin.card_id}`).sort()).toEqual([`board:status_changed:${card.id}`, `type:status_changed:${card.id}`]);
   });
 
   test("a condition signal runs a hook with an empty CARDS_EVENT_ID", async () => {
