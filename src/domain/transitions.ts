@@ -4,7 +4,10 @@
  * (3) the board transition graph, only when enforcement applies and the write is not forced.
  */
 import { CardsError } from "./errors.ts";
+import { graphMoves, isEnforced } from "./moves.ts";
 import type { Board, CardType, WorkspaceDef } from "./types.ts";
+
+export { allowedNext, governingBoard, isEnforced } from "./moves.ts";
 
 /** Checks 1 and 2: the status may exist on a card of this type at all. */
 export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, status: unknown): string {
@@ -22,17 +25,6 @@ export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, status: un
   return status;
 }
 
-/** True when the graph check applies: the workspace or the board enforces transitions. */
-export function isEnforced(ws: WorkspaceDef, board: Board | undefined): boolean {
-  return ws.settings.enforce_transitions || board?.settings?.enforce_transitions === true;
-}
-
-/** The statuses a card may move to from `from` on this board (board columns only). */
-export function allowedNext(board: Board, from: string): string[] {
-  const next = board.transitions?.[from] ?? [];
-  return next.filter((s) => board.columns.includes(s));
-}
-
 /**
  * Check 3. Throws `transition_illegal` with the allowed board columns (those the card's
  * type allows) as valid_options.
@@ -40,25 +32,16 @@ export function allowedNext(board: Board, from: string): string[] {
  * the caller how to skip the check where the operation allows it.
  */
 export function assertTransition(ws: WorkspaceDef, board: Board | undefined, type: CardType, from: string, to: string, force: boolean, forceHint = "force skips the check (CLI: --force; HTTP and tools: force: true)"): void {
-  if (force || from === to || !board || !isEnforced(ws, board) || !board.transitions) return;
+  const moves = force || from === to ? null : graphMoves(ws, board, from);
+  if (!moves || !board) return;
   // only moves the card's type allows too (check 2 would refuse the rest)
-  const allowed = allowedNext(board, from).filter((s) => !type.allowed_columns || type.allowed_columns.includes(s));
+  const allowed = moves.filter((s) => !type.allowed_columns || type.allowed_columns.includes(s));
   if (!allowed.includes(to)) {
     throw new CardsError("transition_illegal", `moving from ${from} to ${to} is not allowed on board ${board.id}`, {
       field: "status", value: to, valid_options: allowed,
       hint: allowed.length ? `allowed from ${from}: ${allowed.join(", ")}; ${forceHint}` : `no move is allowed from ${from}; ${forceHint}`,
     });
   }
-}
-
-/**
- * The board whose rules govern a card of this type: the default board when it shows the
- * type, else the alphabetically first board that does (docs/decisions.md).
- */
-export function governingBoard(boards: Map<string, Board>, defaultBoardId: string | undefined, typeId: string): Board | undefined {
-  const def = defaultBoardId ? boards.get(defaultBoardId) : undefined;
-  if (def && def.card_type_ids.includes(typeId)) return def;
-  return [...boards.values()].filter((b) => b.card_type_ids.includes(typeId)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0];
 }
 
 /** The column whose cards count as finished for blocking: `done`, else the last column. */

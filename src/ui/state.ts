@@ -1,5 +1,6 @@
 /** The page's state: the workspace, the open board, its cards, the view settings and the actor. */
 import type { Board, Breach, Card, CardType, FieldDef, WorkspaceInfo } from "./types.ts";
+import { governingBoard, graphMoves } from "../domain/moves.ts";
 
 /** A lane's loaded part: its first cards in the lane's order (lane_sort). */
 export interface Lane {
@@ -104,28 +105,17 @@ export function laneCount(status: string, shown: number): number {
 }
 
 /**
- * The board whose transitions govern a card of this type, as the server decides it: the
- * default board when it shows the type, else the alphabetically first board that does
- * (docs/decisions.md). On the bugs board a bug still moves by main's graph.
- */
-function governingBoard(typeId: string | undefined): Board {
-  if (!typeId) return state.board;
-  const boards = state.info.boards;
-  const ids = Object.keys(boards).sort();
-  const def = boards[state.info.workspace.settings.default_board ?? ids[0] ?? ""];
-  if (def?.card_type_ids.includes(typeId)) return def;
-  return boards[ids.find((id) => boards[id]!.card_type_ids.includes(typeId)) ?? ""] ?? state.board;
-}
-
-/**
- * The lanes a card may move to: the governing board's transitions from its status when
- * they are enforced, and always only the columns its card type allows (null: every lane).
+ * The lanes a card may move to: the governing board's graph from its status when it
+ * applies (domain/moves.ts, the server's own rule: on the bugs board a bug still moves by
+ * main's graph), and always only the columns its card type allows (null: every lane).
  * Drags and the detail's status picker both ask this; the server has the final word.
  */
 export function allowedTargets(from: string, typeId?: string): Set<string> | null {
-  const gov = governingBoard(typeId);
-  const enforced = gov.settings?.enforce_transitions || state.info.workspace.settings.enforce_transitions;
-  const next = enforced ? gov.transitions?.[from]?.filter((c) => gov.columns.includes(c)) : undefined;
+  const boards = new Map(Object.entries(state.info.boards));
+  // the server's default board: the declared one, else the first it loaded (GET /workspace's order)
+  const defaultBoard = state.info.workspace.settings.default_board ?? boards.keys().next().value;
+  const gov = typeId ? (governingBoard(boards, defaultBoard, typeId) ?? state.board) : state.board;
+  const next = graphMoves(state.info.workspace, gov, from);
   const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
   if (!next) return typeAllows;
   return new Set(next.filter((c) => !typeAllows || typeAllows.has(c)));

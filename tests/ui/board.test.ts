@@ -155,6 +155,38 @@ describe.serial("board UI", () => {
     await page.close();
   }, T);
 
+  test("a column the transitions map leaves out allows no move: no lane is offered, no status can be picked (before: every one was)", async () => {
+    // main's graph without an entry for review: the server refuses every move out of it
+    const ws = makeWorkspace((f) => { delete (f["definitions/boards/main.json"] as any).transitions.review; });
+    const other = await serve(ws);
+    const page = await browser.page();
+    try {
+      const c = await call(other.url, "POST", "/cards", { type_id: "task", title: "stuck in review", status: "review" });
+      const refused = await fetch(`${other.url}/v1/cards/${c.id}`, { method: "PATCH", headers: { "content-type": "application/json", "x-service-actor": "ada" }, body: JSON.stringify({ version: 1, status: "done" }) });
+      expect(((await refused.json()) as any).error).toBe("transition_illegal");
+      await page.goto(`${other.url}/ui/`);
+      await page.locator("body[data-ready]").waitFor();
+      const from = await page.locator(`.card[data-id="${c.id}"]`).boundingBox();
+      if (!from) throw new Error("card not visible");
+      await page.mouse.move(from.x + from.width / 2, from.y + 12);
+      await page.mouse.down();
+      await page.mouse.move(from.x + from.width / 2 - 60, from.y + 40, { steps: 6 });
+      await page.locator(".lane.drop-disallowed").first().waitFor();
+      for (const lane of ["backlog", "todo", "doing", "done"]) {
+        expect([lane, await page.locator(`.lane[data-lane="${lane}"]`).getAttribute("class")]).toEqual([lane, expect.stringContaining("drop-disallowed")]);
+      }
+      await page.keyboard.press("Escape");
+      await page.mouse.up();
+      await page.goto(`${other.url}/ui/?card=${c.id}`);
+      await page.locator("#detail-status").waitFor();
+      const options = await page.locator("#detail-status option").evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).disabled]));
+      expect(options).toEqual([["backlog", true], ["todo", true], ["doing", true], ["review", false], ["done", true]]);
+    } finally {
+      await page.close();
+      await other.stop();
+    }
+  }, T);
+
   test("a card created through the CLI appears live within a second", async () => {
     const page = await browser.page();
     await openBoard(page);
