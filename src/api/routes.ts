@@ -70,7 +70,7 @@ const load = {
 const ok = (body: unknown, status = 200, headers?: Record<string, string>): ApiResponse => ({ status, body, ...(headers ? { headers } : {}) });
 
 /** A write answer; replays and dry runs are marked with headers. */
-function written(c: RouteCall, body: unknown, status: number, dryRun: boolean, replayed?: boolean): ApiResponse {
+function written(body: unknown, status: number, dryRun: boolean, replayed?: boolean): ApiResponse {
   if (dryRun) return ok(body, 200, { "dry-run": "true" });
   return ok(body, status, replayed ? { "idempotent-replayed": "true" } : undefined);
 }
@@ -79,7 +79,7 @@ function written(c: RouteCall, body: unknown, status: number, dryRun: boolean, r
 async function write(c: RouteCall, status: number, fn: (ctx: ReturnType<RouteCall["op"]>) => Promise<unknown>): Promise<ApiResponse> {
   const ctx = c.op(status);
   const body = await fn(ctx);
-  return written(c, body, status, false, ctx.replayed);
+  return written(body, status, false, ctx.replayed);
 }
 
 const isDryRun = (body: unknown): boolean => (body as { dry_run?: unknown } | undefined)?.dry_run === true;
@@ -108,14 +108,14 @@ export const ROUTES: Route[] = [
       const ctx = c.op(201);
       const r = await (await load.reload()).putBoard(c.svc, c.json(), ctx);
       // a replay answers as the first call did: its status, and Idempotent-Replayed
-      return written(c, r.board, r.created ? 201 : 200, false, ctx.replayed);
+      return written(r.board, r.created ? 201 : 200, false, ctx.replayed);
     } },
   { method: "POST", path: "/users", summary: "Register a user",
     handle: async (c) => {
       const ctx = c.op(201);
       const r = await (await load.users()).registerUser(c.svc, c.json(), ctx);
       // a replay answers as the first call did: its status, and Idempotent-Replayed
-      return written(c, r.user, r.created ? 201 : 200, false, ctx.replayed);
+      return written(r.user, r.created ? 201 : 200, false, ctx.replayed);
     } },
 
   { method: "GET", path: "/cards", summary: "List cards",
@@ -132,7 +132,7 @@ export const ROUTES: Route[] = [
       const body = c.json();
       const ctx = c.op(201);
       const card = await (await load.cards()).createCard(c.svc, body, ctx);
-      return written(c, card, 201, isDryRun(body), ctx.replayed);
+      return written(card, 201, isDryRun(body), ctx.replayed);
     } },
   { method: "GET", path: "/cards/:id", summary: "One card with links and comments",
     handle: (c) => { c.onlyQuery(); return withModule(load.reads, (m) => ok(m.getCard(c.svc, c.params.id!))); } },
@@ -141,13 +141,13 @@ export const ROUTES: Route[] = [
       const body = c.json();
       const ctx = c.op(200);
       const card = await (await load.cards()).patchCard(c.svc, c.params.id!, body, ctx);
-      return written(c, card, 200, isDryRun(body), ctx.replayed);
+      return written(card, 200, isDryRun(body), ctx.replayed);
     } },
   { method: "DELETE", path: "/cards/:id", summary: "Delete a card (optional version guard)", writeQuery: ["version"],
     handle: async (c) => {
       const ctx = c.op(200);
       const card = await (await load.cards()).deleteCard(c.svc, c.params.id!, c.intQuery("version"), ctx);
-      return written(c, card, 200, false, ctx.replayed);
+      return written(card, 200, false, ctx.replayed);
     } },
   { method: "GET", path: "/cards/:id/events", summary: "The card's events in id order",
     handle: (c) => withModule(load.events, (m) => ok(m.cardEvents(c.svc, c.params.id!, c.query))) },
@@ -159,7 +159,7 @@ export const ROUTES: Route[] = [
       const body = c.json();
       const ctx = c.op(200);
       const { card, report } = await (await load.upgrade()).upgradeSchema(c.svc, c.params.id!, body, ctx);
-      const res = written(c, card, 200, isDryRun(body), ctx.replayed);
+      const res = written(card, 200, isDryRun(body), ctx.replayed);
       // a header value is Latin-1: non-ASCII in the report (a default like "café") goes as \u escapes
       res.headers = { ...res.headers, "upgrade-report": asciiJson(report) };
       return res;
@@ -183,7 +183,7 @@ export const ROUTES: Route[] = [
     handle: async (c) => {
       const body = c.json();
       const ctx = c.op(200);
-      return written(c, await (await load.ownership()).takeNext(c.svc, body, ctx), 200, isDryRun(body), ctx.replayed);
+      return written(await (await load.ownership()).takeNext(c.svc, body, ctx), 200, isDryRun(body), ctx.replayed);
     } },
   { method: "POST", path: "/cards/:id/claim", summary: "Claim a card (compare-and-set on version)",
     handle: async (c) => write(c, 200, async (ctx) => (await load.ownership()).claimCard(c.svc, c.params.id!, c.json(), ctx)) },

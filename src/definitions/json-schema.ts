@@ -27,7 +27,7 @@ export const strEnum = (options: readonly string[], description?: string): JsonS
 
 const ARTIFACT: JsonSchema = obj({ uri: str(), mime: str(), size: int(), sha256: str() }, ["uri"]);
 
-/** The schema of one field's value. `inItem` is true inside repeating item_fields. */
+/** The schema of one field's value. */
 export function fieldSchema(f: FieldDef, defs: Definitions): JsonSchema {
   const s = valueSchema(f, defs);
   const text = describe(f);

@@ -195,9 +195,6 @@ export function conflictForActor(e: unknown, actor: string): void {
   if (isCardsError(e) && ownHint.has(e) && e.extra.card) e.extra.hint = conflictHint(e.extra.card, actor);
 }
 
-export const validationFailed = (field: string | undefined, message: string, value?: unknown, hint?: string): CardsError =>
-  new CardsError("validation_failed", message, { field, value, hint });
-
 export const badRequest = (message: string, extra: ErrorExtra = {}): CardsError =>
   new CardsError("bad_request", message, extra);
 

@@ -10,7 +10,7 @@
  * Error order is deterministic: fields in type-definition order, then unknown keys in
  * key order; the first problem found is thrown.
  */
-import { CardsError } from "./errors.ts";
+import { CardsError, unknownEnum } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { isRfc3339Shape, parseRfc3339 } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
@@ -458,7 +458,7 @@ function _checkEnumValue(def: FieldDef, v: unknown, path: string): string {
     // the same letters in another Unicode form (a decomposed "é") are that option
     const same = sameText(options, v);
     if (same !== undefined) return same;
-    throw new CardsError("unknown_enum", `${JSON.stringify(v)} is not an option of ${path}`, { field: path, value: v, valid_options: [...options] });
+    throw unknownEnum(path, v, options);
   }
   return v;
 }

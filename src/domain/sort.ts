@@ -12,11 +12,6 @@ import type { Card } from "./types.ts";
 export type SortKey = "created_at" | "updated_at" | "title" | `fields.${string}`;
 export interface Sort { key: SortKey; desc: boolean }
 
-/** The list order when no `sort` is given: updated_at descending, then id descending. */
-export const DEFAULT_SORT: Sort = Object.freeze({ key: "updated_at", desc: true });
-/** The take-next candidate order: oldest first (updated_at ascending, id ascending). */
-export const TAKE_NEXT_SORT: Sort = Object.freeze({ key: "updated_at", desc: false });
-
 /**
  * Parse a `sort` query value.
  * @throws CardsError validation_failed (field "sort", valid_options = the legal keys)

@@ -210,6 +210,9 @@ export type EventType =
   | "wip_exceeded" | "wip_cleared" | "lane_drained" | "lane_refilled" | "card_blocked"
   | "card_unblocked" | "transition_rejected" | "status_timeout" | "card_idle";
 
+/** The link types that make their source card blocked while the target is not done (SPEC Link rules 4). */
+export const BLOCKING_LINK_TYPES: readonly string[] = ["depends-on", "blocked-by"];
+
 export const DURABLE_CARD_EVENTS: readonly EventType[] = [
   "card_created", "card_deleted", "field_updated", "status_changed", "owner_changed",
   "tags_changed", "item_appended", "item_updated", "item_removed", "link_added",

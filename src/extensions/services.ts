@@ -96,7 +96,6 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   /** per id: resolves once every earlier process of that service has exited */
   const gone = new Map<string, Promise<void>>();
   let stopped = false;
-  let mirrored = false;
 
   const iso = (ms: number) => new Date(ms).toISOString();
   const status = (m: Managed): ServiceStatus => ({
@@ -115,7 +114,6 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     if (!statePath) return;
     try {
       writeSnapshot(statePath, { pid: process.pid, updated_at: new Date().toISOString(), services: list() });
-      mirrored = true;
     } catch (e) {
       opts.log(`services: could not write ${statePath}: ${String(e)}`);
     }

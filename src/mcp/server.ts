@@ -3,7 +3,7 @@
  * and notifications/tools/list_changed after the definitions change on disk.
  * stdout carries only protocol lines; every log line goes to stderr.
  */
-import type { Definitions, WorkspaceDef } from "../domain/types.ts";
+import type { Definitions } from "../domain/types.ts";
 import { agentLoopColumns, agentLoopScope } from "../domain/transitions.ts";
 import type { Service } from "../service/index.ts";
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, RpcPeer } from "./jsonrpc.ts";

@@ -6,8 +6,6 @@
 import type { StoreTx } from "../store/port.ts";
 import type { WriteScope } from "./service.ts";
 
-export const BLOCKING_LINK_TYPES: readonly string[] = ["depends-on", "blocked-by"];
-
 export class BlockWatch {
   private readonly before = new Map<string, boolean>();
 

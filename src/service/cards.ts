@@ -173,7 +173,6 @@ export function loadForWrite(tx: StoreTx, id: string, version: number | undefine
   return cur;
 }
 
-/** Bumps version and updated_at once, stores the card and appends its events. */
 /**
  * A card's fields as stored, at most this many characters of JSON (4 Mi). One request
  * is at most 1 MiB, but appends add up, and every write rewrites the whole card.
@@ -182,6 +181,7 @@ export const MAX_CARD_FIELDS_CHARS = 4 * 1024 * 1024;
 
 const overCap = (fields: Card["fields"]): boolean => JSON.stringify(fields).length > MAX_CARD_FIELDS_CHARS;
 
+/** Bumps version and updated_at once, stores the card and appends its events. */
 export function commitUpdate(w: WriteScope, cur: Card, next: Card, events: Array<Pick<CardEvent, "type" | "diff">>, svc?: Service): Card {
   // only growth past the cap is refused: a card already over it (restored, or older) can shrink
   if (next.fields !== cur.fields && overCap(next.fields) && JSON.stringify(next.fields).length > JSON.stringify(cur.fields).length) {

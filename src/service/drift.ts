@@ -5,10 +5,9 @@
  * notices name the cards it leaves behind, how many, and how to list them. They never
  * fail the check. Counts only: field values are checked per card by an upgrade's dry run.
  */
-import type { Definitions } from "../domain/types.ts";
+import { BLOCKING_LINK_TYPES, type Definitions } from "../domain/types.ts";
 import { CARDS_ENV } from "../domain/extension-env.ts";
 import type { StoreReads } from "../store/port.ts";
-import { BLOCKING_LINK_TYPES } from "./blocking.ts";
 import { fieldsChangedInPlace } from "./fields-loaded.ts";
 import type { FilterNode } from "../domain/filters.ts";
 

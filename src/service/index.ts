@@ -8,7 +8,6 @@ export { getCard } from "./reads.ts";
 export { countBoardCards, listCards, type BoardCounts, type CardPage, type ListParams } from "./list.ts";
 // Users
 export { isRegisteredUser, registerUser } from "./users.ts";
-export { registerDeclaredUsers } from "./workspace.ts";
 // Events
 export { listEvents, cardEvents, type EventPage } from "./events.ts";
 export { parseStreamFilter, eventMatcher, replayEvents, STREAM_REPLAY_LIMIT, type StreamFilter } from "./event-filter.ts";
@@ -21,7 +20,7 @@ export { appendEntry, updateEntry, removeEntry } from "./entries.ts";
 export { cardHistory } from "./history.ts";
 // Conditions
 export { listBreaches, BREACH_KINDS } from "./breaches.ts";
-export { TemporalMonitor, SYSTEM_ACTOR } from "./monitors.ts";
+export { TemporalMonitor } from "./monitors.ts";
 // Schema upgrade, artifacts
 export { upgradeSchema, type UpgradeReport } from "./upgrade.ts";
 export { attachArtifact, collectArtifacts, openArtifact, readArtifact, MAX_ARTIFACT_BYTES } from "./artifacts.ts";
@@ -30,7 +29,7 @@ export { reloadDefinitions, putBoard, onReload, watchDefinitions, followReloads,
 export { assertSchemaFloor } from "./schema-floor.ts";
 export { definitionNotices, type DefinitionNotice } from "./drift.ts";
 // Portability
-export { dumpWorkspace, restoreWorkspace, jsonlLines, DUMP_FORMAT, DUMP_FORMAT_VERSION, type PortCounts } from "./portability.ts";
+export { dumpWorkspace, restoreWorkspace, jsonlLines, type PortCounts } from "./portability.ts";
 export { backupWorkspace } from "./backup.ts";
 // Schemas for surfaces (OpenAPI, tool inputs)
 export { REQUEST_SHAPES } from "./shapes.ts";

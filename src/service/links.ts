@@ -4,9 +4,9 @@
  * no-op. Blocking links signal card_blocked / card_unblocked on each crossing.
  */
 import { CardsError, shortIdHint } from "../domain/errors.ts";
-import type { Card, Link } from "../domain/types.ts";
+import { BLOCKING_LINK_TYPES, type Card, type Link } from "../domain/types.ts";
 import type { StoreTx } from "../store/port.ts";
-import { BLOCKING_LINK_TYPES, BlockWatch } from "./blocking.ts";
+import { BlockWatch } from "./blocking.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
 import { LinkBody, parseShape } from "./shapes.ts";
 import type { OpContext, Service } from "./service.ts";

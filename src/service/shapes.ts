@@ -64,7 +64,6 @@ export const CreateCardBody = shape(() => v.strictObject({
   schema_version: v.optional(v.pipe(v.number(), v.integer())),
   dry_run: v.optional(v.boolean()),
 }), { type_id: id, title: present, status: opt(str), fields: opt(record), tags: any, schema_version: opt(int), dry_run: opt(bool) });
-export type CreateCardInput = v.InferOutput<ReturnType<typeof CreateCardBody>>;
 
 export const PatchCardBody = shape(() => v.strictObject({
   version: Version(),
@@ -79,7 +78,6 @@ export const PatchCardBody = shape(() => v.strictObject({
   version, title: any, status: opt(str), owner: opt((x) => x === null || typeof x === "string"), tags: any,
   fields: opt(record), force: opt(bool), dry_run: opt(bool),
 });
-export type PatchCardInput = v.InferOutput<ReturnType<typeof PatchCardBody>>;
 
 export const RegisterUserBody = shape(() => v.strictObject({
   id: v.pipe(
@@ -90,7 +88,6 @@ export const RegisterUserBody = shape(() => v.strictObject({
   kind: v.picklist(["human", "agent"], 'must be "human" or "agent"'),
   display_name: v.optional(v.pipe(v.string(), v.maxLength(200), v.check((s) => !controlCharIn(s) && !hasLineBreak(s), "must be one line of text without control characters"))),
 }));
-export type RegisterUserInput = v.InferOutput<ReturnType<typeof RegisterUserBody>>;
 
 /**
  * Validates `input` against a shape; the error names the offending key path. An unknown

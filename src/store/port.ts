@@ -84,7 +84,7 @@ export interface StoreReads {
   historyThrough(): number;
   /** up to `limit` cards matching `filter` that are blocked now (newest first), each with its open blockers */
   blockedCards(filter: FilterNode | undefined, limit: number): Array<{ id: string; blockers: string[] }>;
-  /** whether at least `atLeast` cards match `filter` in `status` (bounded count, never a full scan) */
+  /** how many cards match `filter` in `status`, counting at most `cap` (a small cap tests a threshold without a full count) */
   countInStatus(filter: FilterNode | undefined, status: string, cap: number): number;
   /**
    * Cards matching `filter` in one of `statuses` whose `column` (status_since or updated_at)

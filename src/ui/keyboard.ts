@@ -122,11 +122,6 @@ export function installKeyboard(actions: KeyActions): void {
   });
 }
 
-/** Focuses the roving card of the board (the first card, or the one last focused). */
-export function focusBoard(): void {
-  boardRoot().querySelector<HTMLElement>('.card[tabindex="0"]')?.focus();
-}
-
 function showHelp(): void {
   const dlg = h("dialog", { class: "dialog help-dialog", "aria-label": "Keyboard shortcuts" },
     h("header", { class: "dialog-head" }, h("h2", {}, "Keyboard"),

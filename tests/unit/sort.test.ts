@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
-import { DEFAULT_SORT, compareCards, parseSort, type Sort } from "../../src/domain/sort.ts";
+import { compareCards, parseSort, type Sort } from "../../src/domain/sort.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { sortToSql } from "../../src/store/sqlite/sort-sql.ts";
 
@@ -31,7 +31,6 @@ describe("parseSort", () => {
     },
   );
 
-  test("the default list order is updated_at descending", () => expect(DEFAULT_SORT).toEqual({ key: "updated_at", desc: true }));
 });
 
 // --- ORDER BY on a real database agrees with compareCards ---

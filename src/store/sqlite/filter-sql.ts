@@ -12,6 +12,7 @@
  * predicate evaluates to 0 or 1, never NULL, so NOT and the `$ne`/`$nin` negations are exact.
  */
 import type { CmpOp, FilterNode, FilterScalar } from "../../domain/filters.ts";
+import { BLOCKING_LINK_TYPES } from "../../domain/types.ts";
 
 export type SqlParam = string | number | null;
 
@@ -20,8 +21,6 @@ export interface FilterSqlOptions {
   doneStatus?: string;
 }
 
-/** Link types that make a card blocked (SPEC Link rules 4). */
-export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
 
 /**
  * @param alias the table alias of `cards` in the surrounding query

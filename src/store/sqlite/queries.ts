@@ -2,7 +2,7 @@
  * Every SQL statement of the SQLite driver, over one connection. The same object serves
  * reads outside a transaction and reads + writes inside one (the caller holds the lock).
  */
-import { DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link, type StoredEvent, type User } from "../../domain/types.ts";
+import { BLOCKING_LINK_TYPES, DURABLE_CARD_EVENTS, type Card, type CardEvent, type Comment, type Link, type StoredEvent, type User } from "../../domain/types.ts";
 
 /** The events that change a card (and its updated_at): a persisted condition does not. */
 const CARD_FACTS = DURABLE_CARD_EVENTS.map((t) => `'${t}'`).join(",");
@@ -22,7 +22,21 @@ const PRUNE_BATCH = 1000;
 /** Meta key: the last temporal once-key the previous prune looked at ("" from the start). */
 const ONCE_PRUNE_CURSOR_KEY = "once_keys_prune_after";
 
-export const BLOCKING_LINK_TYPES = ["depends-on", "blocked-by"] as const;
+/** The list order when no `sort` is given (SPEC): the newest change first, ties by id. */
+const DEFAULT_ORDER = "c.updated_at DESC, c.id DESC";
+/** take-next's candidate order (SPEC): the oldest change first, ties by id. */
+const TAKE_NEXT_ORDER = "c.updated_at ASC, c.id ASC";
+
+/** BLOCKING_LINK_TYPES as an SQL list, built when first needed (ids are [a-z0-9-]: quoting is enough). */
+let blockingList: string | undefined;
+function blockingTypesSql(): string {
+  if (blockingList === undefined) {
+    let list = "";
+    for (const t of BLOCKING_LINK_TYPES) list += `${list ? ", " : ""}'${t}'`;
+    blockingList = list;
+  }
+  return blockingList;
+}
 /** Past this many search hits a list walks the updated_at index instead of sorting the hits. */
 const MANY_HITS = 1000;
 
@@ -107,7 +121,7 @@ export class SqliteQueries implements StoreTx {
       where.push("(c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))");
       params.push(q.after.updated_at, q.after.updated_at, q.after.id);
     }
-    const order = q.sort ? sortToSql(q.sort as never) : "c.updated_at DESC, c.id DESC";
+    const order = q.sort ? sortToSql(q.sort as never) : DEFAULT_ORDER;
     // Many search hits: walking the updated_at index and probing the hit set beats sorting
     // every hit (190 ms -> ~10 ms for a term in half of 100k cards); few hits: sort them.
     const from = !q.sort && this.manySearchHits(q) ? "cards c INDEXED BY cards_by_updated" : "cards c";
@@ -134,7 +148,7 @@ export class SqliteQueries implements StoreTx {
     }
     a.params.push(q.limit);
     const unchanged = this.db
-      .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM ${from} WHERE ${a.where.join(" AND ")} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`)
+      .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM ${from} WHERE ${a.where.join(" AND ")} ORDER BY ${DEFAULT_ORDER} LIMIT ?`)
       .all(...a.params);
     // the cards changed since: placed by their last event at or before `seq`; only this
     // page's worth is read whole (a stale or forged cursor must not load every card)
@@ -184,7 +198,7 @@ export class SqliteQueries implements StoreTx {
     // with ids, those cards drive the read (CROSS JOIN keeps that order): a few primary-key
     // look-ups, not a scan of every card of the type while the write lock is held
     const from = q.ids ? "json_each(?) j CROSS JOIN cards c ON c.id = j.value" : "cards c";
-    const sql = `SELECT c.id AS id, c.status AS status FROM ${from} WHERE ${where.join(" AND ")} ORDER BY c.updated_at ASC, c.id ASC LIMIT ?`;
+    const sql = `SELECT c.id AS id, c.status AS status FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${TAKE_NEXT_ORDER} LIMIT ?`;
     if (q.ids) params.unshift(JSON.stringify(q.ids));
     params.push(q.limit);
     return this.db.query(sql).all(...params) as Array<Pick<Card, "id" | "status">>;
@@ -215,7 +229,7 @@ export class SqliteQueries implements StoreTx {
     return this.db
       .query(
         `SELECT DISTINCT l.target AS t FROM links l JOIN cards t ON t.id = l.target
-         WHERE l.card_id = ? AND l.type_id IN ('depends-on','blocked-by') AND t.status <> ? ORDER BY l.target`,
+         WHERE l.card_id = ? AND l.type_id IN (${blockingTypesSql()}) AND t.status <> ? ORDER BY l.target`,
       )
       .all(cardId, this.config.doneStatus)
       .map((r) => r.t as string);
@@ -223,7 +237,7 @@ export class SqliteQueries implements StoreTx {
 
   blockedBySources(targetId: string): string[] {
     return this.db
-      .query(`SELECT DISTINCT card_id AS s FROM links WHERE target = ? AND type_id IN ('depends-on','blocked-by') ORDER BY card_id`)
+      .query(`SELECT DISTINCT card_id AS s FROM links WHERE target = ? AND type_id IN (${blockingTypesSql()}) ORDER BY card_id`)
       .all(targetId)
       .map((r) => r.s as string);
   }
@@ -621,7 +635,7 @@ export class SqliteQueries implements StoreTx {
     if (q.owner !== undefined) { where.push("c.owner = ?"); params.push(q.owner); }
     if (q.blocked !== undefined) {
       where.push(`${q.blocked ? "" : "NOT "}EXISTS (SELECT 1 FROM links l JOIN cards t ON t.id = l.target
-        WHERE l.card_id = c.id AND l.type_id IN ('depends-on','blocked-by') AND t.status <> ?)`);
+        WHERE l.card_id = c.id AND l.type_id IN (${blockingTypesSql()}) AND t.status <> ?)`);
       params.push(this.config.doneStatus);
     }
     // both given: one link of that type to that card (children of an epic: has_link=parent&link_target=E)
