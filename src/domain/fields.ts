@@ -40,6 +40,11 @@ const LOCAL_ARTIFACT_RE = /^artifacts\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
 /** artifact_policy when a field declares none: uploaded bytes in the workspace store. */
 export const DEFAULT_ARTIFACT_POLICY = "local";
 
+/** True for an artifact field whose bytes are uploaded and kept here (not one that only names a URI). */
+export function storesBytes(f: Pick<FieldDef, "type" | "artifact_policy">): boolean {
+  return f.type === "artifact" && (f.artifact_policy ?? DEFAULT_ARTIFACT_POLICY) === "local";
+}
+
 export interface CardRef { field: string; id: string; target_type?: string }
 export interface UserRef { field: string; id: string }
 /**

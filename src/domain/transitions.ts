@@ -9,14 +9,20 @@ import type { Board, CardType, WorkspaceDef } from "./types.ts";
 
 export { allowedNext, governingBoard, isEnforced } from "./moves.ts";
 
-/** Checks 1 and 2: the status may exist on a card of this type at all. */
-export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, status: unknown): string {
+/** Check 1: the status is a column of the workspace; `options` (default: every column) are the valid_options when not. */
+export function assertColumn(ws: WorkspaceDef, status: unknown, options?: readonly string[]): string {
   const columns = ws.columns.map((c) => c.id);
   if (typeof status !== "string" || !columns.includes(status)) {
     throw new CardsError("validation_failed", `${JSON.stringify(status)} is not a column of this workspace`, {
-      field: "status", value: status, valid_options: type.allowed_columns ?? columns,
+      field: "status", value: status, valid_options: [...(options ?? columns)],
     });
   }
+  return status;
+}
+
+/** Checks 1 and 2: the status may exist on a card of this type at all. */
+export function assertStatusAllowed(ws: WorkspaceDef, type: CardType, value: unknown): string {
+  const status = assertColumn(ws, value, type.allowed_columns);
   if (type.allowed_columns && !type.allowed_columns.includes(status)) {
     throw new CardsError("validation_failed", `status ${JSON.stringify(status)} is not allowed for cards of type ${type.id}`, {
       field: "status", value: status, valid_options: type.allowed_columns,

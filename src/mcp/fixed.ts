@@ -6,6 +6,7 @@
 import { Buffer } from "node:buffer";
 import { CardsError } from "../domain/errors.ts";
 import { briefPage } from "../domain/card.ts";
+import { storesBytes } from "../domain/fields.ts";
 import type { Definitions } from "../domain/types.ts";
 import { agentLoopColumns, agentLoopScope } from "../domain/transitions.ts";
 import {
@@ -46,7 +47,7 @@ function fieldsOfKind(defs: Definitions, kind: "repeating" | "artifact"): string
   for (const t of defs.cardTypes.values()) {
     for (const f of t.fields) {
       // a field that holds only URIs stores no bytes: attach_artifact refuses it
-      if (f.type !== kind || (kind === "artifact" && f.artifact_policy === "uri")) continue;
+      if (f.type !== kind || (kind === "artifact" && !storesBytes(f))) continue;
       const items = kind === "repeating" ? ` (${(f.item_fields ?? []).map((i) => i.id + (i.required ? "*" : "")).join(", ")})` : "";
       parts.push(`${t.id}.${f.id}${items}`);
     }

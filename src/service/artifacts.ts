@@ -6,7 +6,7 @@
  */
 import { CardsError, notFound } from "../domain/errors.ts";
 import { hash128 } from "../domain/hash.ts";
-import { isMediaType, LOCAL_ARTIFACT_PREFIX, localArtifactUri } from "../domain/fields.ts";
+import { isMediaType, LOCAL_ARTIFACT_PREFIX, localArtifactUri, storesBytes } from "../domain/fields.ts";
 import { servedMime, sniffMime } from "../domain/sniff.ts";
 import type { Card } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -27,13 +27,13 @@ export async function attachArtifact(
   const artifactFields = type.fields.filter((f) => f.type === "artifact").map((f) => f.id);
   if (!def || def.type !== "artifact") {
     // a type with none: say which types take files, not an empty list
-    const elsewhere = [...svc.defs.cardTypes.values()].flatMap((t) => t.fields.filter((f) => f.type === "artifact" && f.artifact_policy !== "uri").map((f) => `${t.id}.${f.id}`));
+    const elsewhere = [...svc.defs.cardTypes.values()].flatMap((t) => t.fields.filter(storesBytes).map((f) => `${t.id}.${f.id}`));
     throw new CardsError("validation_failed", `${field} is not an artifact field of ${type.id}`, {
       field, value: field, valid_options: artifactFields,
       ...(artifactFields.length === 0 ? { hint: `card type ${type.id} has no artifact field${elsewhere.length ? `; file fields: ${elsewhere.join(", ")}` : ""}: keep a link or text in one of its fields instead` } : {}),
     });
   }
-  if (def.artifact_policy === "uri") {
+  if (!storesBytes(def)) {
     throw new CardsError("validation_failed", `${field} holds an external URI (artifact_policy uri); it stores no bytes`, {
       field, hint: `set it as a field value with an update: PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}}; CLI: cards cards patch ${id} --version N --fields '{"${field}": {"uri": "https://..."}}'; tools: update_${type.id}`,
     });

@@ -6,7 +6,7 @@ import { CardsError, isCardsError, unknownUser, versionConflict } from "../domai
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { ME } from "../domain/ids.ts";
 import { assertActorText } from "../domain/text.ts";
-import { assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
+import { assertColumn, assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { ListQuery, StoreReads } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";
@@ -241,10 +241,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     filters.push(resolveMe(parseFilter(body.filter, filterContextOf(svc, scope, held, actor), "filter"), actor, userFieldPaths(svc, scope)));
   }
   if (body.status !== undefined) {
-    const columns = workspace.columns.map((c) => c.id);
-    if (!columns.includes(body.status)) {
-      throw new CardsError("validation_failed", `${JSON.stringify(body.status)} is not a column of this workspace`, { field: "status", value: body.status, valid_options: columns });
-    }
+    assertColumn(workspace, body.status);
     // Only cards that may move to `status` are candidates: the type allows it, and the graph
     // that governs the card's type (the same one a PATCH or claim meets, whatever board
     // scopes the call) has the edge when it is enforced

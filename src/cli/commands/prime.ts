@@ -8,6 +8,7 @@ import { defineCommand } from "../define.ts";
 import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
+import { storesBytes } from "../../domain/fields.ts";
 import { agentLoopColumns, agentLoopScope, doneColumn, governingBoard, isEnforced } from "../../domain/transitions.ts";
 
 interface WorkspaceView {
@@ -102,13 +103,13 @@ function loop(types: CardType[], ws: WorkspaceDef, scope: { board?: Board; type?
   const { ready, doing, review, done } = agentLoopColumns(ws, scope.board, scope.type);
   const rep = firstField(types, "repeating");
   const item = rep?.field.item_fields?.find((i) => i.required && (i.type === "text" || i.type === "string"));
-  const art = firstField(types, "artifact", (f) => f.artifact_policy !== "uri");
+  const art = firstField(types, "artifact", storesBytes);
   const take = `{"blocked":false,"status":"${ready}"}`;
   // entries and files go in the card's own fields: each type names its own
   const perType = (kind: FieldDef["type"], ok: (f: FieldDef) => boolean = () => true): string =>
     types.flatMap((t) => t.fields.filter((f) => f.type === kind && ok(f)).map((f) => `${t.id} ${f.id}`)).join(", ");
   const logs = perType("repeating");
-  const files = perType("artifact", (f) => f.artifact_policy !== "uri");
+  const files = perType("artifact", storesBytes);
   return [
     "## Agent loop",
     `1. Learn the rules: \`cards workspace\` (full definitions) or this guide. Already holding work? \`cards cards list --owner me\`.`,
