@@ -1,5 +1,5 @@
 /** `cards ext run` and `cards ext list` through the compiled binary. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServices, type Services } from "../../src/extensions/services.ts";
@@ -82,6 +82,12 @@ describe("cards ext run", () => {
     const r = run(["--url", "http://127.0.0.1:1", "ext", "run", "echo", "0"], { cwd: ws, env: { CARDS_URL: "http://127.0.0.1:2" } });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("CARDS_URL=http://127.0.0.1:1\n");
+  });
+
+  test("the caller's CARDS_URL replaces a CARDS_URL the extension declares; the declared one is the default without it", () => {
+    const dir = workspaceWith([{ id: "echo", kind: "run", run: sh("exit-with.sh", "0"), env: { CARDS_URL: "http://127.0.0.1:3" } }]);
+    expect(run(["ext", "run", "echo"], { cwd: dir, env: { CARDS_URL: "http://127.0.0.1:2" } }).stdout).toContain("CARDS_URL=http://127.0.0.1:2\n");
+    expect(run(["ext", "run", "echo"], { cwd: dir }).stdout).toContain("CARDS_URL=http://127.0.0.1:3\n");
   });
 
   test("an executable text file with no #! line is bad_request (exit 2) saying how to name its interpreter", () => {
@@ -210,5 +216,74 @@ describe("cards ext list", () => {
       other.kill();
       await services?.stop();
     }
+  });
+
+  describe("several supervisors' state files", () => {
+    const fakes: Array<ReturnType<typeof Bun.spawn>> = [];
+    afterEach(async () => {
+      for (const p of fakes.splice(0)) {
+        p.kill();
+        await p.exited;
+      }
+    });
+    /** A live pid standing for a server: what a state file names. */
+    const fakeServer = (): number => {
+      const p = Bun.spawn(["sleep", "30"]);
+      fakes.push(p);
+      return p.pid;
+    };
+    const report = (pid: number, services: Array<[string, string]>) => ({
+      pid, updated_at: new Date().toISOString(),
+      services: services.map(([id, state]) => ({ id, kind: "service" as const, state: state as never, restarts: 0 })),
+    });
+    /** The older versions' single state file: read after the per-server ones. */
+    const legacy = (dir: string) => join(dir, ".cards", "services.json");
+    const listed = (dir: string) => {
+      const r = run(["ext", "list"], { cwd: dir });
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      return Object.fromEntries(r.json.extensions.map((e: any) => [e.id, e]));
+    };
+    const instancesOf = (e: any) => e.instances.map((i: any) => [i.supervisor_pid, i.state]).sort((a: any, b: any) => a[0] - b[0]);
+
+    test("a live server's file without a services list (half-edited, null) is skipped, not a crash", () => {
+      const dir = workspaceWith([{ id: "web", kind: "service", run: sh("sleep.sh", "30") }]);
+      const pid = fakeServer();
+      writeSnapshot(stateFile(dir, pid), { pid, updated_at: new Date().toISOString(), services: null as never });
+      expect(listed(dir).web).toMatchObject({ state: "not running" });
+    });
+
+    test("an older server's single services.json is read: its copy is listed too, though less alive and read last", () => {
+      const dir = workspaceWith([{ id: "web", kind: "service", run: sh("sleep.sh", "30") }]);
+      const a = fakeServer();
+      const b = fakeServer();
+      writeSnapshot(stateFile(dir, a), report(a, [["web", "running"]]));
+      writeSnapshot(legacy(dir), report(b, [["web", "backoff"]]));
+      const web = listed(dir).web;
+      expect([web.state, web.supervisor_pid]).toEqual(["running", a]);
+      expect(instancesOf(web)).toEqual([[a, "running"], [b, "backoff"]].sort((x: any, y: any) => x[0] - y[0]));
+    });
+
+    test("a server named by both its own file and services.json is one instance", () => {
+      const dir = workspaceWith([{ id: "web", kind: "service", run: sh("sleep.sh", "30") }]);
+      const a = fakeServer();
+      writeSnapshot(stateFile(dir, a), report(a, [["web", "running"]]));
+      writeSnapshot(legacy(dir), report(a, [["web", "running"]]));
+      expect(instancesOf(listed(dir).web)).toEqual([[a, "running"]]);
+    });
+
+    test("the state shown is the most alive one reported: starting over stopping, backoff over stopped, failed over stopped", () => {
+      const dir = workspaceWith([
+        { id: "web", kind: "service", run: sh("sleep.sh", "30") },
+        { id: "api", kind: "service", run: sh("sleep.sh", "30") },
+        { id: "worker", kind: "service", run: sh("sleep.sh", "30") },
+      ]);
+      const a = fakeServer();
+      const b = fakeServer();
+      writeSnapshot(stateFile(dir, a), report(a, [["web", "stopped"], ["api", "failed"], ["worker", "stopping"]]));
+      writeSnapshot(stateFile(dir, b), report(b, [["web", "backoff"], ["api", "stopped"], ["worker", "starting"]]));
+      const byId = listed(dir);
+      expect([byId.web.state, byId.api.state, byId.worker.state]).toEqual(["backoff", "failed", "starting"]);
+      expect([byId.web.supervisor_pid, byId.api.supervisor_pid, byId.worker.supervisor_pid]).toEqual([b, a, b]);
+    });
   });
 });
