@@ -4,11 +4,12 @@
  * valid request once, in the order they came, and keeps the folders of live servers.
  */
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pruneRequestDirs, requestService, watchServiceRequests, type ServiceRequest } from "../../src/extensions/control.ts";
 import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
 import { makeWorkspace } from "../helpers/workspace.ts";
+import { waitFor } from "./util.ts";
 
 const procs: Array<ReturnType<typeof Bun.spawn>> = [];
 afterEach(() => { for (const p of procs.splice(0)) p.kill(); });
@@ -32,6 +33,36 @@ test("all or none: a server that cannot take the request leaves none with the ot
   expect(readdirSync(join(services(ws), `${a}.requests`))).toEqual([]);
 });
 
+test("a server that does not take the request in time is reported late once the timeout passed, and its request is taken back", async () => {
+  const ws = makeWorkspace();
+  const a = liveServer();
+  writeSnapshot(stateFile(ws, a), snapshot(a));
+  const dir = join(services(ws), `${a}.requests`);
+  mkdirSync(dir, { recursive: true }); // a server that takes requests, but no one watches the folder
+  const t0 = Date.now();
+  const r = await requestService(ws, { action: "start", id: "web" }, 300);
+  expect(Date.now() - t0).toBeLessThan(2500);
+  expect(r).toEqual({ asked: [a], late: [a], old: [] });
+  // not carried out later, unasked, should that server look again
+  expect(readdirSync(dir)).toEqual([]);
+}, 10_000);
+
+test("a server that dies while asked is not waited for, nor reported late", async () => {
+  const ws = makeWorkspace();
+  const p = Bun.spawn(["sleep", "30"]);
+  procs.push(p);
+  writeSnapshot(stateFile(ws, p.pid), snapshot(p.pid));
+  mkdirSync(join(services(ws), `${p.pid}.requests`), { recursive: true });
+  const t0 = Date.now();
+  const asked = requestService(ws, { action: "stop", id: "web" }, 5000); // the request is handed before it returns
+  expect(readdirSync(join(services(ws), `${p.pid}.requests`))).toHaveLength(1);
+  p.kill("SIGKILL");
+  await p.exited;
+  const r = await asked;
+  expect(Date.now() - t0).toBeLessThan(2500);
+  expect(r).toEqual({ asked: [p.pid], late: [], old: [] });
+}, 10_000);
+
 test("the supervisor carries out each valid request once, oldest first; a half-written or unknown request is not carried out", async () => {
   const ws = makeWorkspace();
   const seen: string[] = [];
@@ -51,6 +82,22 @@ test("the supervisor carries out each valid request once, oldest first; a half-w
     stop();
   }
   expect(existsSync(dir)).toBe(false); // stop removes the folder
+});
+
+test("a supervisor whose request folder was removed makes it again, and is reached through it", async () => {
+  const ws = makeWorkspace();
+  const seen: string[] = [];
+  const dir = join(services(ws), `${process.pid}.requests`);
+  const stop = watchServiceRequests(ws, async (req: ServiceRequest) => { seen.push(`${req.action}:${req.id}`); }, () => {});
+  try {
+    rmSync(dir, { recursive: true }); // by hand, or by a server that took this one for gone
+    await waitFor(() => existsSync(dir), "the request folder made again", 5_000);
+    writeFileSync(join(dir, "1-a.json"), JSON.stringify({ action: "restart", id: "a" }));
+    await waitFor(() => seen.length === 1, "the request carried out", 5_000);
+    expect(seen).toEqual(["restart:a"]);
+  } finally {
+    stop();
+  }
 });
 
 test("pruning keeps the request folders of live servers and removes those of dead ones", () => {
