@@ -4,7 +4,7 @@
  * starts services, so no service runs twice; a live server's processes are left alone.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawn } from "bun";
 import { join } from "node:path";
 import { assertBinary, serve, type Server } from "../helpers/binary.ts";
@@ -150,12 +150,90 @@ test.skipIf(process.platform !== "linux")("a process that inherited a killed ser
   writeFileSync(script, `import { findOrphans } from ${JSON.stringify(join(import.meta.dir, "../../src/extensions/orphans.ts"))};\nconsole.log(JSON.stringify({ me: process.pid, parent: process.ppid, found: findOrphans(${JSON.stringify(ws)}) }));\n`);
   try {
     await Bun.sleep(100);
-    const p = spawn(["sh", "-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}; true`], { env, stdout: "pipe" });
+    // two launchers deep (`; true` keeps each sh from exec'ing what it runs)
+    const p = spawn(["sh", "-c", `sh -c '${JSON.stringify(process.execPath)} ${JSON.stringify(script)}; true'; true`], { env, stdout: "pipe" });
     const out = JSON.parse(await new Response(p.stdout).text()) as { me: number; parent: number; found: number[] };
     expect(out.found).toContain(sibling.pid);
     expect(out.found).not.toContain(out.me);
     expect(out.found).not.toContain(out.parent); // the sh that launched it
+    expect(out.found).not.toContain(p.pid); // and the sh that launched that one
+    expect(out.found).toEqual([sibling.pid]);
   } finally {
     sibling.kill();
   }
 });
+
+/** The pid space part of this process's marks (`<pid>-<start>-<space>`). */
+const spaceOf = (ws: string): string => /^\d+-\d+-([^:]+):/.exec(supervisorToken(ws)!)![1]!;
+/** Leaves the mark of a server that is gone without unmarking. */
+const mark = (ws: string, id: string): void => {
+  mkdirSync(join(ws, ".cards", "supervisors"), { recursive: true });
+  writeFileSync(join(ws, ".cards", "supervisors", id), "");
+};
+/** Waits until `pid` runs with `token` in its environment (after its exec). */
+const carries = (pid: number, token: string) =>
+  waitFor(() => { try { return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`CARDS_SUPERVISOR=${token}`); } catch { return false; } }, `pid ${pid}'s environment`, 5_000);
+
+test.skipIf(process.platform !== "linux")("a mark whose pid now belongs to another process (another start time) names a killed server", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const other = spawn(["sleep", "30"]); // took the killed server's pid since
+  const id = `${other.pid}-${Number(startOf(other.pid)) + 1}-${spaceOf(ws)}`;
+  mark(ws, id);
+  const orphan = spawn(["sleep", "30"], { env: { ...process.env, CARDS_SUPERVISOR: `${id}:${ws}` } });
+  try {
+    await carries(orphan.pid, `${id}:${ws}`);
+    expect(findOrphans(ws)).toEqual([orphan.pid]); // before: the pid was alive, so the server looked alive
+  } finally {
+    other.kill();
+    orphan.kill();
+  }
+});
+
+test.skipIf(process.platform !== "linux")("a token that is the first variable of the environment is found (an extension that re-execs with env -i)", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const id = `999999994-1-${spaceOf(ws)}`;
+  mark(ws, id);
+  const orphan = spawn(["/usr/bin/env", "-i", `CARDS_SUPERVISOR=${id}:${ws}`, "PATH=/usr/bin:/bin", "sleep", "30"]);
+  try {
+    await carries(orphan.pid, `${id}:${ws}`);
+    expect(readFileSync(`/proc/${orphan.pid}/environ`, "latin1")).toStartWith("CARDS_SUPERVISOR=");
+    expect(findOrphans(ws)).toEqual([orphan.pid]);
+  } finally {
+    orphan.kill();
+  }
+});
+
+test.skipIf(process.platform !== "linux")("the mark of a killed server that left nothing running is dropped too", async () => {
+  const ws = realpathSync(makeWorkspace());
+  mark(ws, `999999996-1-${spaceOf(ws)}`);
+  const logs: string[] = [];
+  await stopOrphans(ws, (m) => logs.push(m), 100);
+  expect(readdirSync(join(ws, ".cards", "supervisors"))).toEqual([]);
+  expect(logs).toEqual([]);
+});
+
+test.skipIf(process.platform !== "linux")("an orphan gets the grace to end on SIGTERM (its cleanup runs); one that ignores SIGTERM is killed after it", async () => {
+  const ws = realpathSync(makeWorkspace());
+  const id = `999999995-1-${spaceOf(ws)}`;
+  mark(ws, id);
+  const env = { ...process.env, CARDS_SUPERVISOR: `${id}:${ws}` };
+  const cleaned = join(ws, "cleaned");
+  // each says it is ready once its trap is set (a SIGTERM before would end it at once)
+  const polite = spawn(["sh", "-c", `trap 'sleep 0.3; : > "$0/cleaned"; exit 0' TERM; : > "$0/polite-ready"; while :; do sleep 0.1; done`, ws], { env, stderr: "ignore" });
+  const stubborn = spawn(["sh", "-c", `trap '' TERM; : > "$0/stubborn-ready"; while :; do sleep 0.1; done`, ws], { env, stderr: "ignore" });
+  try {
+    await waitFor(() => existsSync(join(ws, "polite-ready")) && existsSync(join(ws, "stubborn-ready")), "both traps set", 5_000);
+    const logs: string[] = [];
+    await stopOrphans(ws, (m) => logs.push(m), 1_500);
+    expect(existsSync(cleaned)).toBe(true); // before: SIGKILL right after SIGTERM, the cleanup never ran
+    expect(await polite.exited).toBe(0);
+    // the stubborn one was SIGKILLed (it is reaped shortly after)
+    await Promise.race([stubborn.exited, Bun.sleep(3_000)]);
+    expect(stubborn.signalCode).toBe("SIGKILL");
+    expect(logs[1]).toStartWith("killed (SIGKILL) ");
+    expect(logs[1]).toContain(String(stubborn.pid));
+  } finally {
+    polite.kill("SIGKILL");
+    stubborn.kill("SIGKILL");
+  }
+}, 15_000);
