@@ -4,7 +4,7 @@
  * last changed, and a parameter the call does not take is refused rather than ignored.
  */
 import { expect, test } from "bun:test";
-import { createCard, listBreaches, patchCard } from "../../src/service/index.ts";
+import { addLink, createCard, listBreaches, patchCard } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const ada = { actor: "ada" } as never;
@@ -32,6 +32,25 @@ test("card_idle's since is the card's last change (updated_at), not when it ente
     await Bun.sleep(400);
     const idle = await listBreaches(svc, { board_id: "main", type: "card_idle" });
     expect(idle.items.map((i: any) => [i.card_id, i.since, i.threshold])).toEqual([[c.id, edited.updated_at, "0.3s"]]);
+  } finally {
+    svc.close();
+  }
+});
+
+test("asked without a board, a blocked card that only a board other than main shows is listed once, with that board", async () => {
+  // bug taken off main: its cards are on the bugs board only
+  const svc = await openTestService(makeWorkspace((f) => {
+    const main = f["definitions/boards/main.json"] as any;
+    main.card_type_ids = ["task", "review"];
+    delete main.presentation.card_preview.bug;
+  }));
+  try {
+    const blocker = await createCard(svc, { type_id: "task", title: "blocker" }, ada);
+    const bug = await createCard(svc, { type_id: "bug", title: "waits", fields: { steps: "1. open it" } }, ada);
+    await addLink(svc, bug.id, { type_id: "blocked-by", target: blocker.id }, ada);
+    const all = await listBreaches(svc, { type: "card_blocked" });
+    // before: listed again without board_id, as if no board showed it
+    expect(all.items).toEqual([{ kind: "card_blocked", board_id: "bugs", card_id: bug.id, blockers: [blocker.id] }]);
   } finally {
     svc.close();
   }

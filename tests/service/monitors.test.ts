@@ -340,14 +340,18 @@ describe("prunes keep up", () => {
 });
 
 describe("GET /breaches ceiling", () => {
-  test("blocked scans stop at 500 cards and say so (truncated, limit); counts stay exact", async () => {
+  test("blocked scans stop at 500 cards and say so (truncated, limit): 500 are all listed, the 501st makes it truncated; counts stay exact", async () => {
     const svc = await openTestService(makeWorkspace(), "embedded");
     try {
       const blocker = await createCard(svc, { type_id: "task", title: "blocker" }, ada);
-      for (let i = 0; i < 501; i++) {
+      const waiting = async (i: number) => {
         const c = await createCard(svc, { type_id: "task", title: `waiting ${i}` }, ada);
         await addLink(svc, c.id, { type_id: "depends-on", target: blocker.id }, ada);
-      }
+      };
+      for (let i = 0; i < 500; i++) await waiting(i);
+      const full = await listBreaches(svc, { board_id: "main", type: "card_blocked" });
+      expect([full.items.length, full.truncated, full.limit]).toEqual([500, undefined, undefined]);
+      await waiting(500);
       const r = await listBreaches(svc, { board_id: "main", type: "card_blocked" });
       expect(r.items.length).toBe(500);
       expect(r.truncated).toBe(true);
@@ -358,6 +362,28 @@ describe("GET /breaches ceiling", () => {
       const all = await listBreaches(svc, { type: "card_blocked" });
       expect(all.truncated).toBe(true);
       expect(all.items.filter((i) => i.board_id === undefined)).toEqual([]);
+    } finally {
+      svc.close();
+    }
+  }, 30_000);
+
+  test("asked without a board, the scan of blocked cards on no board stops at 500 and says so too", async () => {
+    // review taken off main: its cards are on no board, so only the unscoped scan sees them
+    const svc = await openTestService(makeWorkspace((f) => {
+      const main = f["definitions/boards/main.json"] as any;
+      main.card_type_ids = ["task", "bug"];
+      delete main.presentation.card_preview.review;
+    }), "embedded");
+    try {
+      const blocker = await createCard(svc, { type_id: "task", title: "blocker" }, ada);
+      for (let i = 0; i < 501; i++) {
+        const c = await createCard(svc, { type_id: "review", title: `waiting ${i}` }, ada);
+        await addLink(svc, c.id, { type_id: "depends-on", target: blocker.id }, ada);
+      }
+      expect((await listBreaches(svc, { board_id: "main", type: "card_blocked" })).items).toEqual([]);
+      const all = await listBreaches(svc, { type: "card_blocked" });
+      expect([all.items.length, all.truncated, all.limit]).toEqual([500, true, 500]);
+      expect(all.items.filter((i) => i.board_id !== undefined)).toEqual([]);
     } finally {
       svc.close();
     }
