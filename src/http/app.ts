@@ -15,7 +15,8 @@ import { actorHeader, eventStream } from "./sse.ts";
 import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
-  log?: (msg: string) => void;
+  /** where 503 answers are logged (serverTrouble); none: not logged */
+  trouble?: ServerTrouble;
   /**
    * The server listens on loopback only: a request must name a loopback host. A page on
    * another site that rebinds its own name to 127.0.0.1 (DNS rebinding) is refused.
@@ -180,7 +181,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   // h3 builds the request's URL from Host before any handler runs: a port past 65535 threw
   // there and Bun answered with its 500 page (stack, source and the workspace path)
   const routed = app.fetch;
-  const trouble = opts.log ? serverTrouble(opts.log) : undefined;
+  const trouble = opts.trouble?.seen;
   app.fetch = (req: Request) => {
     const bad = malformedHost(req.headers.get("host"));
     if (bad) return toResponse(errorResponse(bad));
@@ -222,7 +223,14 @@ const TROUBLE_EVERY_MS = 60_000;
  * that goes on is one line per `everyMs` and none goes untold. A kind is its message
  * without ids, numbers and paths.
  */
-export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVERY_MS): (req: Request, res: Response) => Response {
+export interface ServerTrouble {
+  /** passes `res` through, noting it when it is a 503 */
+  seen(req: Request, res: Response): Response;
+  /** tells the counts not told yet (a server stopping) */
+  flush(): void;
+}
+
+export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVERY_MS): ServerTrouble {
   const kinds = new Map<string, { at: number; more: number; latest: string; timer?: ReturnType<typeof setTimeout> }>();
   const tell = (kind: string): void => {
     const k = kinds.get(kind)!;
@@ -232,7 +240,7 @@ export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVER
     k.at = now;
     k.more = 0;
   };
-  return (req, res) => {
+  const seen = (req: Request, res: Response): Response => {
     if (res.status !== 503) return res;
     res.clone().json().then((body: { message?: unknown }) => {
       const message = typeof body?.message === "string" ? body.message : "unavailable";
@@ -257,4 +265,12 @@ export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVER
     }, () => {});
     return res;
   };
+  const flush = (): void => {
+    for (const [kind, k] of kinds) {
+      if (!k.timer) continue;
+      clearTimeout(k.timer);
+      tell(kind);
+    }
+  };
+  return { seen, flush };
 }

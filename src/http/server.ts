@@ -12,7 +12,7 @@ import { startHooks, type Hooks } from "../extensions/hooks.ts";
 import { startServices } from "../extensions/services.ts";
 import { markSupervisor, stopOrphans } from "../extensions/orphans.ts";
 import { pruneRequestDirs, watchServiceRequests } from "../extensions/control.ts";
-import { createHttpApp, parsePublicUrl, toResponse } from "./app.ts";
+import { createHttpApp, parsePublicUrl, serverTrouble, toResponse } from "./app.ts";
 import { errorResponse } from "../api/dispatch.ts";
 import { setInternalErrorLog } from "../api/internal-log.ts";
 import { closeAllStreams, setMaxStreams, SSE_MAX_STREAMS } from "./sse.ts";
@@ -45,7 +45,8 @@ export async function startService(o: ServeOptions): Promise<void> {
   setMaxStreams(streamLimit(o.env));
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
-  const app = createHttpApp(svc, { log: (m) => log.error(m), loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}) });
+  const trouble = serverTrouble((m) => log.error(m));
+  const app = createHttpApp(svc, { trouble, loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}) });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m), 1000, false) : () => {};
@@ -92,6 +93,7 @@ export async function startService(o: ServeOptions): Promise<void> {
       await Promise.race([done, graceOver]);
     }
     await Promise.all(stoppers.map((s) => s().catch(() => {})));
+    trouble.flush(); // the 503s counted and not told yet
     svc.close(); // checkpoints the WAL
     process.exit(0);
   };

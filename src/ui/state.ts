@@ -112,9 +112,10 @@ export function laneCount(status: string, shown: number): number {
  */
 export function allowedTargets(from: string, typeId?: string): Set<string> | null {
   const boards = new Map(Object.entries(state.info.boards));
-  // the server's default board: the declared one, else the first it loaded (GET /workspace's order)
-  const defaultBoard = state.info.workspace.settings.default_board ?? boards.keys().next().value;
-  const gov = typeId ? (governingBoard(boards, defaultBoard, typeId) ?? state.board) : state.board;
+  // the declared default board only: with none, governingBoard takes the first board by id
+  // that shows the type, as the server does (a JSON object's key order puts ids such as
+  // "2" before "10", so GET /workspace's order is not the server's)
+  const gov = typeId ? (governingBoard(boards, state.info.workspace.settings.default_board, typeId) ?? state.board) : state.board;
   const next = graphMoves(state.info.workspace, gov, from);
   const typeAllows = typeId && cardType(typeId)?.allowed_columns ? new Set(allowedColumns(typeId)) : null;
   if (!next) return typeAllows;

@@ -7,7 +7,7 @@ const settle = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
 test("the first 503 of a kind is logged at once; the next ones within the window are told at its end with their count", async () => {
   const lines: string[] = [];
-  const seen = serverTrouble((m) => lines.push(m), 150);
+  const { seen } = serverTrouble((m) => lines.push(m), 150);
   const req = (path: string) => new Request(`http://127.0.0.1${path}`);
   seen(req("/v1/cards"), unavailable("the disk is full; nothing was written to /w/.cards/cards.db"));
   await settle();
@@ -35,7 +35,7 @@ test("the first 503 of a kind is logged at once; the next ones within the window
 
 test("trouble that goes on is one line per window", async () => {
   const lines: string[] = [];
-  const seen = serverTrouble((m) => lines.push(m), 100);
+  const { seen } = serverTrouble((m) => lines.push(m), 100);
   const until = Date.now() + 450;
   while (Date.now() < until) {
     seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
@@ -46,4 +46,16 @@ test("trouble that goes on is one line per window", async () => {
   expect(lines.length).toBeGreaterThanOrEqual(4);
   expect(lines.length).toBeLessThanOrEqual(7);
   expect(lines.slice(1).every((l) => /^503 to POST \/v1\/cards: the disk is full \(\d+ more like it in the last 1 s\)$/.test(l))).toBe(true);
+});
+
+test("flush tells the counts not told yet, as a server stops (before: the last window's were lost)", async () => {
+  const lines: string[] = [];
+  const trouble = serverTrouble((m) => lines.push(m), 60_000);
+  for (let i = 0; i < 5; i++) trouble.seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
+  await settle();
+  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full"]);
+  trouble.flush();
+  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full", "503 to POST /v1/cards: the disk is full (4 more like it in the last 1 s)"]);
+  trouble.flush(); // nothing left to tell
+  expect(lines).toHaveLength(2);
 });

@@ -125,15 +125,29 @@ describe("the fault GET /health reports", () => {
     db.close();
   });
 
-  test("a guard's refusal before BEGIN is one too", async () => {
-    const { db, path } = freshDb();
+  test("a guard's refusal under the lock rolls the transaction back and is a fault; only a write that changes a row clears it", async () => {
+    const { db, path, rows } = freshDb();
     let refuse = true;
-    const lock = new WriteLock(db, path, true, { beforeBegin: () => { if (refuse) throw new CardsError("unavailable", "replaced"); } });
-    await lock.run(() => 1).catch(() => {});
+    const lock = new WriteLock(db, path, true, { afterBegin: () => { if (refuse) throw new CardsError("unavailable", "replaced"); } });
+    const err = await lock.run(() => { db.query("INSERT INTO t VALUES ('never')").run(); }).then(() => null, (e) => e);
+    expect(err?.message).toBe("replaced");
     expect(lock.fault?.error.message).toBe("replaced");
+    // rolled back: no transaction left open, the write lock free for another connection
+    expect(db.inTransaction()).toBe(false);
+    const other = openDatabase(path);
+    other.exec("BEGIN IMMEDIATE");
+    other.exec("ROLLBACK");
+    other.close();
     refuse = false;
-    await lock.run(() => 1);
+    // a write that commits but changes no row (a replayed key, a PATCH that changes nothing) says nothing of the disk
+    expect(await lock.run(() => 1)).toBe(1);
+    expect(lock.fault?.error.message).toBe("replaced");
+    // nor one that changed rows and then failed on its own
+    await lock.run(() => { db.query("INSERT INTO t VALUES ('undone')").run(); throw new Error("refused"); }).catch(() => {});
+    expect(lock.fault?.error.message).toBe("replaced");
+    await lock.run(() => { db.query("INSERT INTO t VALUES ('kept')").run(); });
     expect(lock.fault).toBeUndefined();
+    expect(rows()).toEqual(["kept"]);
     db.close();
   });
 

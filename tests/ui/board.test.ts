@@ -187,6 +187,34 @@ describe.serial("board UI", () => {
     }
   }, T);
 
+  test("with no default board declared, a card moves by the graph of the first board by id that shows it, as the server judges (not GET /workspace's key order)", async () => {
+    // boards "10" (main's enforced graph) and "2" (no graph): ids a JSON object lists "2" first
+    const ws = makeWorkspace((f) => {
+      const main = f["definitions/boards/main.json"] as any;
+      delete f["definitions/boards/main.json"];
+      delete (f["definitions/workspace.json"] as any).settings.default_board;
+      f["definitions/boards/10.json"] = { ...main, id: "10" };
+      const { transitions: _t, ...free } = main;
+      f["definitions/boards/2.json"] = { ...free, id: "2", settings: { enforce_transitions: false } };
+      (f["definitions/views/triage.json"] as any).board_id = "bugs";
+    });
+    const other = await serve(ws);
+    const page = await browser.page();
+    try {
+      const c = await call(other.url, "POST", "/cards", { type_id: "task", title: "governed by 10", status: "backlog" });
+      await page.goto(`${other.url}/ui/?board=2&card=${c.id}`);
+      await page.locator("#detail-status").waitFor();
+      const options = await page.locator("#detail-status option").evaluateAll((os) => os.filter((o) => !(o as HTMLOptionElement).disabled).map((o) => (o as HTMLOptionElement).value));
+      // board 10's graph: from backlog only to todo, which is what the server takes
+      expect(options).toEqual(["backlog", "todo"]);
+      const refused = await fetch(`${other.url}/v1/cards/${c.id}`, { method: "PATCH", headers: { "content-type": "application/json", "x-service-actor": "ada" }, body: JSON.stringify({ version: 1, status: "doing" }) });
+      expect(((await refused.json()) as any).error).toBe("transition_illegal");
+    } finally {
+      await page.close();
+      await other.stop();
+    }
+  }, T);
+
   test("a card created through the CLI appears live within a second", async () => {
     const page = await browser.page();
     await openBoard(page);

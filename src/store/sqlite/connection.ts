@@ -245,6 +245,11 @@ export class WriteLock {
     return this.lastFault;
   }
 
+  /** Rows changed on this connection so far (rolled-back ones too: read it only around a commit). */
+  private totalChanges(): number {
+    return Number(this.db.query("SELECT total_changes() AS n").get()?.n ?? 0);
+  }
+
   /** Remembers `err` when the disk or the file stopped a write, not a caller's own error. */
   private noted(err: unknown, mapped: boolean): unknown {
     if (mapped && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: Date.now() };
@@ -300,15 +305,22 @@ export class WriteLock {
         // set when SQLite rolled the whole transaction back on its own (an I/O error, a
         // full disk, no memory): nothing of this batch is written, and nothing more runs
         let lost: unknown;
+        // while a fault is remembered: whether a write of this batch that succeeded changed a
+        // row (a replayed Idempotency-Key, a PATCH that changes nothing or a lost claim
+        // commits nothing, and says nothing of the disk)
+        const watching = this.lastFault !== undefined;
+        let wroteRow = false;
         for (const job of batch) {
           if (lost !== undefined) {
             outcomes.push({ ok: false, value: lost });
             continue;
           }
           this.db.exec("SAVEPOINT w");
+          const changesBefore = watching ? this.totalChanges() : 0;
           try {
             const value = await job.fn();
             this.db.exec("RELEASE w");
+            if (watching && this.totalChanges() > changesBefore) wroteRow = true;
             outcomes.push({ ok: true, value });
           } catch (e) {
             // a statement can meet a read-only file or a full disk before COMMIT does
@@ -342,16 +354,14 @@ export class WriteLock {
           continue;
         }
         // plain loops here and above: a one-shot CLI write pays ~0.15 ms for a first forEach
-        let wrote = false;
         for (let i = 0; i < batch.length; i++) {
           const o = outcomes[i]!;
           if (o.ok) batch[i]!.resolve(o.value);
           else batch[i]!.reject(o.value);
-          wrote ||= o.ok;
         }
-        // a commit clears the fault only when it wrote something: a batch whose writes the
-        // disk refused one by one commits nothing
-        if (wrote) this.lastFault = undefined;
+        // a commit clears the fault only when it wrote a row: a batch whose writes the disk
+        // refused one by one, or that changed nothing, says nothing of the disk
+        if (wroteRow) this.lastFault = undefined;
       }
     } finally {
       this.draining = false;

@@ -366,9 +366,10 @@ function searchError(e: unknown, file: string): unknown {
   return writeError(e, file);
 }
 
-/** Throws `unavailable` once the database's schema is not the one this build knows (a newer cards migrated it). */
 /** How long GET /health reports a write the disk or the file stopped, when none committed since. */
 const FAULT_MEMORY_MS = 60_000;
+
+/** Throws `unavailable` once the database's schema is not the one this build knows (a newer cards migrated it). */
 
 function schemaGuard(db: SqliteDb, path: string): () => void {
   const version = db.query("PRAGMA user_version");
