@@ -54,6 +54,16 @@ async function drag(page: Page, id: string, toLane: string): Promise<void> {
   await page.mouse.up();
 }
 
+/** Picks a card up and holds it over the board, until the lanes are marked for the drag. */
+async function pickUp(page: Page, id: string): Promise<void> {
+  const from = await page.locator(`.card[data-id="${id}"]`).boundingBox();
+  if (!from) throw new Error("card not visible");
+  await page.mouse.move(from.x + from.width / 2, from.y + 12);
+  await page.mouse.down();
+  await page.mouse.move(from.x + from.width / 2 - 60, from.y + 40, { steps: 6 });
+  await page.locator(".lane.drop-disallowed").first().waitFor();
+}
+
 describe.serial("board UI", () => {
   test("opens the default board: lanes in order, card faces, WIP limits, blocked badge", async () => {
     const page = await browser.page();
@@ -99,12 +109,7 @@ describe.serial("board UI", () => {
     // in todo, the board's transitions allow backlog; the review type's allowed_columns do not
     const r = await call(srv.url, "POST", "/cards", { type_id: "review", title: "review in todo", status: "todo", fields: { reviewers: ["ada"] } });
     await openBoard(page);
-    const from = await page.locator(`.card[data-id="${r.id}"]`).boundingBox();
-    if (!from) throw new Error("review card not visible");
-    await page.mouse.move(from.x + from.width / 2, from.y + 12);
-    await page.mouse.down();
-    await page.mouse.move(from.x + from.width / 2 - 60, from.y + 40, { steps: 6 });
-    await page.locator(".lane.drop-disallowed").first().waitFor();
+    await pickUp(page, r.id);
     expect(await page.locator('.lane[data-lane="backlog"]').getAttribute("class")).toContain("drop-disallowed");
     expect(await page.locator('.lane[data-lane="doing"]').getAttribute("class")).toContain("drop-allowed");
     await page.keyboard.press("Escape");
@@ -166,12 +171,7 @@ describe.serial("board UI", () => {
       expect(((await refused.json()) as any).error).toBe("transition_illegal");
       await page.goto(`${other.url}/ui/`);
       await page.locator("body[data-ready]").waitFor();
-      const from = await page.locator(`.card[data-id="${c.id}"]`).boundingBox();
-      if (!from) throw new Error("card not visible");
-      await page.mouse.move(from.x + from.width / 2, from.y + 12);
-      await page.mouse.down();
-      await page.mouse.move(from.x + from.width / 2 - 60, from.y + 40, { steps: 6 });
-      await page.locator(".lane.drop-disallowed").first().waitFor();
+      await pickUp(page, c.id);
       for (const lane of ["backlog", "todo", "doing", "done"]) {
         expect([lane, await page.locator(`.lane[data-lane="${lane}"]`).getAttribute("class")]).toEqual([lane, expect.stringContaining("drop-disallowed")]);
       }
