@@ -239,7 +239,8 @@ export class WriteLock {
 
   /**
    * The last write the disk or the file stopped (full, read-only, an I/O error, damage,
-   * replaced or migrated under this process), while no write committed after it.
+   * replaced or migrated under this process), while no write that changed a row committed
+   * after it.
    */
   get fault(): { error: CardsError; at: number } | undefined {
     return this.lastFault;

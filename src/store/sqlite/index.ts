@@ -90,7 +90,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   };
 
   let lockInstance: WriteLock | undefined;
-  // the checks a long-lived process runs before each write (configure)
+  // the checks a long-lived process runs in each write transaction, and GET /health (configure)
   let writeGuards: Array<() => void> = [];
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
@@ -174,7 +174,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       if (!fault || Date.now() - fault.at >= FAULT_MEMORY_MS) return;
       const ago = Math.round((Date.now() - fault.at) / 1000);
       throw new CardsError("unavailable", `the last write, ${ago} s ago, failed: ${fault.error.message}`, {
-        hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write succeeds or a minute passes without one failing`,
+        hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write that changes a row commits, or a minute passes without one failing`,
       });
     },
     configure(o: StoreConfig): void {
