@@ -206,6 +206,7 @@ const ENVIRONMENT: Record<string, string[]> = {
   "cards serve": [
     "  CARDS_ACTOR              the actor of requests that name none (no X-Service-Actor)",
     "  CARDS_PUBLIC_URL         as --public-url",
+    "  CARDS_ACCESS_LOG=1       as --access-log",
     "  CARDS_MAX_STREAMS        open event streams at most (default 1000); the next is 503",
     "  CARDS_IDLE_TIMEOUT_S     seconds an idle connection stays open (default 120, 1-255)",
     "  CARDS_DEBUG=1            an internal error's log line carries its stack",

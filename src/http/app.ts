@@ -5,6 +5,7 @@
  */
 import { H3, type H3Event } from "h3";
 import { CardsError, fromEnvironment, toEnvelope, isCardsError } from "../domain/errors.ts";
+import { escapeControls } from "../domain/text.ts";
 import { dispatch, errorResponse, isRawRoute } from "../api/dispatch.ts";
 import { logInternalError } from "../api/internal-log.ts";
 import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/types.ts";
@@ -17,6 +18,8 @@ import { registerUi } from "./ui.ts";
 export interface HttpAppOptions {
   /** where 503 answers are logged (serverTrouble); none: not logged */
   trouble?: ServerTrouble;
+  /** `cards serve --access-log`: one line per answer (accessLine) */
+  access?: (line: string) => void;
   /**
    * The server listens on loopback only: a request must name a loopback host. A page on
    * another site that rebinds its own name to 127.0.0.1 (DNS rebinding) is refused.
@@ -182,14 +185,32 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
   // there and Bun answered with its 500 page (stack, source and the workspace path)
   const routed = app.fetch;
   const trouble = opts.trouble?.seen;
+  const access = opts.access;
   app.fetch = (req: Request) => {
+    const started = access ? performance.now() : 0;
     const bad = malformedHost(req.headers.get("host"));
-    if (bad) return toResponse(errorResponse(bad));
-    const res = routed(req);
-    if (!trouble) return res;
-    return res instanceof Promise ? res.then((r) => trouble(req, r)) : trouble(req, res as Response);
+    const res = bad ? toResponse(errorResponse(bad)) : routed(req);
+    if (!trouble && !access) return res;
+    const answered = (r: Response): Response => {
+      if (access) access(accessLine(req, r, performance.now() - started));
+      return trouble ? trouble(req, r) : r;
+    };
+    return res instanceof Promise ? res.then(answered) : answered(res as Response);
   };
   return app;
+}
+
+/**
+ * One access log line: `METHOD PATH?QUERY STATUS MS ms actor`, the actor as sent
+ * (X-Service-Actor; "-" for none) with control characters escaped, so a line stays one
+ * line. An event stream is logged when it opens.
+ */
+export function accessLine(req: Request, res: Response, ms: number): string {
+  let target = req.url;
+  // a Host that is not one host and port makes no URL (answered 400 above): the raw one then
+  try { const u = new URL(req.url); target = u.pathname + u.search; } catch { /* as sent */ }
+  const actor = req.headers.get("x-service-actor");
+  return `${req.method} ${escapeControls(target)} ${res.status} ${ms.toFixed(1)} ms ${actor ? escapeControls(actor) : "-"}`;
 }
 
 /** The request headers the route table reads, each read from the request when asked for. */

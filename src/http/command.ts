@@ -13,6 +13,7 @@ export default defineCommand({
     watch: { type: "boolean", description: "reload definitions when their files change" },
     "allow-remote": { type: "boolean", description: "allow binding a non-loopback address (the API has no authentication)" },
     "public-url": { type: "string", description: "the address people open through a reverse proxy, e.g. https://cards.example.com (also CARDS_PUBLIC_URL): its host and origin are accepted" },
+    "access-log": { type: "boolean", description: "log one line per request: method, path, status, milliseconds, actor (also CARDS_ACCESS_LOG=1)" },
   },
   run: async ({ args, data }) => {
     const g = data as Globals;
@@ -24,8 +25,9 @@ export default defineCommand({
       });
     }
     const publicUrl = args["public-url"] ?? (g.env.CARDS_PUBLIC_URL?.trim() || undefined);
+    const accessLog = args["access-log"] === true || g.env.CARDS_ACCESS_LOG === "1";
     const { startService } = await import("./server.ts");
-    await startService({ dir: g.dir, cwd: g.cwd, env: g.env, host: args.host, port, watch: args.watch === true, ...(publicUrl !== undefined ? { publicUrl } : {}) });
+    await startService({ dir: g.dir, cwd: g.cwd, env: g.env, host: args.host, port, watch: args.watch === true, accessLog, ...(publicUrl !== undefined ? { publicUrl } : {}) });
     return undefined;
   },
 });

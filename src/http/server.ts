@@ -26,6 +26,8 @@ export interface ServeOptions {
   watch: boolean;
   /** --public-url / CARDS_PUBLIC_URL: the address through a reverse proxy */
   publicUrl?: string;
+  /** --access-log / CARDS_ACCESS_LOG=1: one log line per answer */
+  accessLog?: boolean;
 }
 
 /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
@@ -46,7 +48,9 @@ export async function startService(o: ServeOptions): Promise<void> {
   const svc = await openService({ dir: o.dir, cwd: o.cwd, env: o.env, mode: "serve" });
   const loopbackOnly = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/.test(o.host);
   const trouble = serverTrouble((m) => log.error(m));
-  const app = createHttpApp(svc, { trouble, loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}) });
+  const app = createHttpApp(svc, {
+    trouble, loopbackOnly, ...(publicOrigin ? { publicOrigin } : {}), ...(o.accessLog ? { access: (line: string) => log.info(line) } : {}),
+  });
   const monitor = new TemporalMonitor(svc);
   monitor.start();
   const unwatchFiles = o.watch ? watchDefinitions(svc, (m) => log.info(m), 1000, false) : () => {};

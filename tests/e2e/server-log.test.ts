@@ -85,3 +85,34 @@ test("the same refused set is logged again after a set that loaded (before: once
     await srv.stop();
   }
 });
+
+test("--access-log (or CARDS_ACCESS_LOG=1) logs one line per answer: method, path and query, status, time, actor; without it, none", async () => {
+  assertBinary();
+  for (const how of ["flag", "env", "off"] as const) {
+    const dir = makeWorkspace();
+    const srv = await serve(dir, how === "env" ? { CARDS_ACCESS_LOG: "1" } : {}, how === "flag" ? ["--access-log"] : []);
+    try {
+      expect((await fetch(`${srv.url}/v1/cards`, { method: "POST", headers: json("agent-1"), body: JSON.stringify({ type_id: "task", title: "logged" }) })).status).toBe(201);
+      expect((await fetch(`${srv.url}/v1/cards?status=todo&limit=5`)).status).toBe(200);
+      expect((await fetch(`${srv.url}/v1/nothing-here`)).status).toBe(404);
+      // a Host that is no host and port: answered 400, and still one line
+      const bad = await fetch(`${srv.url}/v1/health`, { headers: { host: "127.0.0.1:99999" } });
+      expect(bad.status).toBe(400);
+      if (how === "off") {
+        await Bun.sleep(100);
+        expect(srv.log()).not.toMatch(/ ms (-|agent-1)$/m);
+        continue;
+      }
+      await waitFor(() => (srv.log().match(/\[info\] \S+ \S+ \d{3} \d+\.\d ms \S+/g) ?? []).length >= 4);
+      const lines = srv.log().match(/\[info\] \S+ \S+ \d{3} \d+\.\d ms \S+/g) ?? [];
+      expect(lines.map((l) => l.replace(/\d+\.\d ms/, "T ms"))).toEqual([
+        "[info] POST /v1/cards 201 T ms agent-1",
+        "[info] GET /v1/cards?status=todo&limit=5 200 T ms -",
+        "[info] GET /v1/nothing-here 404 T ms -",
+        expect.stringMatching(/^\[info\] GET \S*health 400 T ms -$/),
+      ]);
+    } finally {
+      await srv.stop();
+    }
+  }
+});
