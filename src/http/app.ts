@@ -236,6 +236,14 @@ export function toResponse(res: ApiResponse): Response {
 /** How often one kind of 503 is logged again while it goes on. */
 const TROUBLE_EVERY_MS = 60_000;
 
+/** The 503 log of a server (serverTrouble). */
+export interface ServerTrouble {
+  /** passes `res` through, noting it when it is a 503 */
+  seen(req: Request, res: Response): Response;
+  /** tells the counts not told yet (a server stopping) */
+  flush(): void;
+}
+
 /**
  * A server that cannot serve (503: the disk full, the database damaged or replaced, too
  * many files or streams open) says so in its log, not only to the callers: the first
@@ -244,13 +252,6 @@ const TROUBLE_EVERY_MS = 60_000;
  * that goes on is one line per `everyMs` and none goes untold. A kind is its message
  * without ids, numbers and paths.
  */
-export interface ServerTrouble {
-  /** passes `res` through, noting it when it is a 503 */
-  seen(req: Request, res: Response): Response;
-  /** tells the counts not told yet (a server stopping) */
-  flush(): void;
-}
-
 export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVERY_MS): ServerTrouble {
   const kinds = new Map<string, { at: number; more: number; latest: string; timer?: ReturnType<typeof setTimeout> }>();
   const tell = (kind: string): void => {
