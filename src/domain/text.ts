@@ -41,9 +41,7 @@ export function escapeControls(s: string): string {
  * calls back over HTTP as the event's actor).
  */
 export function assertActorText(actor: string, field: "actor" | "assign_to" = "actor"): void {
-  // an owner given by assign_to acts on its card as that actor: the same rules
-  const what = field === "actor" ? "the actor" : "assign_to";
-  const where = field === "actor" ? "--actor, CARDS_ACTOR or X-Service-Actor" : "assign_to, the owner who will act on the card";
+  const { what, where } = naming(field);
   const c = controlCharIn(actor);
   if (c) {
     throw new CardsError("bad_request", `${what} holds a control character (${c})`, {
@@ -56,3 +54,29 @@ export function assertActorText(actor: string, field: "actor" | "assign_to" = "a
     });
   }
 }
+
+/** The longest actor: what created_by, owner and every event's actor may hold (docs/limits.md). */
+export const MAX_ACTOR_LENGTH = 200;
+
+/**
+ * An actor as every surface takes it: assertActorText, at most MAX_ACTOR_LENGTH
+ * characters, and no space at either end (a header arrives trimmed, so " bob " could never
+ * act as itself). An owner given by take-next's assign_to acts on its card as that actor:
+ * the same rules.
+ */
+export function assertActorName(actor: string, field: "actor" | "assign_to" = "actor"): void {
+  const { what, where } = naming(field);
+  if (actor.length > MAX_ACTOR_LENGTH) {
+    throw new CardsError("bad_request", `${what} is ${actor.length} characters; at most ${MAX_ACTOR_LENGTH}`, { field, hint: "see docs/limits.md" });
+  }
+  if (actor !== actor.trim()) {
+    throw new CardsError("bad_request", `${what} ${JSON.stringify(actor)} starts or ends with a space`, {
+      field, hint: `an actor arrives trimmed over HTTP; name it without the spaces (${where})`,
+    });
+  }
+  assertActorText(actor, field);
+}
+
+const naming = (field: "actor" | "assign_to"): { what: string; where: string } => field === "actor"
+  ? { what: "the actor", where: "--actor, CARDS_ACTOR or X-Service-Actor" }
+  : { what: "assign_to", where: "assign_to, the owner who will act on the card" };

@@ -5,7 +5,7 @@
 import { CardsError, isCardsError, unknownUser, versionConflict } from "../domain/errors.ts";
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { ME } from "../domain/ids.ts";
-import { assertActorText } from "../domain/text.ts";
+import { assertActorName } from "../domain/text.ts";
 import { assertColumn, assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { ListQuery, StoreReads } from "../store/port.ts";
@@ -107,7 +107,7 @@ function moveStatus(
  */
 export async function takeNext(svc: Service, input: unknown, ctx: OpContext): Promise<{ card: Card | null; hint?: string }> {
   const body = parseShape(TakeNextBody, input, "take-next");
-  if (body.assign_to !== undefined) assertActorText(body.assign_to, "assign_to");
+  if (body.assign_to !== undefined) assertActorName(body.assign_to, "assign_to");
   if (body.filter !== undefined) {
     // values the filter names outside the known ones are looked up first (a server: on its
     // read thread); the scope is then built with them checked

@@ -6,7 +6,7 @@
 import { CardsError, conflictForActor, notFound } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
-import { assertActorText } from "../domain/text.ts";
+import { assertActorName } from "../domain/text.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
@@ -14,9 +14,6 @@ import { EventBus, type EventListener } from "../events/bus.ts";
 import { Feed, SIGNAL_TTL_MS } from "../events/feed.ts";
 
 export type ServiceMode = "embedded" | "serve" | "mcp";
-
-/** The longest actor a write accepts (SPEC: any string; this keeps it a name). */
-export const MAX_ACTOR_LENGTH = 200;
 
 /** Idempotency records are kept 7 days (DECISIONS: at least 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -107,10 +104,7 @@ export class Service {
     const a = this.resolveActor(header);
     if (!a) throw noActor();
     // any string (SPEC), but one that fits where it is written: created_by, event actors
-    if (a.length > MAX_ACTOR_LENGTH) {
-      throw new CardsError("bad_request", `the actor is ${a.length} characters; at most ${MAX_ACTOR_LENGTH}`, { field: "actor", hint: "see docs/limits.md" });
-    }
-    assertActorText(a);
+    assertActorName(a);
     return a;
   }
 

@@ -259,16 +259,22 @@ describe("take-next", () => {
     }
   });
 
-  test("assign_to an owner who could never act as itself (\", \" or a control character) is refused, nothing taken", async () => {
+  test("assign_to an owner who could never act as itself (\", \", a control character, too long, spaced) is refused, nothing taken", async () => {
     const fresh = await testApi();
     try {
       await fresh.task({ status: "todo" });
-      for (const [owner, says] of [["ann, bee", 'holds ", "'], ["bot\u001b[31m", "control character (U+001B)"]] as const) {
+      const cases = [
+        ["ann, bee", 'holds ", "'], ["bot\u001b[31m", "control character (U+001B)"],
+        ["b".repeat(201), "201 characters; at most 200"], [" bob ", "starts or ends with a space"], ["bob\u00a0", "starts or ends with a space"],
+      ] as const;
+      for (const [owner, says] of cases) {
         const r = await fresh.post("/cards/take-next", { assign_to: owner });
         expect([r.status, r.body.error, r.body.field]).toEqual([400, "bad_request", "assign_to"]);
         expect(r.body.message).toContain(says);
       }
       expect((await fresh.get("/cards")).body.items.every((c: { owner?: string }) => c.owner === undefined)).toBe(true);
+      // the longest actor is an owner too
+      expect((await fresh.post("/cards/take-next", { assign_to: "b".repeat(200) })).body.card.owner).toBe("b".repeat(200));
     } finally {
       fresh.close();
     }
