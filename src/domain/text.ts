@@ -27,10 +27,12 @@ export const hasLineBreak = (s: string): boolean => LINE_BREAK.test(s);
 
 /**
  * `s` with control characters written as escapes, for a line a person reads (a file name
- * in a message): "\u001b" instead of the escape itself.
+ * in a message, a log line): "\u001b" instead of the escape itself. Unicode's line and
+ * paragraph separators and its bidirectional controls too, which would break the line or
+ * show its text in another order.
  */
 export function escapeControls(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**

@@ -12,7 +12,7 @@ import { MAX_BODY_BYTES, type ApiHeaderValues, type ApiResponse } from "../api/t
 import { MAX_ARTIFACT_BYTES, type Service } from "../service/index.ts";
 import { readBodyText, streamedBody } from "./body.ts";
 import { queryParams } from "../api/query.ts";
-import { actorHeader, eventStream } from "./sse.ts";
+import { actorHeader, eventStream, utf8Header } from "./sse.ts";
 import { registerUi } from "./ui.ts";
 
 export interface HttpAppOptions {
@@ -94,7 +94,8 @@ const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{0,5}))?$/;
 export function malformedHost(host: string | null): CardsError | undefined {
   if (host === null) return undefined;
   const m = HOST_VALUE.exec(host);
-  if (m && !(m[1] && Number(m[1]) > 65535)) return undefined;
+  // a bracketed host must be an IPv6 address ("[1.2.3.4]" is not): URL decides, as h3 does
+  if (m && !(m[1] && Number(m[1]) > 65535) && (host[0] !== "[" || URL.canParse(`http://${host}/`))) return undefined;
   return new CardsError("bad_request", `malformed Host header ${JSON.stringify(host)}: one host and an optional port are expected`, {
     field: "Host", value: host, hint: "send one Host header, such as 127.0.0.1:4777",
   });
@@ -137,16 +138,19 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     if (method === "HEAD") {
       // HEAD is GET without the body (HTTP): same status and headers
       const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: queryParams(url.searchParams, url.pathname.slice(3) || "/"), headers: new ApiHeaders(event.req.headers) });
-      const head = (r: ApiResponse): Response => {
+      const asHead = (r: ApiResponse): Response => {
         const full = toResponse(r);
         // the GET's body is never read: cancel it, or a streamed artifact keeps its file open
         full.body?.cancel().catch(() => {});
         const headers = new Headers(full.headers);
         // the length the GET would send (a streamed artifact's route sets its own)
         if (!r.raw && !headers.has("content-length")) headers.set("content-length", String(new TextEncoder().encode(JSON.stringify(r.body)).byteLength));
-        return new Response(null, { status: full.status, headers });
+        const head = new Response(null, { status: full.status, headers });
+        const message = answerMessages.get(full);
+        if (message !== undefined) answerMessages.set(head, message);
+        return head;
       };
-      return res instanceof Promise ? res.then(head) : head(res);
+      return res instanceof Promise ? res.then(asHead) : asHead(res);
     }
     const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);
     const path = url.pathname.slice(3) || "/";
@@ -206,10 +210,11 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
  * line. An event stream is logged when it opens.
  */
 export function accessLine(req: Request, res: Response, ms: number): string {
-  let target = req.url;
-  // a Host that is not one host and port makes no URL (answered 400 above): the raw one then
-  try { const u = new URL(req.url); target = u.pathname + u.search; } catch { /* as sent */ }
-  const actor = req.headers.get("x-service-actor");
+  let target: string;
+  // a Host that is not one host and port makes no URL (answered 400 above): its path as sent
+  try { const u = new URL(req.url); target = u.pathname + u.search; } catch { target = req.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "") || "/"; }
+  // the actor as the service reads it (UTF-8), so the line names who the card says acted
+  const actor = utf8Header(req.headers.get("x-service-actor") ?? undefined);
   return `${req.method} ${escapeControls(target)} ${res.status} ${ms.toFixed(1)} ms ${actor ? escapeControls(actor) : "-"}`;
 }
 
@@ -228,9 +233,16 @@ export function toResponse(res: ApiResponse): Response {
   // a 405 names the methods the path takes (HTTP), as its valid_options do
   const allowed = res.status === 405 ? (res.body as { valid_options?: unknown[] } | undefined)?.valid_options : undefined;
   if (allowed) headers.allow = allowed.join(", ");
-  return new Response(JSON.stringify(res.body), { status: res.status, headers });
+  const out = new Response(JSON.stringify(res.body), { status: res.status, headers });
+  if (res.status >= 500) {
+    const message = (res.body as { message?: unknown } | undefined)?.message;
+    if (typeof message === "string") answerMessages.set(out, message);
+  }
+  return out;
 }
 
+/** The error message of each 5xx answer built here, for the server's log (serverTrouble) without reading the body again. */
+const answerMessages = new WeakMap<Response, string>();
 
 
 /** How often one kind of 503 is logged again while it goes on. */
@@ -258,33 +270,46 @@ export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVER
     const k = kinds.get(kind)!;
     k.timer = undefined;
     const now = Date.now();
-    log(`${k.latest} (${k.more} more like it in the last ${Math.max(1, Math.round((now - k.at) / 1000))} s)`);
+    log(`${k.latest} (the latest of ${k.more} like it in the last ${Math.max(1, Math.round((now - k.at) / 1000))} s)`);
     k.at = now;
     k.more = 0;
   };
+  const note = (req: Request, message: string): void => {
+    const kind = message.replace(/\/\S+|card_[0-9a-f]+|\d+/g, "#");
+    let path = req.url;
+    try { path = new URL(req.url).pathname; } catch { /* as sent */ }
+    const line = `503 to ${req.method} ${escapeControls(path)}: ${message}`;
+    const now = Date.now();
+    const k = kinds.get(kind);
+    // its count's timer is late: told first, and this one counts toward the next
+    if (k?.timer && now - k.at >= everyMs) { clearTimeout(k.timer); tell(kind); }
+    if (!k || now - k.at >= everyMs) {
+      // kinds whose window is over and nothing left to tell are forgotten
+      if (!k && kinds.size >= 64) for (const [other, o] of kinds) if (!o.timer && now - o.at >= everyMs) kinds.delete(other);
+      kinds.set(kind, { at: now, more: 0, latest: line });
+      log(line);
+      return;
+    }
+    k.more++;
+    k.latest = line;
+    if (!k.timer) {
+      k.timer = setTimeout(() => tell(kind), k.at + everyMs - now);
+      // a server stopping does not wait for it
+      (k.timer as { unref?: () => void }).unref?.();
+    }
+  };
   const seen = (req: Request, res: Response): Response => {
     if (res.status !== 503) return res;
-    res.clone().json().then((body: { message?: unknown }) => {
-      const message = typeof body?.message === "string" ? body.message : "unavailable";
-      const kind = message.replace(/\/\S+|card_[0-9a-f]+|\d+/g, "#");
-      const line = `503 to ${req.method} ${new URL(req.url).pathname}: ${message}`;
-      const now = Date.now();
-      const k = kinds.get(kind);
-      // its count's timer is late: told first, and this one counts toward the next
-      if (k?.timer && now - k.at >= everyMs) { clearTimeout(k.timer); tell(kind); }
-      if (!k || now - k.at >= everyMs) {
-        kinds.set(kind, { at: now, more: 0, latest: line });
-        log(line);
-        return;
-      }
-      k.more++;
-      k.latest = line;
-      if (!k.timer) {
-        k.timer = setTimeout(() => tell(kind), k.at + everyMs - now);
-        // a server stopping does not wait for it
-        (k.timer as { unref?: () => void }).unref?.();
-      }
-    }, () => {});
+    // built here (toResponse): its message is known, and noted before the answer leaves
+    const known = answerMessages.get(res);
+    if (known !== undefined) {
+      note(req, known);
+      return res;
+    }
+    res.clone().json().then(
+      (body: { message?: unknown }) => note(req, typeof body?.message === "string" ? body.message : "unavailable"),
+      () => note(req, "unavailable"),
+    );
     return res;
   };
   const flush = (): void => {

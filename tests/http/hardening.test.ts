@@ -146,11 +146,13 @@ describe("HTTP details", () => {
   });
 
   test("a Host header that is not one host and port is a 400 in the envelope", async () => {
-    for (const host of ["localhost:99999", "127.0.0.1:4777, evil.example", "a@b", "x/y"]) {
+    // a bracketed host that is no IPv6 address made h3's URL throw: a 500 before
+    for (const host of ["localhost:99999", "127.0.0.1:4777, evil.example", "a@b", "x/y", "[1.2.3.4]", "[:::]:80"]) {
       const r = await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host } }));
       expect([host, r.status, ((await r.json()) as any).field]).toEqual([host, 400, "Host"]);
     }
     expect((await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host: "127.0.0.1:4777" } }))).status).toBe(200);
+    expect((await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host: "[::1]:4777" } }))).status).toBe(200);
   });
 });
 

@@ -1,6 +1,10 @@
 /** The server's log of 503s (app.ts serverTrouble): the first at once, the rest counted and told, none lost. */
 import { expect, test } from "bun:test";
-import { serverTrouble } from "../../src/http/app.ts";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { createHttpApp, serverTrouble, toResponse } from "../../src/http/app.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/schema.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const unavailable = (message: string) => new Response(JSON.stringify({ error: "unavailable", message }), { status: 503 });
 const settle = (ms = 20) => new Promise((r) => setTimeout(r, ms));
@@ -22,7 +26,7 @@ test("the first 503 of a kind is logged at once; the next ones within the window
   // the trouble stops: the three counted are still told (before: only if another came after the minute)
   await settle(250);
   expect(lines).toHaveLength(3);
-  expect(lines[2]).toBe("503 to GET /v1/cards/card_2: the disk is full; nothing was written to /x/.cards/cards.db (3 more like it in the last 1 s)");
+  expect(lines[2]).toBe("503 to GET /v1/cards/card_2: the disk is full; nothing was written to /x/.cards/cards.db (the latest of 3 like it in the last 1 s)");
   // and nothing more while none comes
   await settle(200);
   expect(lines).toHaveLength(3);
@@ -45,7 +49,7 @@ test("trouble that goes on is one line per window", async () => {
   // the first at once, then one per 100 ms window: 4 or 5 more, never one per answer
   expect(lines.length).toBeGreaterThanOrEqual(4);
   expect(lines.length).toBeLessThanOrEqual(7);
-  expect(lines.slice(1).every((l) => /^503 to POST \/v1\/cards: the disk is full \(\d+ more like it in the last 1 s\)$/.test(l))).toBe(true);
+  expect(lines.slice(1).every((l) => /^503 to POST \/v1\/cards: the disk is full \(the latest of \d+ like it in the last 1 s\)$/.test(l))).toBe(true);
 });
 
 test("flush tells the counts not told yet, as a server stops (before: the last window's were lost)", async () => {
@@ -55,7 +59,47 @@ test("flush tells the counts not told yet, as a server stops (before: the last w
   await settle();
   expect(lines).toEqual(["503 to POST /v1/cards: the disk is full"]);
   trouble.flush();
-  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full", "503 to POST /v1/cards: the disk is full (4 more like it in the last 1 s)"]);
+  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full", "503 to POST /v1/cards: the disk is full (the latest of 4 like it in the last 1 s)"]);
   trouble.flush(); // nothing left to tell
   expect(lines).toHaveLength(2);
+});
+
+test("a 503 the app built is noted before the answer leaves: flush right after tells it (before: its body was parsed later, and lost at shutdown)", () => {
+  const lines: string[] = [];
+  const trouble = serverTrouble((m) => lines.push(m), 60_000);
+  const built = () => toResponse({ status: 503, body: { error: "unavailable", message: "the disk is full" } });
+  for (let i = 0; i < 3; i++) trouble.seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), built());
+  // a HEAD's answer has no body to parse: its message travels with the response
+  const head = new Request("http://127.0.0.1/v1/health", { method: "HEAD" });
+  trouble.seen(head, new Response(null, { status: 503 }));
+  trouble.flush();
+  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full", "503 to POST /v1/cards: the disk is full (the latest of 2 like it in the last 1 s)"]);
+});
+
+test("a 503 whose body cannot be read is still logged (a HEAD's was dropped)", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 60_000);
+  seen(new Request("http://127.0.0.1/v1/health", { method: "HEAD" }), new Response(null, { status: 503 }));
+  await settle();
+  expect(lines).toEqual(["503 to HEAD /v1/health: unavailable"]);
+});
+
+test("HEAD /v1/health answering 503 is logged with its cause, as GET's is (before: its empty body was parsed and the line dropped)", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "serve");
+  const lines: string[] = [];
+  const app = createHttpApp(svc, { trouble: serverTrouble((m) => lines.push(m), 60_000) });
+  try {
+    expect((await app.fetch(new Request("http://127.0.0.1/v1/health", { method: "HEAD" }))).status).toBe(200);
+    // a newer cards migrates the file under the server
+    const other = new Database(join(dir, ".cards/cards.db"));
+    other.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    other.close();
+    const r = await app.fetch(new Request("http://127.0.0.1/v1/health", { method: "HEAD" }));
+    expect([r.status, await r.text()]).toEqual([503, ""]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(`503 to HEAD /v1/health: ${join(dir, ".cards/cards.db")} was migrated to schema ${MIGRATIONS.length + 1} by another version of cards`);
+  } finally {
+    svc.close();
+  }
 });
