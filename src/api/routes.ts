@@ -86,7 +86,7 @@ const isDryRun = (body: unknown): boolean => (body as { dry_run?: unknown } | un
 
 export const ROUTES: Route[] = [
   { method: "GET", path: "/health", summary: "Service version and workspace id",
-    handle: (c) => { c.onlyQuery(); return ok(health(c.svc, VERSION)); } },
+    handle: async (c) => { c.onlyQuery(); return ok(await health(c.svc, VERSION)); } },
   { method: "GET", path: "/openapi.json", summary: "This API as OpenAPI 3.1, generated from the live workspace",
     handle: async (c) => { c.onlyQuery(); return ok((await import("./openapi.ts")).openApiDocument(c.svc)); } },
   { method: "GET", path: "/workspace", summary: "Workspace, card types, boards and current schema versions",

@@ -180,8 +180,8 @@ export function describeWorkspace(svc: Service): WorkspaceView {
 }
 
 /** 503 `unavailable` while a write would fail for the disk or the file (Store.health), so a monitor sees it. */
-export function health(svc: Service, version: string): { version: string; workspace_id: string } {
-  svc.store.health();
+export async function health(svc: Service, version: string): Promise<{ version: string; workspace_id: string }> {
+  await svc.store.health();
   return { version, workspace_id: svc.defs.workspace.id };
 }
 

@@ -169,11 +169,12 @@ export interface Store extends StoreReads {
   /** runs fn against one consistent read snapshot */
   snapshot<T>(fn: (r: StoreReads) => T): T;
   /**
-   * Throws `unavailable` when a write would fail now, as far as this process can tell
-   * without writing: the file replaced or migrated under it, or the disk or the file
-   * stopped its last write within the last minute with none committed since (GET /health).
+   * Rejects with `unavailable` when a write would fail now (GET /health): the file
+   * replaced, unreachable or migrated under this process, opened read-only, or the disk or the
+   * file stopped the last write and none that changed a row committed since (once that
+   * failure is 10 s old, a small write of its own tells whether it is over).
    */
-  health(): void;
+  health(): Promise<void>;
   /**
    * One page of cards (listCards) and the newest event id, read in one snapshot. A
    * long-lived process may read a costly one (a filter over field values, a search) on a

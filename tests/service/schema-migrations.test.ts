@@ -110,12 +110,12 @@ describe("schema migrations", () => {
     const svc = await openTestService(dir, "serve");
     try {
       const before = await createCard(svc, { type_id: "task", title: "before the upgrade" }, as("ada"));
-      expect(health(svc, "test").workspace_id).toBeString();
+      expect((await health(svc, "test")).workspace_id).toBeString();
       const db = new Database(join(dir, ".cards", "cards.db"));
       db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`); // what a newer binary's first open does
       db.close();
       // GET /health says so before any write tries
-      expect(() => health(svc, "test")).toThrow(`was migrated to schema ${MIGRATIONS.length + 1}`);
+      await expect(health(svc, "test")).rejects.toThrow(`was migrated to schema ${MIGRATIONS.length + 1}`);
       const err = await createCard(svc, { type_id: "task", title: "after it" }, as("ada")).then(() => null, (e) => e);
       expect(err?.code).toBe("unavailable");
       expect(err?.message).toContain(`was migrated to schema ${MIGRATIONS.length + 1} by another version of cards`);

@@ -151,6 +151,36 @@ describe("the fault GET /health reports", () => {
     db.close();
   });
 
+  test("within one group commit, the last word counts: a refused write after a row written keeps the fault, a row written after a refusal clears it", async () => {
+    const { db, path, rows } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    const full = () => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); };
+    const write = (v: string) => () => { db.query("INSERT INTO t VALUES (?)").run(v); };
+    // no fault yet: the refusal comes first, a write after it in the same batch commits
+    await Promise.allSettled([lock.run(full), lock.run(write("a"))]);
+    expect(rows()).toEqual(["a"]);
+    expect(lock.fault).toBeUndefined();
+    // a fault remembered: a row written, then a refusal in the same batch
+    await lock.run(full).catch(() => {});
+    await Promise.allSettled([lock.run(write("b")), lock.run(full)]);
+    expect(rows()).toEqual(["a", "b"]);
+    expect(lock.fault?.error.message).toContain("the disk is full");
+    db.close();
+  });
+
+  test("a write the environment stopped in another way (a file SQLite could not open, no file descriptors) is a fault too", async () => {
+    const { db, path } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    for (const code of ["SQLITE_CANTOPEN", "EMFILE"]) {
+      await lock.run(() => { db.query("INSERT INTO t VALUES ('x')").run(); }); // clears
+      expect(lock.fault).toBeUndefined();
+      const err = await lock.run(() => { throw Object.assign(new Error("unable to open database file"), { code }); }).then(() => null, (e) => e);
+      expect([code, err?.code]).toEqual([code, "unavailable"]);
+      expect(lock.fault?.error).toBe(err);
+    }
+    db.close();
+  });
+
   test("a lock another process held past the deadline is none: it says nothing of the disk", async () => {
     const { db, path } = freshDb();
     const other = openDatabase(path);

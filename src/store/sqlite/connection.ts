@@ -6,7 +6,7 @@
  */
 import { parentPath as dirname } from "../../domain/paths.ts";
 import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
-import { CardsError, isCardsError } from "../../domain/errors.ts";
+import { CardsError, fromEnvironment, isCardsError } from "../../domain/errors.ts";
 import { SCHEMA_VERSION } from "./schema-version.ts";
 
 /** At most this many queued writes share one transaction. */
@@ -246,14 +246,33 @@ export class WriteLock {
     return this.lastFault;
   }
 
+  /**
+   * Whether SQLite opened the file read-only (its disk or the file could not be written at
+   * open): every write will fail. A no-op UPDATE is refused so before any lock is asked
+   * for; a writable file answers at once too (a lock held elsewhere is SQLITE_BUSY, not
+   * waited for).
+   */
+  readOnly(): boolean {
+    if (this.db.inTransaction()) return false; // a write is underway on it
+    if (!this.dedicated) this.db.exec("PRAGMA busy_timeout = 0");
+    try {
+      this.db.exec("UPDATE meta SET value = value WHERE 0");
+      return false;
+    } catch (e) {
+      return sqliteErrorCode(e)?.startsWith("SQLITE_READONLY") === true;
+    } finally {
+      if (!this.dedicated) this.db.exec("PRAGMA busy_timeout = 5000");
+    }
+  }
+
   /** Rows changed on this connection so far (rolled-back ones too: read it only around a commit). */
   private totalChanges(): number {
     return Number(this.db.query("SELECT total_changes() AS n").get()?.n ?? 0);
   }
 
-  /** Remembers `err` when the disk or the file stopped a write, not a caller's own error. */
-  private noted(err: unknown, mapped: boolean): unknown {
-    if (mapped && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: Date.now() };
+  /** Remembers `err` when `isFault`: the disk or the file stopped a write, not a caller's own error. */
+  private noted(err: unknown, isFault: boolean): unknown {
+    if (isFault && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: Date.now() };
     return err;
   }
 
@@ -306,10 +325,10 @@ export class WriteLock {
         // set when SQLite rolled the whole transaction back on its own (an I/O error, a
         // full disk, no memory): nothing of this batch is written, and nothing more runs
         let lost: unknown;
-        // while a fault is remembered: whether a write of this batch that succeeded changed a
-        // row (a replayed Idempotency-Key, a PATCH that changes nothing or a lost claim
-        // commits nothing, and says nothing of the disk)
-        const watching = this.lastFault !== undefined;
+        // while a fault is remembered: whether the last word of this batch on the disk is a
+        // write that changed a row (a replayed Idempotency-Key, a PATCH that changes nothing
+        // or a lost claim commits nothing, and says nothing of the disk); a write refused
+        // after it takes it back
         let wroteRow = false;
         for (const job of batch) {
           if (lost !== undefined) {
@@ -317,16 +336,17 @@ export class WriteLock {
             continue;
           }
           this.db.exec("SAVEPOINT w");
-          const changesBefore = watching ? this.totalChanges() : 0;
+          const changesBefore = this.lastFault !== undefined ? this.totalChanges() : -1;
           try {
             const value = await job.fn();
             this.db.exec("RELEASE w");
-            if (watching && this.totalChanges() > changesBefore) wroteRow = true;
+            if (changesBefore >= 0 && this.totalChanges() > changesBefore) wroteRow = true;
             outcomes.push({ ok: true, value });
           } catch (e) {
             // a statement can meet a read-only file or a full disk before COMMIT does
-            const err = writeError(e, this.path);
-            this.noted(err, err !== e);
+            const { err, isFault } = writeFault(e, this.path);
+            this.noted(err, isFault);
+            if (isFault) wroteRow = false;
             if (this.db.inTransaction()) {
               try {
                 this.db.exec("ROLLBACK TO w");
@@ -349,8 +369,8 @@ export class WriteLock {
           await this.commit();
         } catch (e) {
           try { this.db.exec("ROLLBACK"); } catch { /* already rolled back */ }
-          const err = writeError(e, this.path);
-          this.noted(err, err !== e);
+          const { err, isFault } = writeFault(e, this.path);
+          this.noted(err, isFault);
           for (let i = 0; i < batch.length; i++) batch[i]!.reject(outcomes[i]!.ok ? err : outcomes[i]!.value);
           continue;
         }
@@ -399,7 +419,7 @@ export class WriteLock {
           this.db.exec("BEGIN IMMEDIATE");
           return;
         } catch (e) {
-          if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeError(e, this.path);
+          if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeFault(e, this.path).err;
           if (Date.now() > deadline) {
             throw lockTimeout(new CardsError("unavailable", "the workspace database stayed locked by another writer", {
               hint: "retry; many agents on one workspace are better served through `cards serve`",
@@ -421,6 +441,19 @@ function lockTimeout(e: CardsError): CardsError {
   return e;
 }
 const isLockTimeout = (e: unknown): boolean => typeof e === "object" && e !== null && lockTimeouts.has(e);
+
+/**
+ * A write's error as the caller gets it, and whether it tells of the disk or the file (the
+ * fault GET /health reports): writeError's, or any other the environment caused (a file
+ * SQLite could not open, no memory, no file descriptors left).
+ */
+function writeFault(e: unknown, path: string): { err: unknown; isFault: boolean } {
+  const err = writeError(e, path);
+  if (err !== e) return { err, isFault: true };
+  if (isCardsError(e)) return { err: e, isFault: false };
+  const env = fromEnvironment(e);
+  return { err: env, isFault: env !== e };
+}
 
 /** A write's SQLite error as `unavailable` naming the file, when the cause is the file or the disk. */
 export function writeError(e: unknown, path: string): unknown {

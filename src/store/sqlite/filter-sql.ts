@@ -21,7 +21,6 @@ export interface FilterSqlOptions {
   doneStatus?: string;
 }
 
-
 /**
  * @param alias the table alias of `cards` in the surrounding query
  * @returns `sql`, a boolean expression for a WHERE clause, and its positional `params`

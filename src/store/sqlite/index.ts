@@ -90,8 +90,10 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   };
 
   let lockInstance: WriteLock | undefined;
-  // the checks a long-lived process runs in each write transaction, and GET /health (configure)
+  // the checks a long-lived process runs in each write transaction and in GET /health (set by configure)
   let writeGuards: Array<() => void> = [];
+  /** when GET /health last wrote to learn whether a remembered failure is over */
+  let lastProbe = 0;
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
     return lockInstance;
@@ -168,13 +170,35 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     driver: "sqlite-bun",
     ...reads,
     write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lockOf().run(() => fn(writer)),
-    health(): void {
+    async health(): Promise<void> {
       for (const guard of writeGuards) guard();
-      const fault = lockInstance?.fault;
-      if (!fault || Date.now() - fault.at >= FAULT_MEMORY_MS) return;
+      if (writerDb.immutable) {
+        throw new CardsError("unavailable", `${opts.path} is on a read-only disk: it is read as it is, and nothing can be written`, {
+          hint: "serve a copy on a writable disk to take writes (docs/backup.md)",
+        });
+      }
+      const lock = lockInstance;
+      if (lock?.readOnly()) {
+        throw new CardsError("unavailable", `${opts.path} was opened read-only (its disk or its file could not be written when this process opened it); every write will fail`, {
+          hint: "make the workspace's .cards directory and its files writable (remount the disk read-write, fix their permissions), then restart `cards serve` (or `cards mcp`)",
+        });
+      }
+      if (!lock?.fault) return;
+      // a failure this old may be over: a small write of our own tells, at most once per PROBE_AFTER_MS
+      const now = Date.now();
+      if (now - lock.fault.at >= PROBE_AFTER_MS && now - lastProbe >= PROBE_AFTER_MS) {
+        lastProbe = now;
+        try {
+          await lock.run(() => writer.setMeta(HEALTH_PROBE_KEY, new Date().toISOString()));
+        } catch {
+          /* remembered by the lock when the disk or the file refused it */
+        }
+        if (!lock.fault) return;
+      }
+      const fault = lock.fault;
       const ago = Math.round((Date.now() - fault.at) / 1000);
       throw new CardsError("unavailable", `the last write, ${ago} s ago, failed: ${fault.error.message}`, {
-        hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write that changes a row commits, or a minute passes without one failing`,
+        hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write that changes a row commits (GET /health tries one of its own when the failure is ${PROBE_AFTER_MS / 1000} s old)`,
       });
     },
     configure(o: StoreConfig): void {
@@ -366,11 +390,16 @@ function searchError(e: unknown, file: string): unknown {
   return writeError(e, file);
 }
 
-/** How long GET /health reports a write the disk or the file stopped, when none committed since. */
-const FAULT_MEMORY_MS = 60_000;
+/**
+ * A write the disk or the file stopped this long ago, with none committed since: GET /health
+ * writes HEALTH_PROBE_KEY to learn whether it is over (an idle server would not know).
+ */
+const PROBE_AFTER_MS = 10_000;
+
+/** The meta row GET /health writes to learn whether a failed write's cause is gone. */
+const HEALTH_PROBE_KEY = "health_probe";
 
 /** Throws `unavailable` once the database's schema is not the one this build knows (a newer cards migrated it). */
-
 function schemaGuard(db: SqliteDb, path: string): () => void {
   const version = db.query("PRAGMA user_version");
   return () => {
@@ -389,13 +418,24 @@ function schemaGuard(db: SqliteDb, path: string): () => void {
  */
 function fileGuard(path: string): () => void {
   const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
-  const id = (): string | undefined => {
-    const st = fs.statSync(path, { throwIfNoEntry: false });
-    return st ? `${st.dev}:${st.ino}` : undefined;
+  const id = (): string => {
+    try {
+      const st = fs.statSync(path, { throwIfNoEntry: false });
+      return st ? `${st.dev}:${st.ino}` : "gone";
+    } catch (e) {
+      // a folder on the path replaced by a file (ENOTDIR), its permissions changed (EACCES)
+      return `unreachable:${(e as { code?: string }).code ?? "error"}`;
+    }
   };
   const opened = id();
   return () => {
-    if (id() === opened) return;
+    const now = id();
+    if (now === opened) return;
+    if (now.startsWith("unreachable:")) {
+      throw new CardsError("unavailable", `${path} cannot be reached now (${now.slice(12)}) while this process has it open; nothing was written`, {
+        hint: "check the workspace's .cards directory: it was moved, replaced or its permissions changed; restart `cards serve` (or `cards mcp`) once it is back",
+      });
+    }
     throw new CardsError("unavailable", `${path} was replaced or deleted while this process had it open; nothing was written`, {
       hint: "restart `cards serve` (or `cards mcp`) so it opens the file now in place; put backups in place only while no server runs (docs/backup.md)",
     });

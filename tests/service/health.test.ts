@@ -1,0 +1,121 @@
+/**
+ * GET /health's answer (Store.health) where the disk or its mount refuses writes: a
+ * read-only mount is told before any write fails, and a failure that is over is found out
+ * by a small write of health's own, also on a server no one writes to. Mounts need root
+ * (CI runs as root); elsewhere these tests are skipped.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCard, health } from "../../src/service/index.ts";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+const mounts: string[] = [];
+afterAll(() => { for (const m of mounts.reverse()) spawnSync("umount", ["-l", m]); });
+const mount = (...args: string[]): boolean => spawnSync("mount", args).status === 0;
+const canMount = (() => {
+  const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
+  const ok = mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", d);
+  if (ok) spawnSync("umount", [d]);
+  return ok;
+})();
+const as = (actor: string) => ({ actor });
+const unavailable = (svc: Parameters<typeof health>[0]) => health(svc, "t").then(() => undefined, (e) => e as { code: string; message: string; extra: { hint?: string } });
+
+describe("GET /health", () => {
+  test("the .cards folder replaced by a file under the server: 503 and writes unavailable, naming why (before: a raw ENOTDIR, 500 on both)", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    const cards = join(dir, ".cards");
+    try {
+      renameSync(cards, `${cards}.moved`);
+      writeFileSync(cards, "");
+      const err = await unavailable(svc);
+      expect(err?.code).toBe("unavailable");
+      expect(err?.message).toBe(`${join(cards, "cards.db")} cannot be reached now (ENOTDIR) while this process has it open; nothing was written`);
+      const write = await createCard(svc, { type_id: "task", title: "x" }, as("ada")).then(() => null, (e) => e);
+      expect([write?.code, write?.message]).toEqual(["unavailable", err?.message]);
+      rmSync(cards);
+      renameSync(`${cards}.moved`, cards);
+      // put back: the refused write is remembered until one commits
+      expect((await unavailable(svc))?.message).toStartWith("the last write, 0 s ago, failed: ");
+      await createCard(svc, { type_id: "task", title: "back" }, as("ada"));
+      expect(await unavailable(svc)).toBeUndefined();
+    } finally {
+      svc.close();
+    }
+  });
+
+
+  test.skipIf(!canMount)("a server opened on a read-only mount is 503 before any write fails (before: 200 until a write tried)", async () => {
+    const dir = makeWorkspace();
+    (await openTestService(dir, "serve")).close(); // the database made while writable
+    const cards = join(dir, ".cards");
+    expect(mount("--bind", cards, cards)).toBe(true);
+    mounts.push(cards);
+    expect(mount("-o", "remount,bind,ro", cards)).toBe(true);
+    const svc = await openTestService(dir, "serve");
+    try {
+      const err = await unavailable(svc);
+      expect(err?.code).toBe("unavailable");
+      expect(err?.message).toBe(`${join(cards, "cards.db")} was opened read-only (its disk or its file could not be written when this process opened it); every write will fail`);
+      expect(await createCard(svc, { type_id: "task", title: "x" }, as("ada")).then(() => null, (e) => e.code)).toBe("unavailable");
+    } finally {
+      svc.close();
+    }
+    // a writable one answers 200, also while another process holds the write lock (not waited for)
+    expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
+    const again = await openTestService(dir, "serve");
+    const other = new Database(join(cards, "cards.db"));
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      const t0 = performance.now();
+      expect(await unavailable(again)).toBeUndefined();
+      expect(performance.now() - t0).toBeLessThan(1000);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+      again.close();
+    }
+  });
+
+  test.skipIf(!canMount)("a full disk that was freed is found out by health's own small write once the failure is 10 s old, on a server no one writes to (before: 200 after a minute, whatever the disk)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
+    expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
+    mounts.push(dir);
+    cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
+    const svc = await openTestService(dir, "serve");
+    const realNow = Date.now;
+    let skew = 0;
+    Date.now = () => realNow() + skew;
+    try {
+      await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
+      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+      let failed = false;
+      for (let i = 0; i < 200 && !failed; i++) {
+        failed = await createCard(svc, { type_id: "task", title: `t${i} ${"x".repeat(150)}` }, as("ada")).then(() => false, () => true);
+      }
+      expect(failed).toBe(true);
+      expect((await unavailable(svc))?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
+      // still full 11 s on: the probe fails too, and the answer stands (what it says is now)
+      skew = 11_000;
+      const still = await unavailable(svc);
+      expect(still?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
+      expect(still?.extra.hint).toContain("GET /health tries one of its own when the failure is 10 s old");
+      // freed; within 10 s of the last probe no write is tried: the answer stands
+      rmSync(join(dir, "filler"));
+      skew = 15_000;
+      expect((await unavailable(svc))?.code).toBe("unavailable");
+      // 10 s after it, health's own write commits: 200, with no other write meanwhile
+      skew = 22_000;
+      expect(await unavailable(svc)).toBeUndefined();
+      expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
+    } finally {
+      Date.now = realNow;
+      svc.close();
+    }
+  }, 60_000);
+});
