@@ -7,8 +7,6 @@ import { CardsError } from "./errors.ts";
 import { graphMoves, isEnforced } from "./moves.ts";
 import type { Board, CardType, WorkspaceDef } from "./types.ts";
 
-export { allowedNext, governingBoard, isEnforced } from "./moves.ts";
-
 /** Check 1: the status is a column of the workspace; `options` (default: every column) are the valid_options when not. */
 export function assertColumn(ws: WorkspaceDef, status: unknown, options?: readonly string[]): string {
   const columns = ws.columns.map((c) => c.id);

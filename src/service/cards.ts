@@ -6,7 +6,8 @@ import { CardsError, isCardsError, notFound, shortIdHint, unknownUser, versionCo
 import { canonicalCard } from "../domain/card.ts";
 import { ME, newCardId, newEntryId } from "../domain/ids.ts";
 import { localArtifactRefs, validateFields, validateTags, validateTitle, type ArtifactRef } from "../domain/fields.ts";
-import { assertStatusAllowed, assertTransition, governingBoard } from "../domain/transitions.ts";
+import { assertStatusAllowed, assertTransition } from "../domain/transitions.ts";
+import { governingBoard } from "../domain/moves.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { StoreReads, StoreTx } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";

@@ -6,7 +6,8 @@ import { CardsError, isCardsError, unknownUser, versionConflict } from "../domai
 import { andFilters, parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
 import { ME } from "../domain/ids.ts";
 import { assertActorName } from "../domain/text.ts";
-import { assertColumn, assertStatusAllowed, assertTransition, allowedNext, isEnforced } from "../domain/transitions.ts";
+import { assertColumn, assertStatusAllowed, assertTransition } from "../domain/transitions.ts";
+import { allowedNext, isEnforced } from "../domain/moves.ts";
 import type { Board, Card, CardEvent, CardType } from "../domain/types.ts";
 import type { ListQuery, StoreReads } from "../store/port.ts";
 import { BlockWatch } from "./blocking.ts";

@@ -1,6 +1,7 @@
 /** The graph check's edge cases and which board governs a type (src/domain/transitions.ts). */
 import { describe, expect, test } from "bun:test";
-import { assertTransition, doneColumn, governingBoard } from "../../src/domain/transitions.ts";
+import { assertTransition, doneColumn } from "../../src/domain/transitions.ts";
+import { governingBoard } from "../../src/domain/moves.ts";
 import type { Board, CardType, WorkspaceDef } from "../../src/domain/types.ts";
 
 const columns = ["todo", "doing", "done"];

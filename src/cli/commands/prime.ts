@@ -9,7 +9,8 @@ import { callApi, type CliGlobals } from "../client.ts";
 import { outcome, type CliOutcome } from "../runner.ts";
 import type { Board, CardType, FieldDef, WorkspaceDef } from "../../domain/types.ts";
 import { storesBytes } from "../../domain/fields.ts";
-import { agentLoopColumns, agentLoopScope, doneColumn, governingBoard, isEnforced } from "../../domain/transitions.ts";
+import { agentLoopColumns, agentLoopScope, doneColumn } from "../../domain/transitions.ts";
+import { governingBoard, isEnforced } from "../../domain/moves.ts";
 
 interface WorkspaceView {
   workspace: WorkspaceDef;
