@@ -12,6 +12,8 @@ export interface CliGlobals {
   url?: string;
   actor?: string;
   idempotencyKey?: string;
+  /** --timeout: seconds a remote call may take (else CARDS_TIMEOUT, else remote.ts's default) */
+  timeout?: string;
   env: Record<string, string | undefined>;
   cwd: string;
 }
@@ -78,17 +80,34 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   // refused it while the same read embedded answered
   if (actor) assertActorText(actor);
   if (actor) headers["x-service-actor"] = serverUrl(g) ? actorHeader(actor) : actor;
-  if (g.idempotencyKey && call.method !== "GET") headers["idempotency-key"] = g.idempotencyKey;
+  const url = serverUrl(g);
+  const write = call.method.toUpperCase() !== "GET";
+  if (g.idempotencyKey && write) headers["idempotency-key"] = g.idempotencyKey;
+  // over a network an answer can be lost after the write was applied: every remote write
+  // carries a key, which the error then names, so the retry is safe (an upload's bytes are
+  // not in the request hash: it gets none)
+  else if (url && write && !call.bytes) headers["idempotency-key"] = `cli-${crypto.randomUUID()}`;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body, keepNonFinite);
   if (call.contentType) headers["content-type"] = call.contentType;
   const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
-  const url = serverUrl(g);
   if (url) {
-    const { remoteRequest } = await import("./remote.ts");
-    return remoteRequest(url, req, call.wantBytes === true);
+    const { remoteRequest, DEFAULT_TIMEOUT_S, DEFAULT_TRANSFER_TIMEOUT_S } = await import("./remote.ts");
+    const transfer = call.bytes !== undefined || call.wantBytes === true;
+    return remoteRequest(url, req, { wantBytes: call.wantBytes === true, timeoutS: timeoutSeconds(g) ?? (transfer ? DEFAULT_TRANSFER_TIMEOUT_S : DEFAULT_TIMEOUT_S) });
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);
+}
+
+/** --timeout, else CARDS_TIMEOUT: seconds (a decimal) a remote call may take; undefined when neither is set. */
+export function timeoutSeconds(g: CliGlobals): number | undefined {
+  const [given, from] = g.timeout !== undefined ? [g.timeout, "--timeout"] : [g.env.CARDS_TIMEOUT || undefined, "CARDS_TIMEOUT"];
+  if (given === undefined) return undefined;
+  const n = Number(given);
+  if (!/^\d+(\.\d+)?$/.test(given.trim()) || !(n > 0) || n > 86_400) {
+    throw new CardsError("usage", `${from} ${JSON.stringify(given)} is not a number of seconds between 0 and 86400`, { field: from, value: given, hint: `for example ${from === "--timeout" ? "--timeout 120" : "CARDS_TIMEOUT=120"}` });
+  }
+  return n;
 }
 
 /**

@@ -84,8 +84,12 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
   const { createParser } = await import("eventsource-parser");
   // interrupted, it ends as the embedded follower does: exit 0, whatever it was doing
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(0));
-  // as remote.ts: a base URL given with the API prefix means the same server
-  const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+  const { apiBase, withoutPassword, DEFAULT_TIMEOUT_S } = await import("./remote.ts");
+  const { timeoutSeconds } = await import("./client.ts");
+  // as remote.ts: the same base URL rules, and a password never shown
+  const url = apiBase(baseUrl);
+  const base = withoutPassword(url);
+  const firstWaitS = timeoutSeconds(g) ?? DEFAULT_TIMEOUT_S;
   let lastId = q.since;
   let connected = false;
   /** when the stream was lost (undefined while connected): a quiet feed and a dead server look alike on stdout */
@@ -100,10 +104,12 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
     let res: Response;
     // a reconnect that gets no answer (a host gone, its packets dropped) gives up in time:
     // the deadline below is judged once per attempt
+    // the first connection waits as long as any remote call (--timeout)
     const answer = new AbortController();
-    const wait = connected ? setTimeout(() => answer.abort(new Error("no answer")), Math.max(1000, Math.min(5000, reconnectForS * 1000))) : undefined;
+    const waitMs = connected ? Math.max(1000, Math.min(5000, reconnectForS * 1000)) : firstWaitS * 1000;
+    const wait = setTimeout(() => answer.abort(new Error(`no answer within ${Math.round(waitMs / 1000)} s`)), waitMs);
     try {
-      res = await fetch(`${base}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers, signal: answer.signal });
+      res = await fetch(`${url}/v1/events/stream${qs.size ? `?${qs}` : ""}`, { headers, signal: answer.signal, redirect: "manual" });
       clearTimeout(wait);
       // a proxy before a server that is down answers for it: lost, not refused
       if (connected && res.status >= 502 && res.status <= 504) {
@@ -176,20 +182,31 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
       },
     });
     const decoder = new TextDecoder();
+    // the server sends a heartbeat every 15 s: a stream silent for three of them is dead
+    // (a NAT or a proxy that dropped the idle connection without a word)
+    let silent = false;
+    const dead = (): void => { silent = true; answer.abort(new Error("silent")); };
+    let idle = setTimeout(dead, STREAM_SILENCE_MS);
     try {
       for await (const chunk of res.body) {
+        clearTimeout(idle);
+        idle = setTimeout(dead, STREAM_SILENCE_MS);
         parser.feed(decoder.decode(chunk, { stream: true }));
         if (truncated) break; // more than 500 were missed: reconnect at once for the next ones
       }
     } catch { /* the connection broke: resume below */ }
+    clearTimeout(idle);
     if (truncated) {
       attempt = -1;
       continue;
     }
     lostAt = Date.now();
-    notice(`the stream from ${base} ended; reconnecting${lastId ? ` after event ${lastId}` : ""}`);
+    notice(`the stream from ${base} ${silent ? `was silent for ${STREAM_SILENCE_MS / 1000} s (no heartbeat)` : "ended"}; reconnecting${lastId ? ` after event ${lastId}` : ""}`);
     await sleep(250);
   }
 }
+
+/** Three of the server's 15 s heartbeats (src/http/sse.ts) missed: the connection is taken as dead. */
+const STREAM_SILENCE_MS = 45_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,51 +1,164 @@
-/** Remote mode: the same request over HTTP to a running `cards serve` (ofetch). */
+/**
+ * Remote mode: the same request over HTTP to a running `cards serve` (ofetch). What comes
+ * back is a cards answer or a CardsError that says what happened on the way: a server
+ * that could not be reached (nothing was sent), one that did not answer in time, a proxy's
+ * own answer, a redirect, a body that is not JSON. A write whose answer was lost after it
+ * was sent may have been applied: the error says so and names its Idempotency-Key.
+ */
 import { ofetch } from "ofetch";
-import { CardsError } from "../domain/errors.ts";
+import { CardsError, EXIT_CODE, type ErrorEnvelope } from "../domain/errors.ts";
 import type { ApiRequest } from "../api/types.ts";
 import type { RawResponse } from "./client.ts";
 
-export async function remoteRequest(baseUrl: string, req: ApiRequest, wantBytes = false): Promise<RawResponse> {
-  // a base URL given with the API prefix (http://host:port/v1) means the same server
-  const base = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+/** How long one call may take, unless --timeout or CARDS_TIMEOUT says otherwise. */
+export const DEFAULT_TIMEOUT_S = 60;
+/** The same for an artifact upload or download, which carries up to 64 MiB. */
+export const DEFAULT_TRANSFER_TIMEOUT_S = 600;
+
+/** Errors that mean the request never left this machine: nothing can have been applied. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EPROTO", "ENETUNREACH", "EHOSTUNREACH", "ConnectionRefused", "FailedToOpenSocket", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"]);
+
+export interface RemoteOptions {
+  /** answer with the raw bytes (artifact downloads) */
+  wantBytes?: boolean;
+  /** seconds the whole call may take, the body included */
+  timeoutS: number;
+}
+
+export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteOptions): Promise<RawResponse> {
+  const base = apiBase(baseUrl);
+  const shown = withoutPassword(base);
   const qs = new URLSearchParams(req.query).toString();
   const url = `${base}/v1${req.path}${qs ? `?${qs}` : ""}`;
+  const what = `${req.method} /v1${req.path}`;
+  const write = req.method !== "GET" && req.method !== "HEAD";
+  const key = req.headers["idempotency-key"];
+  let res: Awaited<ReturnType<typeof ofetch.raw>>;
   try {
     const raw = req.stream instanceof Uint8Array ? req.stream : undefined;
-    const res = await ofetch.raw(url, {
+    res = await ofetch.raw(url, {
       method: req.method as "GET",
       headers: { ...(req.body !== undefined ? { "content-type": "application/json" } : {}), ...req.headers },
       body: raw ?? req.body,
-      responseType: wantBytes ? "arrayBuffer" : "text",
+      responseType: o.wantBytes ? "arrayBuffer" : "text",
       ignoreResponseError: true,
       retry: 0,
+      // a redirect is not followed: fetch would send a POST or a DELETE on as a GET
+      redirect: "manual",
+      // the whole call, the body included (ofetch's own timeout stops at the headers)
+      signal: AbortSignal.timeout(o.timeoutS * 1000),
     });
-    const headers: Record<string, string> = {};
-    res.headers.forEach((v, k) => { headers[k] = v; });
-    if (wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
-    const text = wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
-    // every answer of the cards API but a download is JSON: anything else is another server
-    // (or a proxy in front of one, which may refuse a large body itself)
-    if (!(headers["content-type"] ?? "").includes("json") && res.status === 413) {
-      throw new CardsError("payload_too_large", `${req.method} /v1${req.path}: ${base} refused the request body as too large (413)`, { hint: "see docs/limits.md; a proxy in front of the server may set a lower limit" });
+  } catch (e) {
+    type Cause = { code?: unknown; name?: unknown; message?: unknown };
+    const cause: Cause = (e as { cause?: Cause }).cause ?? (e as Cause);
+    const code = typeof cause.code === "string" ? cause.code : undefined;
+    if (cause.name === "TimeoutError" || (e as Error).name === "TimeoutError") {
+      throw lost(`${shown} did not answer ${what} within ${o.timeoutS} s`, write, key, "raise the limit with --timeout SECONDS or CARDS_TIMEOUT if the server is slow, else check it and the network");
     }
-    if (!(headers["content-type"] ?? "").includes("json") && res.status === 431) {
+    if (code !== undefined && NOT_SENT.has(code)) {
+      throw new CardsError("unavailable", `cannot reach ${shown}: ${String(cause.message ?? code)}`, {
+        hint: "check that `cards serve` is running and CARDS_URL / --url points at it (nothing was sent)",
+      });
+    }
+    throw lost(`the connection to ${shown} failed during ${what}: ${String(cause.message ?? (e as Error).message)}`, write, key, "check the server and the network");
+  }
+  const headers: Record<string, string> = {};
+  res.headers.forEach((v, k) => { headers[k] = v; });
+  const type = headers["content-type"] ?? "";
+  if (res.status >= 300 && res.status < 400) {
+    const to = headers.location;
+    throw new CardsError("unavailable", `${shown} answered ${what} with a redirect (${res.status}${to ? ` to ${withoutPassword(to)}` : ""}); redirects are not followed, so a write is never sent on as a read`, {
+      hint: to ? `set CARDS_URL / --url to the address it redirects to (the part before /v1)` : "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
+    });
+  }
+  if (o.wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
+  const text = o.wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
+  // every answer of the cards API but a download is JSON: anything else is another server
+  // or a proxy in front of one
+  if (!type.includes("json")) {
+    if (res.status === 413) {
+      throw new CardsError("payload_too_large", `${what}: ${shown} refused the request body as too large (413)`, { hint: "see docs/limits.md; a proxy in front of the server may set a lower limit" });
+    }
+    if (res.status === 431) {
       // Bun's HTTP parser answers before any route runs: past 16 KiB of request line and headers
-      throw new CardsError("bad_request", `${req.method} /v1${req.path}: ${base} refused the request's URL and headers as too long (431; at most 16 KiB)`, {
+      throw new CardsError("bad_request", `${what}: ${shown} refused the request's URL and headers as too long (431; at most 16 KiB)`, {
         hint: "shorten what goes in the query (q, ids, filters); see docs/limits.md",
       });
     }
-    if (!(headers["content-type"] ?? "").includes("json") && res.status !== 204) throw notCards(base, `${req.method} /v1${req.path} answered ${res.status} ${headers["content-type"] ?? "without a content type"}`);
-    return { status: res.status, text, headers };
-  } catch (e) {
-    if (e instanceof CardsError) throw e;
-    throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, {
-      hint: "check that `cards serve` is running and CARDS_URL / --url points at it",
+    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} ${type || "without a content type"}`, write, key);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw lost(`${shown} answered ${what} with ${res.status} and a body that is not JSON (${excerpt(text)})`, write && res.status < 400, key, "a proxy in front of the server may have cut or replaced the answer");
+  }
+  if (res.status >= 400 && !isEnvelope(body)) {
+    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} with ${excerpt(text)}, not a cards error`, write, key);
+  }
+  if (res.status === 404 && isNoRoute(body) && new URL(base).pathname !== "/") {
+    const path = new URL(base).pathname;
+    throw new CardsError("not_found", (body as ErrorEnvelope).message, {
+      hint: `CARDS_URL / --url has the path ${path}: the server answers under ${new URL(base).origin}/v1, unless a proxy maps ${path}; try ${withoutPassword(new URL(base).origin)}`,
     });
   }
+  return { status: res.status, text, body, headers };
 }
 
-function notCards(base: string, what: string): CardsError {
-  return new CardsError("unavailable", `${base} is not a cards server: ${what}`, {
-    hint: "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
+/** The base URL as given, without a trailing slash or /v1; one with a query, a fragment or no host is a usage error. */
+export function apiBase(given: string): string {
+  let u: URL | undefined;
+  try { u = new URL(given); } catch { /* refused below */ }
+  const bad = (why: string, hint = "the base URL `cards serve` printed, such as http://127.0.0.1:4777") =>
+    new CardsError("usage", `CARDS_URL / --url ${JSON.stringify(withoutPassword(given))} ${why}`, { field: "--url", hint });
+  if (!u || !u.hostname) throw bad("is not a URL with a host");
+  if (u.search || u.hash) throw bad("has a query or a fragment; it is a base URL the API paths are added to");
+  const path = u.pathname.replace(/\/+$/, "").replace(/\/v1$/, "");
+  if (/\/ui$/.test(path)) throw bad("is the board's address (/ui)", `drop /ui: ${withoutPassword(u.origin + path.slice(0, -3))}`);
+  const userinfo = u.username ? `${u.username}${u.password ? `:${u.password}` : ""}@` : "";
+  return `${u.protocol}//${userinfo}${u.host}${path}`;
+}
+
+/** `url` with a password in it shown as ***, for messages that land in logs and transcripts. */
+export function withoutPassword(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
+}
+
+const excerpt = (text: string): string => {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t ? JSON.stringify(t.length > 120 ? `${t.slice(0, 120)}…` : t) : "an empty body";
+};
+
+/** A cards error answer: a known code and a message (a proxy's JSON has neither). */
+function isEnvelope(body: unknown): body is ErrorEnvelope {
+  const b = body as { error?: unknown; message?: unknown } | null;
+  return typeof b === "object" && b !== null && typeof b.error === "string" && Object.hasOwn(EXIT_CODE, b.error) && typeof b.message === "string";
+}
+
+const isNoRoute = (body: unknown): boolean => isEnvelope(body) && body.error === "not_found" && body.message.startsWith("no route ");
+
+/**
+ * The error for a write whose answer did not arrive after it was sent: it may have been
+ * applied. Its Idempotency-Key makes the retry safe: a write already applied answers as
+ * it did, and is not applied twice.
+ */
+function lost(message: string, write: boolean, key: string | undefined, hint: string): CardsError {
+  if (!write) return new CardsError("unavailable", message, { hint: `${hint}; a read is safe to retry` });
+  return new CardsError("unavailable", `${message}; the write may have been applied`, {
+    hint: key
+      ? `retry with --idempotency-key ${key}: if it was applied, the retry answers as it did and applies nothing twice (keys are kept 7 days)`
+      : `re-read before retrying (a card created or claimed may be there: cards cards list --owner me, or --q with its title); ${hint}`,
+  });
+}
+
+function notCards(shown: string, base: string, status: number, headers: Record<string, string>, what: string, write: boolean, key: string | undefined): CardsError {
+  if (status === 429) {
+    const after = headers["retry-after"];
+    return new CardsError("unavailable", `${shown} is rate limited: ${what}`, { hint: after ? `retry after ${after} s (Retry-After)` : "retry later" });
+  }
+  // a proxy's 502/503/504 may come after the server applied the write
+  if (write && status >= 500) return lost(`${shown} (or a proxy in front of it): ${what}`, true, key, "check that `cards serve` is running behind it");
+  return new CardsError("unavailable", `${shown} is not a cards server: ${what}`, {
+    hint: new URL(base).pathname !== "/" ? "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT), without a path unless a proxy maps one" : "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
   });
 }

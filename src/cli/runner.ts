@@ -11,7 +11,7 @@ import type { CliGlobals } from "./client.ts";
 import { printOut } from "./write-all.ts";
 
 const GLOBAL_FLAGS: Record<string, keyof Omit<CliGlobals, "env" | "cwd">> = {
-  "--dir": "dir", "--url": "url", "--actor": "actor", "--idempotency-key": "idempotencyKey",
+  "--dir": "dir", "--url": "url", "--actor": "actor", "--idempotency-key": "idempotencyKey", "--timeout": "timeout",
 };
 
 /** What a command's run() may return besides a JSON value to print. */
@@ -52,7 +52,8 @@ export async function runCli(root: CommandDef, argv: string[], version: string):
     const env = toEnvelope(e);
     if (!isCardsError(e)) console.error(String((e as Error)?.stack ?? e));
     console.error(JSON.stringify(env));
-    return isCardsError(e) ? EXIT_CODE[e.code] : 1;
+    // a code no table names (never from our own errors) is still a failure
+    return isCardsError(e) ? EXIT_CODE[e.code] ?? 1 : 1;
   }
 }
 
@@ -222,7 +223,11 @@ function globalHelp(path: string): string {
     "  --dir=<dir>              workspace root (default: found upward from the current directory)",
     ...(here ? [] : ["  --url=<url>              use a running server (same as CARDS_URL; --dir wins over CARDS_URL)"]),
     "  --actor=<actor>          act as this user (X-Service-Actor; else CARDS_ACTOR, settings.default_user)",
-    ...(here ? [] : ["  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key)"]),
+    ...(here ? [] : [
+      "  --idempotency-key=<key>  make a write safe to retry (Idempotency-Key; a remote write gets one of its own,",
+      "                           named in the error when its answer was lost)",
+      "  --timeout=<seconds>      a remote call's limit (same as CARDS_TIMEOUT; default 60, 600 for artifacts)",
+    ]),
   ];
   if (here) lines.push("", `This command works on the workspace files here: it ${here === "ignore" ? "ignores" : "refuses"} CARDS_URL / --url.`);
   if (ENVIRONMENT[path]) lines.push("", "ENVIRONMENT", "", ...ENVIRONMENT[path]!);

@@ -1,0 +1,208 @@
+/**
+ * The remote CLI (CARDS_URL / --url) where the network or what stands in front of the
+ * server misbehaves: a proxy's own JSON errors, redirects, a server that never answers,
+ * a body that is not JSON, an answer lost after the write was applied. Each is one
+ * envelope on stderr with a non-zero exit, and a write that may have been applied says so
+ * and names the Idempotency-Key that makes its retry safe.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer, connect, type Server as NetServer, type Socket } from "node:net";
+import { assertBinary, cleanEnv, serve, type Server } from "../helpers/binary.ts";
+import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+
+/** Runs the binary without blocking this process (the fake servers below live in it). */
+async function cards(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderrLines: string[]; error: any }> {
+  const p = Bun.spawn([BIN, ...args], { env: cleanEnv({ CARDS_ACTOR: "ada", ...env }), stdout: "pipe", stderr: "pipe" });
+  const [code, stdout, stderr] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  const stderrLines = stderr.trim().split("\n").filter(Boolean);
+  let error: any;
+  try { error = JSON.parse(stderrLines.at(-1) ?? ""); } catch { /* none */ }
+  return { code, stdout, stderrLines, error };
+}
+
+/** A server that answers every request with `res()`. */
+function fake(res: (req: Request) => Response | Promise<Response>) {
+  // idleTimeout 0: Bun would end a silent stream after 10 s itself
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 0, fetch: res });
+  return { url: `http://127.0.0.1:${s.port}`, stop: () => s.stop(true) };
+}
+
+let dir: string;
+let server: Server;
+const titles = async (): Promise<string[]> => ((await (await fetch(`${server.url}/v1/cards?limit=200`)).json()) as any).items.map((c: any) => c.title);
+
+beforeAll(async () => {
+  assertBinary();
+  dir = makeWorkspace();
+  server = await serve(dir);
+});
+afterAll(async () => { await server.stop(); });
+
+describe("a proxy's own answers", () => {
+  test("a JSON error that is not a cards error is `unavailable`, exit 7, one line, no stack (before: exit 0, or a stack and exit 1)", async () => {
+    const cases: Array<[number, unknown]> = [[502, { error: "bad gateway", message: "" }], [503, { message: "no healthy upstream" }], [404, { message: "Not Found" }], [500, { type: "about:blank", title: "oops" }]];
+    for (const [status, body] of cases) {
+      const proxy = fake(() => Response.json(body, { status }));
+      try {
+        for (const args of [["health"], ["cards", "create", "--type", "task", "--title", "x"], ["api", "GET", "/workspace"]]) {
+          const r = await cards(["--url", proxy.url, ...args]);
+          expect([status, args[0], r.code, r.stderrLines.length, r.error?.error]).toEqual([status, args[0], 7, 1, "unavailable"]);
+          expect(r.stdout).toBe("");
+        }
+      } finally {
+        proxy.stop();
+      }
+    }
+  });
+
+  test("a 429 says rate limited and when to retry", async () => {
+    const proxy = fake(() => new Response("slow down", { status: 429, headers: { "retry-after": "5" } }));
+    try {
+      const r = await cards(["--url", proxy.url, "cards", "list"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toContain("is rate limited");
+      expect(r.error.hint).toBe("retry after 5 s (Retry-After)");
+    } finally {
+      proxy.stop();
+    }
+  });
+
+  test("a redirect is not followed: a write is never sent on as a GET (before: exit 0 and nothing written)", async () => {
+    for (const status of [301, 302, 303, 307]) {
+      const proxy = fake((req) => Response.redirect(`${server.url}${new URL(req.url).pathname}`, status));
+      try {
+        const r = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", `redirected ${status}`]);
+        expect([status, r.code, r.error?.error]).toEqual([status, 7, "unavailable"]);
+        expect(r.error.message).toContain(`with a redirect (${status} to ${server.url}/v1/cards)`);
+        expect(r.error.hint).toContain("set CARDS_URL / --url to the address it redirects to");
+      } finally {
+        proxy.stop();
+      }
+    }
+    expect((await titles()).filter((t) => t.startsWith("redirected"))).toEqual([]);
+  });
+
+  test("a 200 whose body is not JSON, or is cut short, is `unavailable` exit 7 in one line (before: a stack and exit 1, or the broken bytes and exit 0)", async () => {
+    for (const text of ["{not json", '{"version":"0.1.']) {
+      const proxy = fake(() => new Response(text, { headers: { "content-type": "application/json" } }));
+      try {
+        for (const args of [["health"], ["api", "GET", "/health"]]) {
+          const r = await cards(["--url", proxy.url, ...args]);
+          expect([text, args[0], r.code, r.stderrLines.length, r.stdout]).toEqual([text, args[0], 7, 1, ""]);
+          expect(r.error.message).toContain("with 200 and a body that is not JSON");
+        }
+      } finally {
+        proxy.stop();
+      }
+    }
+  });
+});
+
+describe("time", () => {
+  let hang: NetServer;
+  let hangUrl: string;
+  const held: Socket[] = [];
+  beforeAll(async () => {
+    hang = createServer((c) => { held.push(c); }); // accepts, reads, never answers
+    await new Promise<void>((r) => hang.listen(0, "127.0.0.1", r));
+    hangUrl = `http://127.0.0.1:${(hang.address() as { port: number }).port}`;
+  });
+  afterAll(() => { for (const c of held) c.destroy(); hang.close(); });
+
+  test("a server that never answers is given up after --timeout (or CARDS_TIMEOUT) seconds, exit 7 (before: 6 minutes)", async () => {
+    const t0 = performance.now();
+    const r = await cards(["--url", hangUrl, "--timeout", "1", "health"]);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+    expect(r.error.message).toBe(`${hangUrl} did not answer GET /v1/health within 1 s`);
+    expect(r.error.hint).toContain("a read is safe to retry");
+    const w = await cards(["cards", "create", "--type", "task", "--title", "x"], { CARDS_URL: hangUrl, CARDS_TIMEOUT: "0.5" });
+    expect(w.error.message).toBe(`${hangUrl} did not answer POST /v1/cards within 0.5 s; the write may have been applied`);
+    expect(w.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
+  });
+
+  test("a timeout that is not a number of seconds is a usage error (exit 2)", async () => {
+    for (const [args, env] of [[["--timeout", "abc"], {}], [["--timeout", "0"], {}], [[], { CARDS_TIMEOUT: "-1" }]] as const) {
+      const r = await cards([...args, "--url", hangUrl, "health"], env);
+      expect([r.code, r.error.error]).toEqual([2, "usage"]);
+    }
+  });
+});
+
+describe("an answer lost after the write was applied", () => {
+  test("says it may have been applied and names the key; the retry with that key replays, and nothing is written twice", async () => {
+    const port = Number(new URL(server.url).port);
+    // passes the request on, and hangs up on the caller once the server's answer starts
+    const drop = createServer((c) => {
+      const up = connect(port, "127.0.0.1");
+      c.on("data", (d) => up.write(d));
+      up.on("data", () => { c.destroy(); up.destroy(); });
+      c.on("error", () => {});
+      up.on("error", () => {});
+    });
+    await new Promise<void>((r) => drop.listen(0, "127.0.0.1", r));
+    const dropUrl = `http://127.0.0.1:${(drop.address() as { port: number }).port}`;
+    try {
+      const r = await cards(["--url", dropUrl, "cards", "create", "--type", "task", "--title", "applied once"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toContain("the write may have been applied");
+      const key = /--idempotency-key (cli-[0-9a-f-]{36})/.exec(r.error.hint)?.[1];
+      expect(key).toBeDefined();
+      expect((await titles()).filter((t) => t === "applied once")).toHaveLength(1);
+      const again = await cards(["--url", server.url, "--idempotency-key", key!, "cards", "create", "--type", "task", "--title", "applied once"]);
+      expect(again.code).toBe(0);
+      expect((await titles()).filter((t) => t === "applied once")).toHaveLength(1);
+      // a read that failed so is simply retried: no key, no warning
+      const read = await cards(["--url", dropUrl, "cards", "list"]);
+      expect(read.error.message).not.toContain("may have been applied");
+    } finally {
+      drop.close();
+    }
+  });
+
+  test("a server that refuses the connection sent nothing: no warning, the usual hint", async () => {
+    const r = await cards(["--url", "http://127.0.0.1:9", "cards", "create", "--type", "task", "--title", "x"]);
+    expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+    expect(r.error.message).not.toContain("may have been applied");
+    expect(r.error.hint).toContain("nothing was sent");
+  });
+});
+
+describe("the base URL", () => {
+  test("the board's address, a query, a password and a path are each told plainly", async () => {
+    const ui = await cards(["--url", `${server.url}/ui/`, "health"]);
+    expect([ui.code, ui.error.error, ui.error.hint]).toEqual([2, "usage", `drop /ui: ${server.url}`]);
+    const query = await cards(["--url", `${server.url}?x=1`, "health"]);
+    expect([query.code, query.error.error]).toEqual([2, "usage"]);
+    const secret = await cards(["--url", "http://agent:s3cret@127.0.0.1:9", "health"]);
+    expect(secret.error.message).toContain("http://agent:***@127.0.0.1:9");
+    expect(JSON.stringify(secret.error)).not.toContain("s3cret");
+    const path = await cards(["--url", `${server.url}/api`, "cards", "list"]);
+    expect([path.code, path.error.error]).toEqual([3, "not_found"]);
+    expect(path.error.hint).toContain(`has the path /api: the server answers under ${server.url}/v1`);
+  });
+});
+
+test("events --follow notices a stream gone silent (no heartbeat for 45 s) and reconnects after the last event (before: it waited forever)", async () => {
+  let connections = 0;
+  const lastIds: Array<string | null> = [];
+  const silent = fake((req) => {
+    connections++;
+    lastIds.push(req.headers.get("last-event-id"));
+    // one event, then nothing: not even the heartbeat a live server sends every 15 s
+    const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(`id: 7\nevent: card_created\ndata: {"id":"7"}\n\n`)); } });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  const p = Bun.spawn([BIN, "--url", silent.url, "events", "--follow"], { env: cleanEnv({}), stdout: "pipe", stderr: "pipe" });
+  try {
+    const deadline = Date.now() + 55_000;
+    while (connections < 2 && Date.now() < deadline) await Bun.sleep(200);
+    expect(connections).toBe(2);
+    expect(lastIds).toEqual([null, "7"]);
+  } finally {
+    p.kill();
+    await p.exited;
+    silent.stop();
+  }
+  expect(await new Response(p.stderr).text()).toContain(`cards: the stream from ${silent.url} was silent for 45 s (no heartbeat); reconnecting after event 7`);
+}, 70_000);
