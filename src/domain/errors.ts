@@ -182,7 +182,7 @@ export function conflictHint(card: Card, actor?: string): string {
     return `re-read it and retry with version ${card.version} (the card in this error is the current one); it is unowned now: if you held it, it was released (its history says by whom), so claim it again before you go on`;
   }
   if (actor === card.owner) {
-    return `it is still yours: see what changed (the card in this error is the current one; its history says who changed it), then retry with version ${card.version}`;
+    return `it is still yours: see what changed (the card in this error is the current one; its history says who changed it; a write of yours whose answer was lost counts too), then retry with version ${card.version}`;
   }
   if (actor !== undefined) {
     return `it is owned by ${card.owner}, not you: if you held it, it was taken from you; leave it, or comment (its history shows who changed what). To change it anyway, retry with version ${card.version}`;

@@ -411,7 +411,7 @@ describe("errors that tell an agent what to do next (review 2026-11-25)", () => 
     await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("agent-1"));
     await api.patch(`/cards/${c.id}`, { version: 2, title: "one" }, as("agent-1"));
     const late = await api.patch(`/cards/${c.id}`, { version: 2, title: "two" }, as("agent-1"));
-    expect([late.status, late.body.hint]).toEqual([409, "it is still yours: see what changed (the card in this error is the current one; its history says who changed it), then retry with version 3"]);
+    expect([late.status, late.body.hint]).toEqual([409, "it is still yours: see what changed (the card in this error is the current one; its history says who changed it; a write of yours whose answer was lost counts too), then retry with version 3"]);
     // every write path says it: an entry append, a link, a release
     const entry = await api.post(`/cards/${c.id}/fields/evidence/append`, { version: 2, entry: { note: "n" } }, as("agent-1"));
     expect(entry.body.hint).toStartWith("it is still yours");
