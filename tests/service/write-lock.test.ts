@@ -4,13 +4,15 @@
  * is written, so no write of it may be answered as done, and the ones after it must not
  * run outside a transaction.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, WriteLock, writeError } from "../../src/store/sqlite/connection.ts";
 import { openSqlite } from "../../src/platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../src/domain/errors.ts";
+import { health } from "../../src/service/index.ts";
+import { openTestService } from "../helpers/workspace.ts";
 
 function freshDb() {
   const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
@@ -196,4 +198,67 @@ describe("the fault GET /health reports", () => {
       db.close();
     }
   }, 30_000);
+
+  test("a write SQLite rolled back whole for a cause no mapping names (no memory) is a fault too", async () => {
+    const { db, path, rows } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    const err = await lock.run(() => {
+      db.query("INSERT INTO t VALUES ('lost')").run();
+      db.exec("ROLLBACK"); // what SQLite does on SQLITE_NOMEM
+      throw Object.assign(new Error("out of memory"), { code: "SQLITE_NOMEM" });
+    }).then(() => null, (e) => e);
+    expect(err).toMatchObject({ code: "unavailable", message: `the write to ${path} was rolled back; nothing was written` });
+    expect(lock.fault?.error).toBe(err);
+    expect(rows()).toEqual([]);
+    db.close();
+  });
+
+  test("a BEGIN the disk or the file stopped is a fault: every write waiting for it is refused", async () => {
+    const { db, path } = freshDb();
+    let failBegin = true;
+    // the connection as the lock sees it, its next BEGIN failing as an I/O error at the lock would
+    const flaky = new Proxy(db, {
+      get(target, key) {
+        if (key !== "exec") return Reflect.get(target, key);
+        return (sql: string) => {
+          if (failBegin && sql === "BEGIN IMMEDIATE") {
+            failBegin = false;
+            throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_LOCK" });
+          }
+          return target.exec(sql);
+        };
+      },
+    });
+    const lock = new WriteLock(flaky, path, true);
+    const results = await Promise.allSettled([lock.run(() => 1), lock.run(() => 2)]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((results[0] as PromiseRejectedResult).reason.message).toContain(`an I/O error stopped the write to ${path}`);
+    expect(lock.fault?.error.message).toContain(`an I/O error stopped the write to ${path}`);
+    await lock.run(() => { db.query("INSERT INTO t VALUES ('ok')").run(); });
+    expect(lock.fault).toBeUndefined();
+    db.close();
+  });
+});
+
+describe("GET /health after a failed write", () => {
+  test("says how long ago it failed, and stands for a minute without a write that fails again", async () => {
+    const svc = await openTestService(undefined, "serve");
+    const t0 = Date.now();
+    try {
+      const err = await svc.store.write(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).then(() => null, (e) => e);
+      expect(err?.code).toBe("unavailable");
+      setSystemTime(new Date(t0 + 30_000));
+      let told: any;
+      try { health(svc, "test"); } catch (e) { told = e; }
+      expect(told?.code).toBe("unavailable");
+      expect(told?.message).toStartWith("the last write, 30 s ago, failed: the disk is full");
+      expect(told?.extra.hint).toStartWith("free disk space and retry; ");
+      // a minute on, with no write failing since: the fault says nothing of now
+      setSystemTime(new Date(t0 + 61_000));
+      expect(health(svc, "test").workspace_id).toBeString();
+    } finally {
+      setSystemTime();
+      svc.close();
+    }
+  });
 });
