@@ -103,3 +103,48 @@ test("HEAD /v1/health answering 503 is logged with its cause, as GET's is (befor
     svc.close();
   }
 });
+
+test("after a window's count is told, the next window counts from none (before: the told ones were counted again)", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 100);
+  const post = () => seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
+  post();
+  for (let i = 0; i < 3; i++) post();
+  await settle(150);
+  expect(lines[1]).toMatch(/\(the latest of 3 like it in/);
+  post(); // within the window that the count opened
+  await settle(150);
+  expect(lines).toHaveLength(3);
+  expect(lines[2]).toMatch(/\(the latest of 1 like it in/);
+});
+
+test("the count is told when its window ends, whenever in the window the first of it came (before: a window after it)", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 300);
+  const post = () => seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
+  post();
+  await settle(200);
+  post(); // late in the window
+  await settle(180); // the window ended ~80 ms ago (a timer started anew would run ~120 ms from now)
+  expect(lines).toEqual(["503 to POST /v1/cards: the disk is full", "503 to POST /v1/cards: the disk is full (the latest of 1 like it in the last 1 s)"]);
+});
+
+test("a count whose timer is late (a busy server) is told before the next window starts, not lost", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 100);
+  const post = () => seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable("the disk is full"));
+  post();
+  post();
+  post();
+  await settle();
+  expect(lines).toHaveLength(1);
+  // the event loop is held past the window: the timer cannot run before the next answer is seen
+  for (const end = Date.now() + 150; Date.now() < end;) { /* busy */ }
+  post();
+  await settle(250);
+  expect(lines).toEqual([
+    "503 to POST /v1/cards: the disk is full",
+    expect.stringMatching(/^503 to POST \/v1\/cards: the disk is full \(the latest of 2 like it in the last 1 s\)$/),
+    expect.stringMatching(/^503 to POST \/v1\/cards: the disk is full \(the latest of 1 like it in the last 1 s\)$/),
+  ]);
+});
