@@ -5,7 +5,8 @@
  * whoever tried it. Before, the 500 was ~18 lines of minified source and the rest nothing.
  */
 import { expect, test } from "bun:test";
-import { openSync, writeSync, closeSync, writeFileSync, rmSync } from "node:fs";
+import { openSync, writeSync, closeSync, writeFileSync, rmSync, existsSync, readdirSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { assertBinary, serve } from "../helpers/binary.ts";
 import { editJson, makeWorkspace } from "../helpers/workspace.ts";
@@ -114,5 +115,91 @@ test("--access-log (or CARDS_ACCESS_LOG=1) logs one line per answer: method, pat
     } finally {
       await srv.stop();
     }
+  }
+});
+
+test("the access log writes control characters of an actor as escapes: a line stays one line and reaches a terminal inert", async () => {
+  assertBinary();
+  const dir = makeWorkspace();
+  const srv = await serve(dir, {}, ["--access-log"]);
+  try {
+    // bytes 0x80-0x9f arrive as C1 controls (CSI, NEL); a tab arrives as sent
+    const { port } = new URL(srv.url);
+    const sock = connect(Number(port), "127.0.0.1");
+    let answer = "";
+    sock.on("data", (d) => { answer += d; });
+    sock.write(Buffer.concat([
+      Buffer.from("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Service-Actor: a\tb"),
+      Buffer.from([0x9b, 0x85]),
+      Buffer.from("c\r\nConnection: close\r\n\r\n"),
+    ]));
+    await new Promise((r) => sock.on("close", r));
+    expect(answer).toStartWith("HTTP/1.1 200");
+    await waitFor(() => srv.log().includes("GET /v1/health 200"));
+    const line = srv.log().split("\n").find((l) => l.includes("GET /v1/health 200"));
+    expect(line).toMatch(/^\[info\] GET \/v1\/health 200 \d+\.\d ms a\\u0009b\\u009b\\u0085c$/);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test("CARDS_ACCESS_LOG set to anything but 1 (0, off) leaves the access log off", async () => {
+  assertBinary();
+  const dir = makeWorkspace();
+  const srv = await serve(dir, { CARDS_ACCESS_LOG: "0" });
+  try {
+    expect((await fetch(`${srv.url}/v1/health`, { headers: { "x-service-actor": "agent-1" } })).status).toBe(200);
+    await Bun.sleep(100);
+    expect(srv.log()).not.toContain("GET /v1/health");
+  } finally {
+    await srv.stop();
+  }
+});
+
+test("503s counted and not told yet are told as the server stops (before: lost with the process)", async () => {
+  assertBinary();
+  const dir = makeWorkspace();
+  const first = await serve(dir);
+  for (let i = 0; i < 30; i++) await fetch(`${first.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: `card ${i} ${"words ".repeat(200)}` }) });
+  await first.stop();
+  // damage the cards table's pages, then serve it (no page of it cached yet)
+  const fd = openSync(join(dir, ".cards/cards.db"), "r+");
+  for (let page = 3; page < 12; page++) writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, page * 4096);
+  closeSync(fd);
+  const srv = await serve(dir);
+  let stopped = false;
+  try {
+    const answers: number[] = [];
+    for (let i = 0; i < 4; i++) answers.push((await fetch(`${srv.url}/v1/cards?limit=200`)).status);
+    expect(answers.filter((s) => s === 503).length).toBeGreaterThanOrEqual(2);
+    await waitFor(() => srv.log().includes("503 to GET /v1/cards"));
+    await Bun.sleep(100); // the later ones are counted (each read from the answer's body)
+    expect(srv.log()).not.toContain("more like it");
+    await srv.stop();
+    stopped = true;
+    await waitFor(() => srv.log().includes("more like it"));
+    expect(srv.log()).toMatch(/\[error\] 503 to GET \/v1\/cards: .* \(\d+ more like it in the last \d+ s\)/);
+  } finally {
+    if (!stopped) await srv.stop();
+  }
+});
+
+test("a server starting beside a live one that supervises services warns about it in its log", async () => {
+  assertBinary();
+  const dir = makeWorkspace((f) => {
+    f["definitions/extensions.yaml"] = JSON.stringify([{ id: "keeper", kind: "service", run: ["/bin/sh", "-c", "exec sleep 4242"] }]);
+  });
+  const first = await serve(dir);
+  try {
+    await waitFor(() => existsSync(join(dir, ".cards/services")) && readdirSync(join(dir, ".cards/services")).length > 0);
+    const second = await serve(dir);
+    try {
+      await waitFor(() => second.log().includes("another cards serve"));
+      expect(second.log()).toMatch(new RegExp(`\\[warn\\] another cards serve on this workspace \\(pid ${first.proc.pid}\\) supervises services too: each server runs its own copy of keeper`));
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await first.stop();
   }
 });
