@@ -263,14 +263,19 @@ describe("take-next", () => {
     const fresh = await testApi();
     try {
       await fresh.task({ status: "todo" });
-      const cases = [
-        ["ann, bee", 'holds ", "'], ["bot\u001b[31m", "control character (U+001B)"],
-        ["b".repeat(201), "201 characters; at most 200"], [" bob ", "starts or ends with a space"], ["bob\u00a0", "starts or ends with a space"],
+      const refusals = [
+        ["ann, bee", 'assign_to "ann, bee" holds ", "', 'name one actor, without ", "'],
+        ["bot\u001b[31m", "assign_to holds a control character (U+001B)", "name the owner in printable text (assign_to, the owner who will act on the card)"],
+        ["b".repeat(201), "assign_to is 201 characters; at most 200", "see docs/limits.md"],
+        [" bob ", 'assign_to " bob " starts or ends with a space', "an actor arrives trimmed over HTTP; name it without the spaces (assign_to, the owner who will act on the card)"],
+        ["bob\u00a0", 'assign_to "bob\u00a0" starts or ends with a space', "an actor arrives trimmed over HTTP; name it without the spaces (assign_to, the owner who will act on the card)"],
       ] as const;
-      for (const [owner, says] of cases) {
+      for (const [owner, says, hint] of refusals) {
         const r = await fresh.post("/cards/take-next", { assign_to: owner });
         expect([r.status, r.body.error, r.body.field]).toEqual([400, "bad_request", "assign_to"]);
-        expect(r.body.message).toContain(says);
+        // it names the value that was wrong, not the caller's actor (--actor, X-Service-Actor)
+        expect(r.body.message).toStartWith(says);
+        expect(r.body.hint).toBe(hint);
       }
       expect((await fresh.get("/cards")).body.items.every((c: { owner?: string }) => c.owner === undefined)).toBe(true);
       // the longest actor is an owner too

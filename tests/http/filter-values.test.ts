@@ -162,6 +162,10 @@ describe("an unknown card type or column: one message wherever it is given", () 
         await api.call("PATCH", `/cards/${card.id}`, { version: card.version, status: "nope" }),
       ];
       for (const r of statuses) expect([r.status, r.body.message, r.body.field]).toEqual([422, '"nope" is not a column of this workspace', "status"]);
+      // the columns offered are the ones the card's type allows (review cards never sit in backlog)
+      const review = await api.post("/cards", { type_id: "review", title: "x", status: "nope" });
+      expect([review.status, review.body.message, review.body.valid_options]).toEqual([422, '"nope" is not a column of this workspace', ["todo", "doing", "review", "done"]]);
+      expect(statuses[0]!.body.valid_options).toEqual(["backlog", "todo", "doing", "review", "done"]);
     } finally {
       api.close();
     }
