@@ -18,6 +18,14 @@ describe("the graph check", () => {
   test("an enforced board without a transitions map allows every move", () => {
     expect(() => assertTransition(ws(true), board("b"), bug, "todo", "done", false)).not.toThrow();
   });
+
+  test("a column the map leaves out has no moves out of it (force aside)", () => {
+    const b = board("b", { transitions: { todo: ["doing"], doing: ["todo", "done"] } });
+    let err: any;
+    try { assertTransition(ws(true), b, bug, "done", "todo", false); } catch (e) { err = e; }
+    expect(err).toMatchObject({ code: "transition_illegal", extra: { valid_options: [] } });
+    expect(() => assertTransition(ws(true), b, bug, "done", "todo", true)).not.toThrow();
+  });
 });
 
 describe("the governing board", () => {
