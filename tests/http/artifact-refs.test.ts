@@ -86,3 +86,20 @@ test("a uri sent back unchanged is not checked again (a card whose bytes went mi
     api.close();
   }
 });
+
+test("an artifact field that declares no artifact_policy stores uploaded bytes (the default is local)", async () => {
+  const api = await testApi({
+    edit: (f) => {
+      const output = f["definitions/card-types/task.json"].fields.find((x: any) => x.id === "output");
+      delete output.artifact_policy;
+    },
+  });
+  try {
+    const card = await api.task();
+    const up = await api.call("POST", `/cards/${card.id}/artifacts/output`, "the report", { "content-type": "text/plain" });
+    expect(up.status).toBe(201);
+    expect(up.body.fields.output.uri).toStartWith("artifacts/sha256/");
+  } finally {
+    api.close();
+  }
+});
