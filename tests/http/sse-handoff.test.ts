@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import { eventStream } from "../../src/http/sse.ts";
-import { createCard, type Service } from "../../src/service/index.ts";
+import { createCard, deleteCard, patchCard, type Service } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 import { readStream } from "../helpers/sse.ts";
 
@@ -207,6 +207,21 @@ test("an idle stream gets a keepalive comment after 15 s", async () => {
   try {
     const { text } = await read(res!, (t) => t.includes(": keepalive"), 500);
     expect(text).toContain(": keepalive");
+  } finally {
+    svc.close();
+  }
+});
+
+test("a stream scoped to a board replays the events of a card deleted since, its tombstone included (the feed's SQL keeps them: the match must too)", async () => {
+  const svc = await openTestService(makeWorkspace(), "serve");
+  try {
+    const since = svc.store.lastEventId() ?? "0";
+    const bug = await createCard(svc, { type_id: "bug", title: "gone soon", fields: { steps: "s" } }, ada);
+    await patchCard(svc, bug.id, { version: bug.version, title: "renamed" }, ada);
+    await deleteCard(svc, bug.id, undefined, ada);
+    const res = eventStream(svc, new Request(`http://x/v1/events/stream?board_id=bugs&since=${since}`));
+    const { text } = await readStream(res, (t) => t.includes("card_deleted"));
+    expect([...text.matchAll(/^event: (\S+)$/gm)].map((m) => m[1])).toEqual(["card_created", "field_updated", "card_deleted"]);
   } finally {
     svc.close();
   }
