@@ -1,6 +1,8 @@
 /** Ownership, links and blocking, comments, entries, history and search over HTTP (SPEC + DECISIONS). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { testApi, type TestApi } from "../helpers/http.ts";
 import type { CardEvent } from "../../src/domain/types.ts";
 
@@ -240,6 +242,23 @@ describe("take-next", () => {
       const none = await fresh.post("/cards/take-next", {}, as("agent-1"));
       expect(none.status).toBe(200);
       expect(none.body).toEqual({ card: null });
+    } finally {
+      fresh.close();
+    }
+  });
+
+  test("cards changed at the same moment are taken in id order (a dump restored with one date, a batch committed together)", async () => {
+    const fresh = await testApi();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await fresh.task({ title: `tie ${i}` })).id);
+      // one updated_at for all, as a migration that keeps dates may leave them
+      const db = new Database(join(fresh.dir, ".cards", "cards.db"));
+      db.exec("UPDATE cards SET updated_at = '2026-01-01T00:00:00.000Z'");
+      db.close();
+      const taken: string[] = [];
+      for (let i = 0; i < 4; i++) taken.push((await fresh.post("/cards/take-next", {}, as("agent-1"))).body.card.id);
+      expect(taken).toEqual([...ids].sort());
     } finally {
       fresh.close();
     }
