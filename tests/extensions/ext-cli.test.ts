@@ -194,6 +194,27 @@ describe("cards ext list", () => {
     expect(quiet).toEqual([]);
   });
 
+  test("no warning from a state file of its own pid (a container's server restarted as the same pid), nor for hooks alone", async () => {
+    const quiet: string[] = [];
+    // a killed server's file that names this process's pid: this process, not another server
+    writeSnapshot(stateFile(ws, process.pid), { pid: process.pid, updated_at: new Date().toISOString(), services: [] });
+    await startServices({ root: ws, defs: { extensions: [{ id: "web", kind: "service", run: sh("sleep.sh", "30") }] } }, { log: () => {}, warn: (m) => quiet.push(m), output: () => {} }).stop();
+    // beside a live server, a workspace that declares hooks and commands but no service: each server running its own hooks is no copy of a service
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      writeSnapshot(stateFile(ws, other.pid), { pid: other.pid, updated_at: new Date().toISOString(), services: [] });
+      const exts = [
+        { id: "on-create", kind: "hook", on: ["card_created"], run: sh("sleep.sh", "0") },
+        { id: "tool", kind: "command", run: sh("sleep.sh", "0") },
+      ] as never;
+      await startServices({ root: ws, defs: { extensions: exts } }, { log: () => {}, warn: (m) => quiet.push(m), output: () => {} }).stop();
+    } finally {
+      other.kill();
+      await other.exited;
+    }
+    expect(quiet).toEqual([]);
+  });
+
   test("two supervisors on one workspace: one that stopped does not hide the other's running service", async () => {
     const other = Bun.spawn(["sleep", "30"]); // stands for a second server: a live pid with its own state file
     let services: Services | undefined;
