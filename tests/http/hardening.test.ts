@@ -66,8 +66,13 @@ describe("cross-site requests", () => {
     // the port is part of the host and of the origin
     expect((await at("http://cards.example.com:8443", "GET", "/health")).status).toBe(403);
     expect((await at(BASE, "POST", "/cards", { origin: "http://cards.example.com" }, body)).status).toBe(403);
-    expect((await at("http://attacker.example", "GET", "/health")).status).toBe(403);
-    expect((await at(BASE, "POST", "/cards", { origin: "https://evil.example" }, body)).status).toBe(403);
+    const refused = await at("http://attacker.example", "GET", "/health");
+    expect(refused.status).toBe(403);
+    // the refusal names the address it is reached by
+    expect(((await refused.json()) as any).hint).toBe("the server listens on loopback and is reached as https://cards.example.com (--public-url): call it by one of those");
+    const foreign = await at(BASE, "POST", "/cards", { origin: "https://evil.example" }, body);
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as any).hint).toBe("a browser page may write only from the server's own origin or https://cards.example.com (--public-url)");
   });
 });
 
