@@ -91,23 +91,12 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   if (call.contentType) headers["content-type"] = call.contentType;
   const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
   if (url) {
-    const { remoteRequest, DEFAULT_TIMEOUT_S, DEFAULT_TRANSFER_TIMEOUT_S } = await import("./remote.ts");
+    const { remoteRequest, timeoutSeconds, DEFAULT_TIMEOUT_S, DEFAULT_TRANSFER_TIMEOUT_S } = await import("./remote.ts");
     const transfer = call.bytes !== undefined || call.wantBytes === true;
     return remoteRequest(url, req, { wantBytes: call.wantBytes === true, timeoutS: timeoutSeconds(g) ?? (transfer ? DEFAULT_TRANSFER_TIMEOUT_S : DEFAULT_TIMEOUT_S) });
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);
-}
-
-/** --timeout, else CARDS_TIMEOUT: seconds (a decimal) a remote call may take; undefined when neither is set. */
-export function timeoutSeconds(g: CliGlobals): number | undefined {
-  const [given, from] = g.timeout !== undefined ? [g.timeout, "--timeout"] : [g.env.CARDS_TIMEOUT || undefined, "CARDS_TIMEOUT"];
-  if (given === undefined) return undefined;
-  const n = Number(given);
-  if (!/^\d+(\.\d+)?$/.test(given.trim()) || !(n > 0) || n > 86_400) {
-    throw new CardsError("usage", `${from} ${JSON.stringify(given)} is not a number of seconds between 0 and 86400`, { field: from, value: given, hint: `for example ${from === "--timeout" ? "--timeout 120" : "CARDS_TIMEOUT=120"}` });
-  }
-  return n;
 }
 
 /**

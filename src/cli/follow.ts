@@ -84,8 +84,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
   const { createParser } = await import("eventsource-parser");
   // interrupted, it ends as the embedded follower does: exit 0, whatever it was doing
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(0));
-  const { apiBase, withoutPassword, DEFAULT_TIMEOUT_S } = await import("./remote.ts");
-  const { timeoutSeconds } = await import("./client.ts");
+  const { apiBase, withoutPassword, timeoutSeconds, DEFAULT_TIMEOUT_S } = await import("./remote.ts");
   // as remote.ts: the same base URL rules, and a password never shown
   const url = apiBase(baseUrl);
   const base = withoutPassword(url);

@@ -8,7 +8,7 @@
 import { ofetch } from "ofetch";
 import { CardsError, EXIT_CODE, type ErrorEnvelope } from "../domain/errors.ts";
 import type { ApiRequest } from "../api/types.ts";
-import type { RawResponse } from "./client.ts";
+import type { CliGlobals, RawResponse } from "./client.ts";
 
 /** How long one call may take, unless --timeout or CARDS_TIMEOUT says otherwise. */
 export const DEFAULT_TIMEOUT_S = 60;
@@ -17,6 +17,17 @@ export const DEFAULT_TRANSFER_TIMEOUT_S = 600;
 
 /** Errors that mean the request never left this machine: nothing can have been applied. */
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EPROTO", "ENETUNREACH", "EHOSTUNREACH", "ConnectionRefused", "FailedToOpenSocket", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"]);
+
+/** --timeout, else CARDS_TIMEOUT: seconds (a decimal) a remote call may take; undefined when neither is set. */
+export function timeoutSeconds(g: CliGlobals): number | undefined {
+  const [given, from] = g.timeout !== undefined ? [g.timeout, "--timeout"] : [g.env.CARDS_TIMEOUT || undefined, "CARDS_TIMEOUT"];
+  if (given === undefined) return undefined;
+  const n = Number(given);
+  if (!/^\d+(\.\d+)?$/.test(given.trim()) || !(n > 0) || n > 86_400) {
+    throw new CardsError("usage", `${from} ${JSON.stringify(given)} is not a number of seconds between 0 and 86400`, { field: from, value: given, hint: `for example ${from === "--timeout" ? "--timeout 120" : "CARDS_TIMEOUT=120"}` });
+  }
+  return n;
+}
 
 export interface RemoteOptions {
   /** answer with the raw bytes (artifact downloads) */
