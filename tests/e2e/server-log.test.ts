@@ -14,6 +14,19 @@ import { editJson, makeWorkspace } from "../helpers/workspace.ts";
 const json = (actor = "ada") => ({ "content-type": "application/json", "x-service-actor": actor });
 const waitFor = async (cond: () => boolean, ms = 3000) => { for (const end = Date.now() + ms; !cond() && Date.now() < end;) await Bun.sleep(25); };
 
+/** A workspace of 30 cards whose cards table's pages are then damaged (served afresh, no page of it is cached yet). */
+async function damagedWorkspace(): Promise<string> {
+  const dir = makeWorkspace();
+  const first = await serve(dir);
+  for (let i = 0; i < 30; i++) await fetch(`${first.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: `card ${i} ${"words ".repeat(200)}` }) });
+  await first.stop();
+  // damage the cards table's pages, before it is served again
+  const fd = openSync(join(dir, ".cards/cards.db"), "r+");
+  for (let page = 3; page < 12; page++) writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, page * 4096);
+  closeSync(fd);
+  return dir;
+}
+
 test("an internal error is one log line naming the request; its stack only with CARDS_DEBUG=1", async () => {
   assertBinary();
   for (const debug of [false, true]) {
@@ -39,14 +52,7 @@ test("an internal error is one log line naming the request; its stack only with 
 
 test("503s are logged: the first of a kind, then not again within the minute; a refused reload is logged", async () => {
   assertBinary();
-  const dir = makeWorkspace();
-  const first = await serve(dir);
-  for (let i = 0; i < 30; i++) await fetch(`${first.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: `card ${i} ${"words ".repeat(200)}` }) });
-  await first.stop();
-  // damage the cards table's pages, then serve it (no page of it cached yet)
-  const fd = openSync(join(dir, ".cards/cards.db"), "r+");
-  for (let page = 3; page < 12; page++) writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, page * 4096);
-  closeSync(fd);
+  const dir = await damagedWorkspace();
   const srv = await serve(dir);
   try {
     // a definitions edit that fails validation, reloaded on request: refused, and said so
@@ -158,14 +164,7 @@ test("CARDS_ACCESS_LOG set to anything but 1 (0, off) leaves the access log off"
 
 test("503s counted and not told yet are told as the server stops (before: lost with the process)", async () => {
   assertBinary();
-  const dir = makeWorkspace();
-  const first = await serve(dir);
-  for (let i = 0; i < 30; i++) await fetch(`${first.url}/v1/cards`, { method: "POST", headers: json(), body: JSON.stringify({ type_id: "task", title: `card ${i} ${"words ".repeat(200)}` }) });
-  await first.stop();
-  // damage the cards table's pages, then serve it (no page of it cached yet)
-  const fd = openSync(join(dir, ".cards/cards.db"), "r+");
-  for (let page = 3; page < 12; page++) writeSync(fd, Buffer.alloc(4096, 0xde), 0, 4096, page * 4096);
-  closeSync(fd);
+  const dir = await damagedWorkspace();
   const srv = await serve(dir);
   let stopped = false;
   try {
