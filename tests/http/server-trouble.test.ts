@@ -148,3 +148,22 @@ test("a count whose timer is late (a busy server) is told before the next window
     expect.stringMatching(/^503 to POST \/v1\/cards: the disk is full \(the latest of 1 like it in the last 1 s\)$/),
   ]);
 });
+
+test("past 64 kinds the ones whose window is over are forgotten, never one whose count is still to be told", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 100);
+  const post = (message: string) => seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable(message));
+  const letters = (i: number) => String.fromCharCode(97 + (i % 26)) + String.fromCharCode(97 + Math.floor(i / 26));
+  for (let i = 0; i < 64; i++) post(`trouble ${letters(i)}`);
+  post("trouble aa"); // counted: its line is due when the window ends
+  await settle(0); // each noted (their messages are read from the bodies)
+  expect(lines).toHaveLength(64);
+  // a busy server: the window ends while the count's timer has not run yet
+  const until = Date.now() + 130;
+  while (Date.now() < until) { /* busy */ }
+  post("a new kind"); // the 65th: the old kinds are forgotten, the counted one kept
+  await settle(150);
+  expect(lines).toHaveLength(66);
+  expect(lines[64]).toBe("503 to POST /v1/cards: a new kind");
+  expect(lines[65]).toBe("503 to POST /v1/cards: trouble aa (the latest of 1 like it in the last 1 s)");
+});

@@ -82,6 +82,36 @@ describe("GET /health", () => {
     }
   });
 
+  test.skipIf(!canMount)("a one-shot call (embedded, no dedicated writer) on a read-only mount is told the same, without waiting on a lock held elsewhere", async () => {
+    const dir = makeWorkspace();
+    (await openTestService(dir, "embedded")).close();
+    const cards = join(dir, ".cards");
+    expect(mount("--bind", cards, cards)).toBe(true);
+    mounts.push(cards);
+    expect(mount("-o", "remount,bind,ro", cards)).toBe(true);
+    const svc = await openTestService(dir, "embedded");
+    try {
+      const err = await unavailable(svc);
+      expect([err?.code, err?.message]).toEqual(["unavailable", `${join(cards, "cards.db")} was opened read-only (its disk or its file could not be written when this process opened it); every write will fail`]);
+    } finally {
+      svc.close();
+    }
+    expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
+    const again = await openTestService(dir, "embedded");
+    const other = new Database(join(cards, "cards.db"));
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      expect(await unavailable(again)).toBeUndefined();
+      other.exec("ROLLBACK");
+      // the lock's own wait is back in place for the writes after it
+      await createCard(again, { type_id: "task", title: "after" }, as("ada"));
+    } finally {
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      again.close();
+    }
+  });
+
   test.skipIf(!canMount)("a full disk that was freed is found out by health's own small write once the failure is 10 s old, on a server no one writes to (before: 200 after a minute, whatever the disk)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
     expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
