@@ -180,7 +180,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       const lock = lockInstance;
       if (lock?.readOnly()) {
         throw new CardsError("unavailable", `${opts.path} was opened read-only (its disk or its file could not be written when this process opened it); every write will fail`, {
-          hint: "make the workspace's .cards directory and its files writable (remount the disk read-write, fix their permissions), then restart `cards serve` (or `cards mcp`)",
+          hint: "make the workspace's .cards directory and its files writable (remount the disk read-write, fix their permissions); a `cards serve` or `cards mcp` that opened it then needs a restart (a one-shot call does not)",
         });
       }
       if (!lock?.fault) return;
