@@ -10,7 +10,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CardsError } from "../domain/errors.ts";
-import { isAlive, liveSnapshots } from "./state.ts";
+import { liveSnapshots, readSnapshot, stateFile } from "./state.ts";
+import { stillRuns } from "./orphans.ts";
 
 export type ServiceAction = "start" | "stop" | "restart";
 export const SERVICE_ACTIONS: readonly ServiceAction[] = ["start", "stop", "restart"];
@@ -29,6 +30,7 @@ const requestDir = (root: string, pid: number): string => join(root, ".cards", "
  */
 export async function requestService(root: string, req: ServiceRequest, timeoutMs: number): Promise<{ asked: number[]; late: number[]; old: number[] }> {
   const pending = new Map<number, string>();
+  const ids = new Map<number, string | undefined>();
   const old: number[] = [];
   for (const snap of liveSnapshots(root)) {
     const dir = requestDir(root, snap.pid);
@@ -52,6 +54,7 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
       });
     }
     pending.set(snap.pid, join(dir, name));
+    ids.set(snap.pid, snap.supervisor);
   }
   const asked = [...pending.keys()];
   const end = Date.now() + timeoutMs;
@@ -61,7 +64,7 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
       let there = true;
       try { readFileSync(file); } catch { there = false; }
       // taken, or its server is gone (its state file says nothing any more)
-      if (!there || !isAlive(pid)) pending.delete(pid);
+      if (!there || !stillRuns(pid, ids.get(pid))) pending.delete(pid);
     }
   }
   const late = [...pending.keys()];
@@ -137,7 +140,7 @@ export function pruneRequestDirs(root: string): void {
   }
   for (const n of names) {
     const pid = Number(/^(\d+)\.requests$/.exec(n)?.[1]);
-    if (!pid || pid === process.pid || isAlive(pid)) continue;
+    if (!pid || pid === process.pid || stillRuns(pid, readSnapshot(stateFile(root, pid))?.supervisor)) continue;
     try { rmSync(join(root, ".cards", "services", n), { recursive: true, force: true }); } catch { /* another user's: left */ }
   }
 }

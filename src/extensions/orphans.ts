@@ -17,6 +17,7 @@
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
+import { isAlive } from "../platform/process.ts";
 
 /** How long an orphan gets between SIGTERM and SIGKILL (as a service at shutdown). */
 export const ORPHAN_GRACE_MS = 5_000;
@@ -63,11 +64,24 @@ function realRoot(root: string): string {
   }
 }
 
-/** `<pid>-<start>-<space>`: one server, as its mark's file name and in its token. */
-function selfId(): string | undefined {
+/** `<pid>-<start>-<space>`: one server, as its mark's file name, in its token and in its state file (state.ts). */
+export function selfId(): string | undefined {
   const s = pidSpace();
   const start = procStat(process.pid)?.start;
   return s && start ? `${process.pid}-${start}-${s}` : undefined;
+}
+
+/**
+ * Whether the process `pid` that wrote `id` (selfId) still runs: a later process given
+ * the same pid (soon, in a container) has another start time. Without an id (written by
+ * an older version, or off Linux) or from another boot or pid namespace, whether some
+ * process has that pid is all that can be told.
+ */
+export function stillRuns(pid: number, id: string | undefined): boolean {
+  const m = id === undefined ? null : /^(\d+)-(\d+)-(.+)$/.exec(id);
+  if (!m || Number(m[1]) !== pid || m[3] !== pidSpace()) return isAlive(pid);
+  const stat = procStat(pid);
+  return !gone(stat) && stat!.start === m[2];
 }
 
 /** What this process puts in CARDS_SUPERVISOR of the extension processes it starts for `root` (undefined off Linux). */

@@ -13,7 +13,7 @@ import { spawnSupervised, type ExitStatus, type SupervisedChild } from "../platf
 import { describeExit, extensionCwd, extensionEnv, stderrNote } from "./env.ts";
 import { liveSnapshots, pruneSnapshots, removeSnapshot, stateFile, writeSnapshot, type ServiceState, type ServiceStatus } from "./state.ts";
 import { SUPERVISOR_VAR } from "../domain/extension-env.ts";
-import { supervisorToken } from "./orphans.ts";
+import { selfId, supervisorToken } from "./orphans.ts";
 import type { ServiceRequest } from "./control.ts";
 
 export type { ServiceState, ServiceStatus } from "./state.ts";
@@ -108,12 +108,13 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
   });
   const list = (): ServiceStatus[] => [...managed.values()].map(status);
 
+  const self = statePath ? selfId() : undefined;
   const mirror = (): void => {
     // written with no service too: `cards ext start` finds the server by it, to start one
     // declared after the server started
     if (!statePath) return;
     try {
-      writeSnapshot(statePath, { pid: process.pid, updated_at: new Date().toISOString(), services: list() });
+      writeSnapshot(statePath, { pid: process.pid, ...(self ? { supervisor: self } : {}), updated_at: new Date().toISOString(), services: list() });
     } catch (e) {
       opts.log(`services: could not write ${statePath}: ${String(e)}`);
     }
@@ -257,6 +258,8 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
 
   if (statePath) {
     try { pruneSnapshots(host.root); } catch { /* only housekeeping */ }
+    // this one's file first: of two servers starting at once, each then finds the other's
+    mirror();
     // there is no leader election: say so where the operator looks, before the copies start
     const others = liveSnapshots(host.root).map((s) => s.pid).filter((pid) => pid !== process.pid);
     const declared = host.defs.extensions.filter((e) => e.kind === "service").map((e) => e.id);

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isAlive } from "../platform/process.ts";
+import { stillRuns } from "./orphans.ts";
 
 export type ServiceState = "starting" | "running" | "backoff" | "stopping" | "stopped" | "failed";
 
@@ -26,6 +26,8 @@ export interface ServiceStatus {
 export interface SupervisorSnapshot {
   /** the process supervising the services (a `cards serve`) */
   pid: number;
+  /** that process as orphans.ts names it (pid, start time, pid space): a later process given its pid is not taken for it */
+  supervisor?: string;
   updated_at: string;
   services: ServiceStatus[];
 }
@@ -55,7 +57,7 @@ export function removeSnapshot(path: string): void {
   rmSync(path, { force: true });
 }
 
-function readSnapshot(path: string): SupervisorSnapshot | undefined {
+export function readSnapshot(path: string): SupervisorSnapshot | undefined {
   try {
     const snap = JSON.parse(readFileSync(path, "utf8")) as SupervisorSnapshot;
     return typeof snap?.pid === "number" && Array.isArray(snap.services) ? snap : undefined;
@@ -77,7 +79,7 @@ export function liveSnapshots(root: string): SupervisorSnapshot[] {
   const snaps: SupervisorSnapshot[] = [];
   for (const path of [...snapshotNames(root).map((n) => join(stateDir(root), n)), legacyFile(root)]) {
     const snap = readSnapshot(path);
-    if (snap && isAlive(snap.pid) && !snaps.some((s) => s.pid === snap.pid)) snaps.push(snap);
+    if (snap && stillRuns(snap.pid, snap.supervisor) && !snaps.some((s) => s.pid === snap.pid)) snaps.push(snap);
   }
   return snaps;
 }
@@ -106,11 +108,15 @@ export function liveServiceStates(root: string): Map<string, Reported & { instan
   return states;
 }
 
-/** Removes the state files of supervisors that are gone (a crashed server leaves its file). */
+/** Removes the state files of supervisors that are gone (a crashed server leaves its file; its pid may be another process's by now). */
 export function pruneSnapshots(root: string): void {
   for (const n of snapshotNames(root)) {
     const pid = Number(n.slice(0, -5));
-    if (pid !== process.pid && !isAlive(pid)) rmSync(join(stateDir(root), n), { force: true });
+    const path = join(stateDir(root), n);
+    if (pid === process.pid || stillRuns(pid, readSnapshot(path)?.supervisor)) continue;
+    rmSync(path, { force: true });
+    // and its folder of requests (control.ts), which its pid alone no longer tells apart
+    try { rmSync(join(stateDir(root), `${pid}.requests`), { recursive: true, force: true }); } catch { /* another user's: left */ }
   }
 }
 

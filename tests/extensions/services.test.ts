@@ -1,11 +1,12 @@
 /** Service extensions with real child processes: restart policies, backoff, reconcile, shutdown. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionDef } from "../../src/domain/types.ts";
 import { OUTPUT_LINES_PER_SECOND, startServices, type ServiceOptions, type Services } from "../../src/extensions/services.ts";
-import { liveSnapshots, stateFile, writeSnapshot } from "../../src/extensions/state.ts";
+import { liveSnapshots, readSnapshot, stateFile, writeSnapshot } from "../../src/extensions/state.ts";
+import { selfId } from "../../src/extensions/orphans.ts";
 import { alive, sh, waitFor } from "./util.ts";
 
 let running: Services[] = [];
@@ -236,6 +237,55 @@ describe("state file", () => {
       expect(liveSnapshots(root).map((s) => s.pid).sort()).toEqual([process.pid, live.pid].sort());
     } finally {
       live.kill();
+    }
+  });
+});
+
+describe("state file: a pid given to another process", () => {
+  /** `<pid>-<start>-<pid space>` of a process as the supervisors record themselves (Linux: /proc) */
+  const idOf = (pid: number, start?: string): string => {
+    const space = /^\d+-\d+-(.+)$/.exec(selfId()!)![1];
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return `${pid}-${start ?? stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}-${space}`;
+  };
+
+  test.skipIf(selfId() === undefined)("a supervisor records who it is; a file whose pid now names another process is gone, with its request folder (before: listed as live, a false warning)", async () => {
+    const { root, services } = supervise([svc("web", sh("sleep.sh", "30"))]);
+    expect(readSnapshot(stateFile(root))?.supervisor).toBe(selfId());
+    await services.stop();
+    const reused = Bun.spawn(["sleep", "30"]); // the pid a killed server had, now another process's
+    const same = Bun.spawn(["sleep", "30"]); // a server still running
+    try {
+      writeSnapshot(stateFile(root, reused.pid), { pid: reused.pid, supervisor: idOf(reused.pid, "1"), updated_at: new Date().toISOString(), services: [] });
+      mkdirSync(join(root, ".cards/services", `${reused.pid}.requests`));
+      writeSnapshot(stateFile(root, same.pid), { pid: same.pid, supervisor: idOf(same.pid), updated_at: new Date().toISOString(), services: [] });
+      expect(liveSnapshots(root).map((s) => s.pid)).toEqual([same.pid]);
+      const warned: string[] = [];
+      running.push(startServices({ root, defs: { extensions: [svc("web", sh("sleep.sh", "30"))] } }, { log: () => {}, warn: (m) => warned.push(m), output: () => {} }));
+      expect(warned).toEqual([`another cards serve on this workspace (pid ${same.pid}) supervises services too: each server runs its own copy of web (docs/extensions.md)`]);
+      expect(existsSync(stateFile(root, reused.pid))).toBe(false);
+      expect(existsSync(join(root, ".cards/services", `${reused.pid}.requests`))).toBe(false);
+      expect(existsSync(stateFile(root, same.pid))).toBe(true);
+    } finally {
+      reused.kill();
+      same.kill();
+    }
+  });
+
+  test("a supervisor writes its own file before it looks for others: of two starting at once, each finds the other", () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "cards-svc-")));
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      writeSnapshot(stateFile(root, other.pid), { pid: other.pid, updated_at: new Date().toISOString(), services: [] });
+      writeFileSync(join(root, "not-a-folder"), "");
+      const said: string[] = [];
+      const tell = (m: string) => said.push(m);
+      running.push(startServices({ root, defs: { extensions: [svc("web", sh("sleep.sh", "30"))] } }, { log: tell, warn: tell, output: () => {}, stateFile: join(root, "not-a-folder", "me.json") }));
+      // its own file is tried first (here it cannot be written, which says so), then the others are looked at
+      expect(said[0]).toStartWith(`services: could not write ${join(root, "not-a-folder", "me.json")}`);
+      expect(said[1]).toStartWith(`another cards serve on this workspace (pid ${other.pid})`);
+    } finally {
+      other.kill();
     }
   });
 });
