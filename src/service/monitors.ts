@@ -22,6 +22,8 @@ export function temporalOnceKey(type: "status_timeout" | "card_idle", boardId: s
 /** The actor of events the service raises by itself. */
 export const SYSTEM_ACTOR = "cards";
 const MAX_SLEEP_MS = 30_000;
+/** how far the wall clock may fall behind the monotonic one between scans before the bookmarks are dropped */
+const CLOCK_STEP_MS = 1_000;
 const BATCH = 200;
 
 interface Rule {
@@ -40,6 +42,8 @@ export class TemporalMonitor {
   /** cards written since the last scan: one may have come into a board's scope already overdue */
   private readonly touched = new Set<string>();
   private unsubscribe?: () => void;
+  /** the wall and monotonic clocks at the last scan */
+  private clock?: { wall: number; mono: number };
   private running = false;
   private again = false;
 
@@ -47,8 +51,10 @@ export class TemporalMonitor {
 
   start(): void {
     // every durable card event may move a deadline; a new consumer may arm a rule
+    // and a card unblocked comes into the scope of a board whose default_filter asks for
+    // `{"blocked": false}` without being written: it may be overdue already
     const off = this.svc.subscribe((e) => {
-      if (e.id && e.card_id) {
+      if (e.card_id && (e.id || e.type === "card_unblocked" || e.type === "card_blocked")) {
         this.touched.add(e.card_id);
         this.kick();
       }
@@ -78,6 +84,11 @@ export class TemporalMonitor {
   /** Fires what is due and arms the timer for the next deadline. */
   async scan(): Promise<void> {
     this.running = true;
+    // the wall clock stepped back (NTP, a VM resumed): cards written since may be behind
+    // the bookmarks, so the scan starts over (once-keys dedupe)
+    const clock = { wall: Date.now(), mono: performance.now() };
+    if (this.clock && clock.wall - this.clock.wall < clock.mono - this.clock.mono - CLOCK_STEP_MS) this.marks.clear();
+    this.clock = clock;
     let next = Date.now() + MAX_SLEEP_MS;
     const touched = [...this.touched];
     this.touched.clear();
@@ -120,7 +131,7 @@ export class TemporalMonitor {
   private async fireDue(rule: Rule): Promise<void> {
     const key = `${rule.type}\0${rule.board.id}\0${rule.statuses?.join(",") ?? ""}\0${rule.ms}`;
     for (;;) {
-      const due = this.svc.store.dueCards(scopeOf(rule.board), rule.statuses, rule.column, this.marks.get(key), new Date(Date.now() - rule.ms).toISOString(), BATCH);
+      const due = this.svc.store.dueCards(scopeOf(rule.board), rule.statuses, rule.column, this.marks.get(key), this.dueBefore(rule), BATCH);
       for (const card of due) {
         await this.fire(rule, card);
         this.marks.set(key, { at: card[rule.column], id: card.id });
@@ -130,29 +141,44 @@ export class TemporalMonitor {
   }
 
   /**
-   * The written cards that are overdue for `rule`. The bookmarked scan goes forward in
-   * time, so a card that came into the board's scope with an older status_since (a field
-   * change that makes the default_filter match) would be behind the bookmark for good.
-   * A write moves updated_at to now, so only status_timeout can be due here.
+   * The touched cards that are overdue for `rule`. The bookmarked scan goes forward in
+   * time, so a card that came into the board's scope with an older status_since or
+   * updated_at (a field change that makes the default_filter match, a blocker done)
+   * would be behind the bookmark for good.
    */
   private async fireTouched(rule: Rule, ids: string[]): Promise<void> {
-    if (rule.type !== "status_timeout" || ids.length === 0) return;
-    const before = new Date(Date.now() - rule.ms).toISOString();
     for (const id of ids) {
-      const [card] = this.svc.store.dueCards(andFilters(scopeOf(rule.board), parseFilter({ id })), rule.statuses, rule.column, undefined, before, 1);
+      const [card] = this.svc.store.dueCards(this.scopeOfCard(rule, id), rule.statuses, rule.column, undefined, this.dueBefore(rule), 1);
       if (card) await this.fire(rule, card);
     }
   }
 
+  private scopeOfCard(rule: Rule, id: string) {
+    return andFilters(scopeOf(rule.board), parseFilter({ id }));
+  }
+
+  private dueBefore(rule: Rule): string {
+    return new Date(Date.now() - rule.ms).toISOString();
+  }
+
+  /**
+   * Fires `rule` for `card`, re-checked in the transaction that records it: a card moved
+   * on, written, or out of the board's scope since it was read is not fired for (its new
+   * entry has a deadline of its own), and the event's time is taken there, so it never
+   * comes before an event logged ahead of it.
+   */
   private async fire(rule: Rule, card: Card): Promise<void> {
-    const since = card[rule.column];
-    const diff = rule.type === "status_timeout"
-      ? { board_id: rule.board.id, status: card.status, since, max: rule.raw }
-      : { board_id: rule.board.id, since, threshold: rule.raw };
-    const event = { type: rule.type, actor: SYSTEM_ACTOR, at: nowIso(), card_id: card.id, scope: "card", diff } as CardEvent;
     const persisted = (this.svc.defs.workspace.settings.persist_conditions ?? []).includes(rule.type);
     await this.svc.store.write((tx) => {
-      if (!tx.claimOnce(temporalOnceKey(rule.type, rule.board.id, card.id, since), event.at)) return;
+      const [still] = tx.dueCards(this.scopeOfCard(rule, card.id), rule.statuses, rule.column, undefined, this.dueBefore(rule), 1);
+      const since = card[rule.column];
+      if (!still || still[rule.column] !== since) return;
+      const at = nowIso();
+      if (!tx.claimOnce(temporalOnceKey(rule.type, rule.board.id, card.id, since), at)) return;
+      const diff = rule.type === "status_timeout"
+        ? { board_id: rule.board.id, status: still.status, since, max: rule.raw }
+        : { board_id: rule.board.id, since, threshold: rule.raw };
+      const event = { type: rule.type, actor: SYSTEM_ACTOR, at, card_id: card.id, scope: "card", diff } as CardEvent;
       if (persisted) tx.appendEvent(event);
       else tx.appendSignal(event);
     });

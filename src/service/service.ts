@@ -218,9 +218,12 @@ export class Service {
 
   /** Records a condition signal outside any card write (e.g. transition_rejected after a refused move). */
   async signal(ctx: OpContext, e: EventInput): Promise<void> {
-    const event = wireEvent(e, ctx.actor, nowIso());
     const persisted = (this.defs.workspace.settings.persist_conditions ?? []).includes(e.type);
-    await this.store.write((tx) => (persisted ? tx.appendEvent(event) : tx.appendSignal(event)));
+    await this.store.write((tx) => {
+      // its time taken with the lock held: never before an event logged ahead of it
+      const event = wireEvent(e, ctx.actor, nowIso());
+      return persisted ? tx.appendEvent(event) : tx.appendSignal(event);
+    });
     this.feed?.poll();
   }
 

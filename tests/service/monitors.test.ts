@@ -3,7 +3,7 @@
  * exists, re-armed on re-entry, re-derived after a restart, fired once; card_idle; and
  * the 500-card ceiling of GET /breaches.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import type { CardEvent } from "../../src/domain/types.ts";
 import { createCard, dumpWorkspace, listBreaches, listEvents, patchCard, restoreWorkspace, TemporalMonitor, addLink } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
@@ -170,6 +170,108 @@ describe("cards that come into a board's scope already overdue", () => {
       expect(got.map((e) => e.card_id).sort()).toEqual([inside.id, outside.id].sort());
     } finally {
       release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
+describe("cards due behind the scan's bookmark", () => {
+  test("a card unblocked into a board that shows ready work only ({blocked: false}), overdue and not written, fires both (before: never, until a restart)", async () => {
+    const svc = await openTestService(makeWorkspace((f) => {
+      fast()(f);
+      (f["definitions/boards/main.json"] as any).default_filter = { blocked: false };
+    }));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout" || e.type === "card_idle") got.push(e); }, { types: ["status_timeout", "card_idle"] });
+    try {
+      const blocker = await createCard(svc, { type_id: "task", title: "blocker", status: "doing" }, ada);
+      const waiting = await toReview(svc, "waiting");
+      await addLink(svc, waiting.id, { type_id: "blocked-by", target: blocker.id }, ada); // out of the board's scope now
+      await Bun.sleep(100);
+      const ready = await toReview(svc, "ready");
+      await Bun.sleep(1300);
+      // `ready` fired: the bookmarks stand past `waiting`
+      expect(got.filter((e) => e.card_id === ready.id).map((e) => e.type).sort()).toEqual(["card_idle", "status_timeout"]);
+      expect(got.filter((e) => e.card_id === waiting.id)).toEqual([]);
+      await patchCard(svc, blocker.id, { version: 1, status: "done", force: true }, ada);
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === waiting.id).map((e) => e.type).sort()).toEqual(["card_idle", "status_timeout"]);
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
+describe("re-checked when recorded", () => {
+  test("a card that leaves the status while its firing waits for the write lock is not timed out (before: recorded after its move, naming the old status)", async () => {
+    const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
+    const monitor = new TemporalMonitor(svc);
+    let armed = false, held = false, release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const write = svc.store.write.bind(svc.store);
+    svc.store.write = (async (fn: any) => {
+      if (armed && !held) { held = true; await gate; }
+      return write(fn);
+    }) as typeof svc.store.write;
+    const off = svc.subscribe(() => {}, { types: ["status_timeout"] });
+    try {
+      const card = await toReview(svc, "done in time");
+      const other = await toReview(svc, "still in review");
+      await Bun.sleep(1100);
+      armed = true;
+      monitor.start();
+      const end = Date.now() + 3000;
+      while (!held && Date.now() < end) await Bun.sleep(20);
+      expect(held).toBe(true); // the scan is about to record `card`'s timeout
+      await patchCard(svc, card.id, { version: card.version, status: "done" }, ada);
+      release();
+      await Bun.sleep(300);
+      const events = listEvents(svc, { limit: "100" }).items as CardEvent[];
+      const timeouts = events.filter((e) => e.type === "status_timeout");
+      expect(timeouts.map((e) => e.card_id)).toEqual([other.id]);
+      // and its time is not before the events logged ahead of it
+      const ats = events.map((e) => e.at);
+      expect(ats).toEqual([...ats].sort());
+    } finally {
+      release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
+describe("the wall clock stepping back", () => {
+  test("a card due with a time behind the cards fired before the step still fires (before: never, until a restart)", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
+    const t0 = Date.now();
+    try {
+      setSystemTime(t0);
+      monitor.start();
+      const before = await toReview(svc, "before the step");
+      setSystemTime(t0 + 1500);
+      monitor.kick();
+      await Bun.sleep(100);
+      expect(got.map((e) => e.card_id)).toEqual([before.id]);
+      // NTP steps the clock back an hour: a card entering review now has an older status_since
+      setSystemTime(t0 - 3_600_000);
+      const after = await toReview(svc, "after the step");
+      await Bun.sleep(100); // the scan its write asked for: not due yet
+      setSystemTime(t0 - 3_600_000 + 1500);
+      monitor.kick();
+      await Bun.sleep(100);
+      expect(got.map((e) => e.card_id)).toEqual([before.id, after.id]);
+    } finally {
+      setSystemTime();
       off();
       monitor.stop();
       svc.close();
