@@ -94,8 +94,8 @@ const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{0,5}))?$/;
 export function malformedHost(host: string | null): CardsError | undefined {
   if (host === null) return undefined;
   const m = HOST_VALUE.exec(host);
-  // a bracketed host must be an IPv6 address ("[1.2.3.4]" is not): URL decides, as h3 does
-  if (m && !(m[1] && Number(m[1]) > 65535) && (host[0] !== "[" || URL.canParse(`http://${host}/`))) return undefined;
+  // and one the URL parser takes, as h3 does ("[1.2.3.4]", "256.1.1.1", "xn--a" are not)
+  if (m && !(m[1] && Number(m[1]) > 65535) && URL.canParse(`http://${host}/`)) return undefined;
   return new CardsError("bad_request", `malformed Host header ${JSON.stringify(host)}: one host and an optional port are expected`, {
     field: "Host", value: host, hint: "send one Host header, such as 127.0.0.1:4777",
   });

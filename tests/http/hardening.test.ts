@@ -151,8 +151,8 @@ describe("HTTP details", () => {
   });
 
   test("a Host header that is not one host and port is a 400 in the envelope", async () => {
-    // a bracketed host that is no IPv6 address made h3's URL throw: a 500 before
-    for (const host of ["localhost:99999", "127.0.0.1:4777, evil.example", "a@b", "x/y", "[1.2.3.4]", "[:::]:80"]) {
+    // a bracketed host that is no IPv6 address, or a name the URL parser refuses, made h3's URL throw: a 500 before
+    for (const host of ["localhost:99999", "127.0.0.1:4777, evil.example", "a@b", "x/y", "[1.2.3.4]", "[:::]:80", "256.1.1.1", "1.2.3.4.5", "999999999999", "xn--a"]) {
       const r = await app.fetch(new Request(`${BASE}/v1/workspace`, { headers: { host } }));
       expect([host, r.status, ((await r.json()) as any).field]).toEqual([host, 400, "Host"]);
     }
