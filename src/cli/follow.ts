@@ -84,7 +84,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
   const { createParser } = await import("eventsource-parser");
   // interrupted, it ends as the embedded follower does: exit 0, whatever it was doing
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(0));
-  const { apiBase, withoutPassword, timeoutSeconds, DEFAULT_TIMEOUT_S } = await import("./remote.ts");
+  const { apiBase, withoutPassword, timeoutSeconds, DEFAULT_TIMEOUT_S, excerpt, isEnvelope, notCards, redirected } = await import("./remote.ts");
   // as remote.ts: the same base URL rules, and a password never shown
   const url = apiBase(baseUrl);
   const base = withoutPassword(url);
@@ -136,13 +136,18 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
           hint: "shorten what goes in the query (--owner, --actor, --types); see docs/limits.md",
         });
       }
-      let env: { error?: string; message?: string } | undefined;
+      const what = "GET /v1/events/stream";
+      if (res.status >= 300 && res.status < 400) throw redirected(base, what, res.status, res.headers.get("location"));
+      let env: unknown;
       try { env = JSON.parse(text); } catch { /* not an envelope */ }
-      if (env?.error) {
+      if (isEnvelope(env)) {
         const { envelopeError } = await import("./client.ts");
-        throw envelopeError(env as never);
+        throw envelopeError(env);
       }
-      throw new CardsError("unavailable", `${base} answered ${res.status} to GET /v1/events/stream, not an event stream`, { hint: "check that CARDS_URL / --url points at `cards serve`" });
+      // a proxy's own answer (its JSON too), or another server: as for every remote call
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => { headers[k] = v; });
+      throw notCards(base, url, res.status, headers, `${what} answered ${res.status} with ${excerpt(text)}, not an event stream`, false, undefined);
     }
     if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
       throw new CardsError("unavailable", `${base} is not a cards server: GET /v1/events/stream answered ${res.status} ${res.headers.get("content-type") ?? "without a content type"}`, {

@@ -16,7 +16,9 @@ export const DEFAULT_TIMEOUT_S = 60;
 export const DEFAULT_TRANSFER_TIMEOUT_S = 600;
 
 /** Errors that mean the request never left this machine: nothing can have been applied. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EPROTO", "ENETUNREACH", "EHOSTUNREACH", "ConnectionRefused", "FailedToOpenSocket", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"]);
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EPROTO", "ENETUNREACH", "EHOSTUNREACH", "ConnectionRefused", "FailedToOpenSocket"]);
+/** A certificate the TLS handshake refused (before any request was sent): CERT_HAS_EXPIRED, SELF_SIGNED_CERT_IN_CHAIN, ... */
+const CERT_REFUSED = /CERT|SELF_SIGNED|ISSUER|VERIFY|HOSTNAME_MISMATCH|ALTNAME/;
 
 /** --timeout, else CARDS_TIMEOUT: seconds (a decimal) a remote call may take; undefined when neither is set. */
 export function timeoutSeconds(g: CliGlobals): number | undefined {
@@ -44,6 +46,8 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
   const what = `${req.method} /v1${req.path}`;
   const write = req.method !== "GET" && req.method !== "HEAD";
   const key = req.headers["idempotency-key"];
+  // an upload carries no key (its bytes are not in the request's hash): a lost one is re-read
+  const upload = req.stream instanceof Uint8Array ? `cards cards get ${req.path.split("/")[2] ?? "ID"}` : undefined;
   let res: Awaited<ReturnType<typeof ofetch.raw>>;
   try {
     const raw = req.stream instanceof Uint8Array ? req.stream : undefined;
@@ -64,24 +68,24 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
     const cause: Cause = (e as { cause?: Cause }).cause ?? (e as Cause);
     const code = typeof cause.code === "string" ? cause.code : undefined;
     if (cause.name === "TimeoutError" || (e as Error).name === "TimeoutError") {
-      throw lost(`${shown} did not answer ${what} within ${o.timeoutS} s`, write, key, "raise the limit with --timeout SECONDS or CARDS_TIMEOUT if the server is slow, else check it and the network");
+      throw lost(`${shown} did not answer ${what} within ${o.timeoutS} s`, write, key, "raise the limit with --timeout SECONDS or CARDS_TIMEOUT if the server is slow, else check it and the network", upload);
     }
     if (code !== undefined && NOT_SENT.has(code)) {
       throw new CardsError("unavailable", `cannot reach ${shown}: ${String(cause.message ?? code)}`, {
         hint: "check that `cards serve` is running and CARDS_URL / --url points at it (nothing was sent)",
       });
     }
-    throw lost(`the connection to ${shown} failed during ${what}: ${String(cause.message ?? (e as Error).message)}`, write, key, "check the server and the network");
+    if (code !== undefined && CERT_REFUSED.test(code)) {
+      throw new CardsError("unavailable", `cannot reach ${shown}: its certificate was refused (${code}: ${String(cause.message ?? code)}); nothing was sent`, {
+        hint: "check the URL's host; a certificate from a private CA (or a TLS-inspecting proxy) is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+      });
+    }
+    throw lost(`the connection to ${shown} failed during ${what}: ${String(cause.message ?? (e as Error).message)}`, write, key, "check the server and the network", upload);
   }
   const headers: Record<string, string> = {};
   res.headers.forEach((v, k) => { headers[k] = v; });
   const type = headers["content-type"] ?? "";
-  if (res.status >= 300 && res.status < 400) {
-    const to = headers.location;
-    throw new CardsError("unavailable", `${shown} answered ${what} with a redirect (${res.status}${to ? ` to ${withoutPassword(to)}` : ""}); redirects are not followed, so a write is never sent on as a read`, {
-      hint: to ? `set CARDS_URL / --url to the address it redirects to (the part before /v1)` : "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
-    });
-  }
+  if (res.status >= 300 && res.status < 400) throw redirected(shown, what, res.status, headers.location);
   if (o.wantBytes && res.status < 400) return { status: res.status, text: "", bytes: new Uint8Array(res._data as ArrayBuffer), headers };
   const text = o.wantBytes ? new TextDecoder().decode(res._data as ArrayBuffer) : ((res._data as string | undefined) ?? "");
   // every answer of the cards API but a download is JSON: anything else is another server
@@ -96,16 +100,17 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
         hint: "shorten what goes in the query (q, ids, filters); see docs/limits.md",
       });
     }
-    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} ${type || "without a content type"}`, write, key);
+    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} ${type || "without a content type"}`, write, key, upload);
   }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw lost(`${shown} answered ${what} with ${res.status} and a body that is not JSON (${excerpt(text)})`, write && res.status < 400, key, "a proxy in front of the server may have cut or replaced the answer");
+    if (res.status >= 400) throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} with a body that is not JSON (${excerpt(text)})`, write, key, upload);
+    throw lost(`${shown} answered ${what} with ${res.status} and a body that is not JSON (${excerpt(text)})`, write, key, "a proxy in front of the server may have cut or replaced the answer", upload);
   }
   if (res.status >= 400 && !isEnvelope(body)) {
-    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} with ${excerpt(text)}, not a cards error`, write, key);
+    throw notCards(shown, base, res.status, headers, `${what} answered ${res.status} with ${excerpt(text)}, not a cards error`, write, key, upload);
   }
   if (res.status === 404 && isNoRoute(body) && new URL(base).pathname !== "/") {
     const path = new URL(base).pathname;
@@ -135,13 +140,14 @@ export function withoutPassword(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
 }
 
-const excerpt = (text: string): string => {
+/** The start of a body for a message: one line, at most 120 characters, quoted. */
+export const excerpt = (text: string): string => {
   const t = text.replace(/\s+/g, " ").trim();
   return t ? JSON.stringify(t.length > 120 ? `${t.slice(0, 120)}…` : t) : "an empty body";
 };
 
 /** A cards error answer: a known code and a message (a proxy's JSON has neither). */
-function isEnvelope(body: unknown): body is ErrorEnvelope {
+export function isEnvelope(body: unknown): body is ErrorEnvelope {
   const b = body as { error?: unknown; message?: unknown } | null;
   return typeof b === "object" && b !== null && typeof b.error === "string" && Object.hasOwn(EXIT_CODE, b.error) && typeof b.message === "string";
 }
@@ -153,22 +159,33 @@ const isNoRoute = (body: unknown): boolean => isEnvelope(body) && body.error ===
  * applied. Its Idempotency-Key makes the retry safe: a write already applied answers as
  * it did, and is not applied twice.
  */
-function lost(message: string, write: boolean, key: string | undefined, hint: string): CardsError {
+function lost(message: string, write: boolean, key: string | undefined, hint: string, upload?: string): CardsError {
   if (!write) return new CardsError("unavailable", message, { hint: `${hint}; a read is safe to retry` });
   return new CardsError("unavailable", `${message}; the write may have been applied`, {
     hint: key
       ? `retry with --idempotency-key ${key}: if it was applied, the retry answers as it did and applies nothing twice (keys are kept 7 days)`
-      : `re-read before retrying (a card created or claimed may be there: cards cards list --owner me, or --q with its title); ${hint}`,
+      : upload
+        ? `re-read the card (${upload}) and check its field before uploading again; ${hint}`
+        : `re-read before retrying (a card created or claimed may be there: cards cards list --owner me, or --q with its title); ${hint}`,
   });
 }
 
-function notCards(shown: string, base: string, status: number, headers: Record<string, string>, what: string, write: boolean, key: string | undefined): CardsError {
+/** A 3xx: not followed (fetch would send a POST or a DELETE on as a GET). */
+export function redirected(shown: string, what: string, status: number, to: string | null | undefined): CardsError {
+  return new CardsError("unavailable", `${shown} answered ${what} with a redirect (${status}${to ? ` to ${withoutPassword(to)}` : ""}); redirects are not followed, so a write is never sent on as a read`, {
+    hint: to ? `set CARDS_URL / --url to the address it redirects to (the part before /v1)` : "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
+  });
+}
+
+/** An answer that is not the cards API's: a proxy's own (rate limit, a server down behind it), or another server. */
+export function notCards(shown: string, base: string, status: number, headers: Record<string, string>, what: string, write: boolean, key: string | undefined, upload?: string): CardsError {
   if (status === 429) {
     const after = headers["retry-after"];
     return new CardsError("unavailable", `${shown} is rate limited: ${what}`, { hint: after ? `retry after ${after} s (Retry-After)` : "retry later" });
   }
-  // a proxy's 502/503/504 may come after the server applied the write
-  if (write && status >= 500) return lost(`${shown} (or a proxy in front of it): ${what}`, true, key, "check that `cards serve` is running behind it");
+  // a proxy's 502/503/504 may come after the server applied the write; for a read, the
+  // server behind it is down or unreachable, not the URL wrong
+  if (status >= 500) return lost(`${shown} (or a proxy in front of it): ${what}`, write, key, "the cards server behind it may be down: check that `cards serve` is running there, then retry", upload);
   return new CardsError("unavailable", `${shown} is not a cards server: ${what}`, {
     hint: new URL(base).pathname !== "/" ? "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT), without a path unless a proxy maps one" : "CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT)",
   });

@@ -98,6 +98,73 @@ describe("a proxy's own answers", () => {
   });
 });
 
+describe("a proxy before a server that is down", () => {
+  test("a 502/504 whose body is empty or not JSON, JSON content type or not: a write may have been applied (key named); a read is told the server behind may be down (before: no key, and 'not a cards server')", async () => {
+    const answers: Array<[number, string, string]> = [[502, "application/json", ""], [504, "application/json; charset=utf-8", "<html>504</html>"], [503, "text/html", "<h1>503</h1>"]];
+    for (const [status, type, text] of answers) {
+      const proxy = fake(() => new Response(text, { status, headers: { "content-type": type } }));
+      try {
+        const w = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", "x"]);
+        expect([status, w.code, w.error.error]).toEqual([status, 7, "unavailable"]);
+        expect(w.error.message).toStartWith(`${proxy.url} (or a proxy in front of it): POST /v1/cards answered ${status}`);
+        expect(w.error.message).toEndWith("; the write may have been applied");
+        expect(w.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
+        const r = await cards(["--url", proxy.url, "health"]);
+        expect(r.error.message).toStartWith(`${proxy.url} (or a proxy in front of it): GET /v1/health answered ${status}`);
+        expect(r.error.hint).toBe("the cards server behind it may be down: check that `cards serve` is running there, then retry; a read is safe to retry");
+      } finally {
+        proxy.stop();
+      }
+    }
+  });
+
+  test("events --follow: a proxy's JSON error is `unavailable` exit 7, and a redirect names where it points (before: exit 1 with the proxy's code)", async () => {
+    const json = fake(() => Response.json({ error: "bad gateway" }, { status: 502 }));
+    const moved = fake(() => new Response(null, { status: 301, headers: { location: "https://elsewhere.example/v1/events/stream" } }));
+    try {
+      const r = await cards(["--url", json.url, "events", "--follow"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toBe(`${json.url} (or a proxy in front of it): GET /v1/events/stream answered 502 with "{\\"error\\":\\"bad gateway\\"}", not an event stream`);
+      const m = await cards(["--url", moved.url, "events", "--follow"]);
+      expect([m.code, m.error.error]).toEqual([7, "unavailable"]);
+      expect(m.error.message).toContain("with a redirect (301 to https://elsewhere.example/v1/events/stream)");
+    } finally {
+      json.stop();
+      moved.stop();
+    }
+  });
+});
+
+describe("a certificate refused", () => {
+  const openssl = Bun.which("openssl");
+  test.skipIf(!openssl)("nothing was sent: said so, with how to trust a private CA (before: a self-signed chain read as a write that may have been applied)", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const d = mkdtempSync(join(tmpdir(), "cards-tls-"));
+    const sh = (cmd: string[]) => expect(Bun.spawnSync(cmd, { cwd: d, stderr: "pipe" }).exitCode).toBe(0);
+    // a private CA and a leaf it signed, served with the chain (as a TLS-inspecting proxy does)
+    sh([openssl!, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=test ca"]);
+    sh([openssl!, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"]);
+    await Bun.write(join(d, "ext.cnf"), "subjectAltName=IP:127.0.0.1\n");
+    sh([openssl!, "x509", "-req", "-in", "leaf.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    const chain = (await Bun.file(join(d, "leaf.crt")).text()) + (await Bun.file(join(d, "ca.crt")).text());
+    const tls = Bun.serve({ port: 0, hostname: "127.0.0.1", tls: { cert: chain, key: Bun.file(join(d, "leaf.key")) }, fetch: () => Response.json({}) });
+    try {
+      const r = await cards(["--url", `https://127.0.0.1:${tls.port}`, "cards", "create", "--type", "task", "--title", "x"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toStartWith(`cannot reach https://127.0.0.1:${tls.port}: its certificate was refused (SELF_SIGNED_CERT_IN_CHAIN`);
+      expect(r.error.message).toEndWith("; nothing was sent");
+      expect(r.error.hint).toContain("NODE_EXTRA_CA_CERTS");
+      // trusted, it is reached
+      const ok = await cards(["--url", `https://127.0.0.1:${tls.port}`, "health"], { NODE_EXTRA_CA_CERTS: join(d, "ca.crt") });
+      expect(ok.error?.message ?? "").not.toContain("certificate");
+    } finally {
+      tls.stop(true);
+    }
+  });
+});
+
 describe("time", () => {
   let hang: NetServer;
   let hangUrl: string;
@@ -129,19 +196,38 @@ describe("time", () => {
   });
 });
 
+/** Passes each request on to the server, and hangs up on the caller once the server's answer starts. */
+async function dropProxy(): Promise<{ drop: NetServer; dropUrl: string }> {
+  const port = Number(new URL(server.url).port);
+  const drop = createServer((c) => {
+    const up = connect(port, "127.0.0.1");
+    c.on("data", (d) => up.write(d));
+    up.on("data", () => { c.destroy(); up.destroy(); });
+    c.on("error", () => {});
+    up.on("error", () => {});
+  });
+  await new Promise<void>((r) => drop.listen(0, "127.0.0.1", r));
+  return { drop, dropUrl: `http://127.0.0.1:${(drop.address() as { port: number }).port}` };
+}
+
 describe("an answer lost after the write was applied", () => {
+  test("a lost artifact upload (no key: its bytes are not in the request's hash) says to re-read the card, not to look for a card created", async () => {
+    const card = await (await fetch(`${server.url}/v1/cards`, { method: "POST", headers: { "x-service-actor": "ada" }, body: JSON.stringify({ type_id: "task", title: "upload" }) })).json() as { id: string };
+    const { drop, dropUrl } = await dropProxy();
+    try {
+      const file = `${dir}/upload.txt`;
+      await Bun.write(file, "hello");
+      const r = await cards(["--url", dropUrl, "cards", "artifacts", "put", card.id, "output", file]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toEndWith("; the write may have been applied");
+      expect(r.error.hint).toStartWith(`re-read the card (cards cards get ${card.id}) and check its field before uploading again; `);
+    } finally {
+      drop.close();
+    }
+  });
+
   test("says it may have been applied and names the key; the retry with that key replays, and nothing is written twice", async () => {
-    const port = Number(new URL(server.url).port);
-    // passes the request on, and hangs up on the caller once the server's answer starts
-    const drop = createServer((c) => {
-      const up = connect(port, "127.0.0.1");
-      c.on("data", (d) => up.write(d));
-      up.on("data", () => { c.destroy(); up.destroy(); });
-      c.on("error", () => {});
-      up.on("error", () => {});
-    });
-    await new Promise<void>((r) => drop.listen(0, "127.0.0.1", r));
-    const dropUrl = `http://127.0.0.1:${(drop.address() as { port: number }).port}`;
+    const { drop, dropUrl } = await dropProxy();
     try {
       const r = await cards(["--url", dropUrl, "cards", "create", "--type", "task", "--title", "applied once"]);
       expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
