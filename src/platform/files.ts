@@ -25,3 +25,14 @@ export function fileSize(path: string): number | undefined {
   const f = Bun.file(path);
   return f.lastModified < ABSENT_MTIME ? f.size : undefined;
 }
+
+/** Bytes an unprivileged writer may still use on the disk holding `dir` (statfs), or undefined when that cannot be told. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const { statfsSync } = await import("node:fs"); // off the cold path: only a health check after a full disk asks
+    const s = statfsSync(dir);
+    return Number(s.bavail) * Number(s.bsize);
+  } catch {
+    return undefined;
+  }
+}

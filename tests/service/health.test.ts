@@ -130,10 +130,10 @@ describe("GET /health", () => {
       }
       expect(failed).toBe(true);
       expect((await unavailable(svc))?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
-      // still full 11 s on: the probe fails too, and the answer stands (what it says is now)
+      // still full 11 s on: no room for a write, and the answer stands, saying what is free now
       skew = 11_000;
       const still = await unavailable(svc);
-      expect(still?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
+      expect(still?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full/);
       expect(still?.extra.hint).toContain("GET /health tries one of its own when the failure is 10 s old");
       // freed; within 10 s of the last probe no write is tried: the answer stands
       rmSync(join(dir, "filler"));
@@ -143,6 +143,38 @@ describe("GET /health", () => {
       skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
+    } finally {
+      Date.now = realNow;
+      svc.close();
+    }
+  }, 60_000);
+
+  test.skipIf(!canMount)("a disk with only a few KiB freed stays 503: health's one-row write would fit where a card does not (before: 200 while every create failed)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
+    expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
+    mounts.push(dir);
+    cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
+    const svc = await openTestService(dir, "serve");
+    const realNow = Date.now;
+    let skew = 0;
+    Date.now = () => realNow() + skew;
+    try {
+      await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
+      writeFileSync(join(dir, "pad"), Buffer.alloc(32 * 1024));
+      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+      let failed = false;
+      for (let i = 0; i < 200 && !failed; i++) {
+        failed = await createCard(svc, { type_id: "task", title: `t${i} ${"x".repeat(150)}` }, as("ada")).then(() => false, () => true);
+      }
+      expect(failed).toBe(true);
+      rmSync(join(dir, "pad")); // 32 KiB: room for a meta row, not for what a card needs
+      skew = 11_000;
+      const still = await unavailable(svc);
+      expect(still?.message).toMatch(/^the disk holding .* has (3[0-9]|[4-9]\d) KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full; nothing was written to /);
+      // the whole disk freed: the next probe writes, and health turns 200
+      rmSync(join(dir, "filler"));
+      skew = 22_000;
+      expect(await unavailable(svc)).toBeUndefined();
     } finally {
       Date.now = realNow;
       svc.close();

@@ -7,6 +7,8 @@ import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlit
 import { CardsError, fromEnvironment } from "../../domain/errors.ts";
 import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
+import { parentPath as dirname } from "../../domain/paths.ts";
+import { freeBytes } from "../../platform/files.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchIndexDamaged, searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ServerCheckpoints } from "./server-checkpoints.ts";
@@ -186,18 +188,25 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       if (!lock?.fault) return;
       // a failure this old may be over: a small write of our own tells, at most once per PROBE_AFTER_MS
       const now = Date.now();
+      let free: number | undefined;
       if (now - lock.fault.at >= PROBE_AFTER_MS && now - lastProbe >= PROBE_AFTER_MS) {
         lastProbe = now;
-        try {
-          await lock.run(() => writer.setMeta(HEALTH_PROBE_KEY, new Date().toISOString()));
-        } catch {
-          /* remembered by the lock when the disk or the file refused it */
+        // a full disk is over only with room for more than the probe's one row, which fits
+        // in the last KiB where a card write does not
+        free = /^the disk is full/.test(lock.fault.error.message) ? await freeBytes(dirname(opts.path)) : undefined;
+        if (free === undefined || free >= DISK_HEADROOM) {
+          try {
+            await lock.run(() => writer.setMeta(HEALTH_PROBE_KEY, new Date().toISOString()));
+          } catch {
+            /* remembered by the lock when the disk or the file refused it */
+          }
+          if (!lock.fault) return;
         }
-        if (!lock.fault) return;
       }
       const fault = lock.fault;
       const ago = Math.round((Date.now() - fault.at) / 1000);
-      throw new CardsError("unavailable", `the last write, ${ago} s ago, failed: ${fault.error.message}`, {
+      const room = free !== undefined && free < DISK_HEADROOM ? `the disk holding ${opts.path} has ${Math.floor(free / 1024)} KiB free, less than the ${DISK_HEADROOM / 1024 / 1024} MiB GET /health asks for after a full disk; ` : "";
+      throw new CardsError("unavailable", `${room}the last write, ${ago} s ago, failed: ${fault.error.message}`, {
         hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write that changes a row commits (GET /health tries one of its own when the failure is ${PROBE_AFTER_MS / 1000} s old)`,
       });
     },
@@ -395,6 +404,9 @@ function searchError(e: unknown, file: string): unknown {
  * writes HEALTH_PROBE_KEY to learn whether it is over (an idle server would not know).
  */
 const PROBE_AFTER_MS = 10_000;
+
+/** Free bytes on the disk after a full one before GET /health tries its own write (and may turn 200). */
+const DISK_HEADROOM = 1024 * 1024;
 
 /** The meta row GET /health writes to learn whether a failed write's cause is gone. */
 const HEALTH_PROBE_KEY = "health_probe";
