@@ -4,7 +4,7 @@
  * the events since it, never by pairing every search hit with every one of those events
  * (at 100,000 cards that pairing made page 2 of a broad search take minutes).
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { createCard, listCards, patchCard, type Service } from "../../src/service/index.ts";
@@ -86,6 +86,39 @@ describe("page 2 of a search", () => {
         db.close();
       }
     } finally {
+      svc.close();
+    }
+  });
+});
+
+describe("pages after the wall clock stepped back", () => {
+  test("a card written again between pages is placed by its newest event, not its latest time: none is skipped (before: placed by a time from before the step)", async () => {
+    const svc = await openTestService(makeWorkspace(), "embedded");
+    const t0 = Date.now();
+    try {
+      setSystemTime(t0);
+      const x = await createCard(svc, { type_id: "task", title: "x" }, ada);
+      setSystemTime(t0 - 3_600_000); // NTP steps the clock back an hour
+      const patched = await patchCard(svc, x.id, { version: 1, title: "x again" }, ada);
+      const ys: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        setSystemTime(t0 - 3_600_000 + i * 10);
+        ys.push((await createCard(svc, { type_id: "task", title: `y${i}` }, ada)).id);
+      }
+      const all = (await listCards(svc, {}, "ada")).items.map((c) => c.id);
+      const first = await listCards(svc, { limit: "2" }, "ada");
+      await patchCard(svc, x.id, { version: patched.version, title: "x once more" }, ada);
+      const seen = first.items.map((c) => c.id);
+      let cursor = first.next_cursor;
+      while (cursor) {
+        const page = await listCards(svc, { limit: "2", cursor }, "ada");
+        seen.push(...page.items.map((c) => c.id));
+        cursor = page.next_cursor;
+      }
+      expect(seen).toEqual(all);
+      expect(new Set(seen)).toEqual(new Set([x.id, ...ys]));
+    } finally {
+      setSystemTime();
       svc.close();
     }
   });

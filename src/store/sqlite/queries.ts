@@ -150,7 +150,8 @@ export class SqliteQueries implements StoreTx {
     const unchanged = this.db
       .query(`SELECT ${CARD_COLS}, c.updated_at AS k FROM ${from} WHERE ${a.where.join(" AND ")} ORDER BY ${DEFAULT_ORDER} LIMIT ?`)
       .all(...a.params);
-    // the cards changed since: placed by their last event at or before `seq`; only this
+    // the cards changed since: placed by their last event at or before `seq` (the newest,
+    // not the latest time: the clock may have stepped back since); only this
     // page's worth is read whole (a stale or forged cursor must not load every card)
     // the changed cards drive (CROSS JOIN fixes the order): left to itself, the planner may
     // pair every search hit with every event since `seq` (page 2 of a broad search: minutes);
@@ -163,7 +164,7 @@ export class SqliteQueries implements StoreTx {
       placedParams.push(after.updated_at, after.updated_at, after.id);
     }
     const keys = this.db
-      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT max(e.at) FROM events e WHERE e.card_id = c.id AND e.seq <= ? AND e.type IN (${CARD_FACTS})) AS k
+      .query(`SELECT id, k FROM (SELECT c.id AS id, (SELECT e.at FROM events e WHERE e.card_id = c.id AND e.seq <= ? AND e.type IN (${CARD_FACTS}) ORDER BY e.seq DESC LIMIT 1) AS k
         FROM (SELECT card_id FROM events WHERE seq > ? AND +card_id IS NOT NULL GROUP BY +card_id) ev CROSS JOIN cards c ON c.id = ev.card_id
         ${b.where.length ? "WHERE " + b.where.join(" AND ") : ""}) WHERE ${placed.join(" AND ")} ORDER BY k DESC, id DESC LIMIT ?`)
       .all(seq, seq, ...b.params, ...placedParams, q.limit) as Array<{ id: string; k: string }>;
