@@ -357,7 +357,9 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
   const t = /^\d{4}-\d{2}-\d{2} \d/.test(v) ? `${v.slice(0, 10)}T${v.slice(11)}` : v;
   const ms = parseRfc3339(t);
-  if (ms !== undefined) return new Date(round(ms)).toISOString();
+  // an offset may take the instant past the years stored times have (toISOString would
+  // write "+010000-...", which sorts below every one of them)
+  if (ms !== undefined) return new Date(Math.min(Math.max(round(ms), _TIME_MIN_MS), _TIME_MAX_MS)).toISOString();
   // "yesterday" or "2026-13-01" compared as text matched by accident (a take-next filter
   // handed out a done card): only the leading part of a stored timestamp is a prefix bound
   if (!_TIME_PREFIX.test(t)) {
@@ -365,6 +367,10 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   }
   return t;
 }
+
+/** The first and last instants a stored timestamp (four-digit year) can hold. */
+const _TIME_MIN_MS = Date.parse("0000-01-01T00:00:00.000Z");
+const _TIME_MAX_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 /** The leading parts of a stored timestamp `2026-01-02T03:04:05.000Z`: year, month, day, hour, minute, second. */
 const _TIME_PREFIX = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3])(:[0-5]\d(:[0-5]\d(\.\d{1,3})?)?)?)?)?)?$/;

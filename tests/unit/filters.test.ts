@@ -325,6 +325,13 @@ describe("timestamp operands", () => {
     expect(matchesFilter(parseFilter({ created_at: { $gte: "2026-11-24T16:26:27.4109Z" } }), card, () => false)).toBe(false);
     expect(matchesFilter(parseFilter({ created_at: { $gt: "2026-11-24T16:26:27.4101Z" } }), card, () => false)).toBe(false);
   });
+  test("an offset that takes the instant past year 9999 (or before year 0) is held at the last (first) stored instant, so it still sorts with stored times (before: \"+010000-...\" matched nothing)", () => {
+    expect(value({ updated_at: { $lt: "9999-12-31T23:00:00-05:00" } })).toBe("9999-12-31T23:59:59.999Z");
+    expect(value({ updated_at: { $gt: "0000-01-01T01:00:00+05:00" } })).toBe("0000-01-01T00:00:00.000Z");
+    const card = { updated_at: "2026-11-24T16:26:27.410Z" } as any;
+    expect(matchesFilter(parseFilter({ updated_at: { $lt: "9999-12-31T23:00:00-05:00" } }), card, () => false)).toBe(true);
+    expect(matchesFilter(parseFilter({ updated_at: { $gt: "0000-01-01T01:00:00+05:00" } }), card, () => false)).toBe(true);
+  });
   test("a space may stand for the T (RFC 3339); a date alone stays a prefix bound", () => {
     expect(value({ updated_at: "2026-11-24 16:26:27.410Z" })).toBe("2026-11-24T16:26:27.410Z");
     expect(value({ updated_at: { $gte: "2026-11-24 18:26:27+02:00" } })).toBe("2026-11-24T16:26:27.000Z");
