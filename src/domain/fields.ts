@@ -440,7 +440,11 @@ function _checkDate(def: FieldDef, v: unknown, path: string): string {
   const ms = typeof v === "string" ? parseRfc3339(v) : undefined;
   if (ms === undefined) {
     // the right shape, but no such day or time (2025-02-30, 24:00, a leap second)
-    const why = typeof v === "string" && isRfc3339Shape(v) ? `${path}: ${JSON.stringify(v)} is no such date and time` : `${path} must be an RFC 3339 timestamp with a time zone`;
+    const why = typeof v !== "string" || !isRfc3339Shape(v)
+      ? `${path} must be an RFC 3339 timestamp with a time zone`
+      : /T\d\d:\d\d:60/i.test(v)
+        ? `${path}: ${JSON.stringify(v)} is a leap second, which a date field cannot hold (it stores instants as JavaScript and SQLite count them)`
+        : `${path}: ${JSON.stringify(v)} is no such date and time`;
     throw _invalid(path, why, v, "for example 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00");
   }
   const secs = ms / 1000;
