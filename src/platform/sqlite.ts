@@ -77,4 +77,4 @@ export function sqliteErrorCode(e: unknown): string | undefined {
 }
 
 /** File sizes for the driver (files.ts): whether a database file is there and holds anything. */
-export { fileSize } from "./files.ts";
+export { fileSize, freeBytes } from "./files.ts";

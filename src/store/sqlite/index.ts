@@ -3,12 +3,11 @@
  * read never sees another request's uncommitted write; one-shot CLI calls use one.
  */
 import { SCHEMA_VERSION } from "./schema-version.ts";
-import { openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
+import { freeBytes, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { CardsError, fromEnvironment } from "../../domain/errors.ts";
 import type { CardListPage, ListQuery, ReadCall, SearchConfig, Store, StoreConfig, StoreReads, StoreTx } from "../port.ts";
 import { openDatabase, WriteLock, writeError } from "./connection.ts";
 import { parentPath as dirname } from "../../domain/paths.ts";
-import { freeBytes } from "../../platform/files.ts";
 import { runReadCall, SqliteQueries, type QueryConfig } from "./queries.ts";
 import { searchIndexDamaged, searchPath, SEARCH_SCHEMA_NAME, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 import type { ServerCheckpoints } from "./server-checkpoints.ts";
