@@ -67,6 +67,8 @@ interface Managed {
   /** consecutive short-lived runs, for the backoff */
   failures: number;
   startedAt?: number;
+  /** the same on the monotonic clock: how long it ran, whatever the wall clock did meanwhile */
+  startedMono?: number;
   nextStartAt?: number;
   timer?: ReturnType<typeof setTimeout>;
   lastExit?: ServiceStatus["last_exit"];
@@ -137,6 +139,7 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
     });
     m.child = child;
     m.startedAt = Date.now();
+    m.startedMono = performance.now();
     if (child.pid !== undefined) opts.log(`service ${def.id}: started (pid ${child.pid})`);
     setState(m, "running");
     void child.exited.then((s) => exited(m, child, s));
@@ -144,7 +147,7 @@ export function startServices(host: ServiceHost, opts: ServiceOptions): Services
 
   const exited = (m: Managed, child: SupervisedChild, s: ExitStatus): void => {
     if (m.child !== child) return;
-    const ranMs = Date.now() - (m.startedAt ?? Date.now());
+    const ranMs = performance.now() - (m.startedMono ?? performance.now());
     m.lastExit = { code: s.code, signal: s.signal, ...(s.error !== undefined ? { error: s.error } : {}), at: new Date().toISOString() };
     if (m.retired) return; // stopEntry reports it
     const how = `${describeExit(s, m.def.run[0]!)}${s.error === undefined ? ` after ${seconds(ranMs)}` : ""}${stderrNote(child.stderrTail())}`;
@@ -304,7 +307,8 @@ function lineBudget(perSecond: number, emit: (stream: "stdout" | "stderr", line:
     over = 0;
   };
   return (stream: "stdout" | "stderr", line: string): void => {
-    const now = Date.now();
+    // the monotonic clock: a wall clock stepped back would hold the window open (muting the log that long)
+    const now = performance.now();
     if (now - windowStart >= 1000) {
       windowStart = now;
       used = 0;

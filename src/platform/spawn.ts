@@ -239,7 +239,7 @@ function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void
   let count = 0;
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
-    const now = Date.now();
+    const now = performance.now(); // not the wall clock: a step back would hold the pipe paused that long
     if (now - windowStart >= 1000) {
       windowStart = now;
       count = 0;
@@ -261,7 +261,7 @@ function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void
     }
     if (count > FLOOD_LINES_PER_SECOND) {
       stream.pause();
-      setTimeout(() => stream.resume(), Math.max(1, 1000 - (Date.now() - windowStart)));
+      setTimeout(() => stream.resume(), Math.max(1, 1000 - (performance.now() - windowStart)));
     }
   });
   stream.on("end", () => { if (buf) onLine(buf.slice(0, MAX_LINE)); });

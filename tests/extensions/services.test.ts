@@ -1,5 +1,5 @@
 /** Service extensions with real child processes: restart policies, backoff, reconcile, shutdown. */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,6 +103,20 @@ describe("supervision", () => {
 });
 
 describe("output", () => {
+  test("the budget's window follows the monotonic clock: a wall clock stepped back (or stopped) does not mute a quiet service (before: silent for as long as the step)", async () => {
+    setSystemTime(Date.now() - 60_000); // held there: the wall clock does not move while the lines come
+    try {
+      // 3 x 150 lines, 1.1 s apart: each in a window of its own, all of them logged
+      const { lines, logs } = supervise([svc("steady", ["/bin/sh", "-c", "for b in 1 2 3; do i=0; while [ $i -lt 150 ]; do echo tick $b $i; i=$((i+1)); done; sleep 1.1; done; sleep 30"])]);
+      const end = performance.now() + 6000;
+      while (lines.length < 450 && !logs.some((l) => l.includes("not logged")) && performance.now() < end) await Bun.sleep(20);
+      expect(logs.filter((l) => l.includes("not logged"))).toEqual([]);
+      expect(lines.length).toBe(450);
+    } finally {
+      setSystemTime();
+    }
+  });
+
   test("a flood of output reaches the log at most OUTPUT_LINES_PER_SECOND a second, counted, and never stalls the event loop", async () => {
     const { lines, logs } = supervise([svc("flood", ["/usr/bin/yes", "flood"])]);
     let worst = 0;

@@ -262,3 +262,27 @@ describe("GET /health after a failed write", () => {
     }
   });
 });
+
+describe("the lock's deadline", () => {
+  test("follows the monotonic clock: a wall clock stepped forward while a write waits does not refuse it at once (before: 'stayed locked' an instant after the step)", async () => {
+    const { db, path } = freshDb();
+    const lock = new WriteLock(db, path, false); // a one-shot process's connection: it waits for the lock itself
+    const other = openSqlite(path);
+    other.exec("BEGIN IMMEDIATE");
+    const t0 = Date.now();
+    try {
+      const write = lock.run(() => { db.query("INSERT INTO t VALUES ('after the wait')").run(); });
+      await Bun.sleep(50);
+      setSystemTime(new Date(t0 + 3_600_000)); // NTP steps the clock an hour forward
+      await Bun.sleep(100);
+      other.exec("COMMIT");
+      await write;
+      expect(db.query("SELECT count(*) AS n FROM t WHERE v = 'after the wait'").get()).toEqual({ n: 1 });
+    } finally {
+      setSystemTime();
+      if (other.inTransaction()) other.exec("ROLLBACK");
+      other.close();
+      db.close();
+    }
+  });
+});

@@ -395,14 +395,14 @@ export class WriteLock {
    * after WRITE_LOCK_DEADLINE_MS.
    */
   private async commit(): Promise<void> {
-    const deadline = Date.now() + WRITE_LOCK_DEADLINE_MS;
+    const deadline = performance.now() + WRITE_LOCK_DEADLINE_MS;
     for (;;) {
       try {
         this.db.exec("COMMIT");
         return;
       } catch (e) {
         if (sqliteErrorCode(e) !== "SQLITE_BUSY" || !this.db.inTransaction()) throw e;
-        if (Date.now() > deadline) {
+        if (performance.now() > deadline) {
           throw lockTimeout(new CardsError("unavailable", "the workspace database stayed locked by readers; nothing was written", { hint: "retry" }));
         }
         await new Promise((r) => setTimeout(r, 1 + Math.random() * 2));
@@ -411,7 +411,8 @@ export class WriteLock {
   }
 
   private async begin(): Promise<void> {
-    const deadline = Date.now() + WRITE_LOCK_DEADLINE_MS;
+    // deadlines on the monotonic clock: a wall clock stepped forward would refuse at once
+    const deadline = performance.now() + WRITE_LOCK_DEADLINE_MS;
     if (!this.dedicated) this.db.exec("PRAGMA busy_timeout = 0");
     try {
       for (;;) {
@@ -420,7 +421,7 @@ export class WriteLock {
           return;
         } catch (e) {
           if (sqliteErrorCode(e) !== "SQLITE_BUSY") throw writeFault(e, this.path).err;
-          if (Date.now() > deadline) {
+          if (performance.now() > deadline) {
             throw lockTimeout(new CardsError("unavailable", "the workspace database stayed locked by another writer", {
               hint: "retry; many agents on one workspace are better served through `cards serve`",
             }));
