@@ -314,8 +314,12 @@ const CARD_KEYS = ["id", "type_id", "schema_version", "title", "status", "fields
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isText = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
-/** the times this service writes: ISO 8601 in UTC, as Date.toISOString gives them */
-const isTime = (v: unknown): v is string => typeof v === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/.test(v) && !Number.isNaN(Date.parse(v));
+/**
+ * the times this service writes: ISO 8601 in UTC with milliseconds, as Date.toISOString
+ * gives them, and a real instant (they order cards and filter as text: "2025-02-30",
+ * "T24:00" or a missing fraction would misorder)
+ */
+const isTime = (v: unknown): v is string => typeof v === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString() === v;
 
 function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): Card {
   if (!isObject(raw)) throw bad("a card record needs a card object");
@@ -337,7 +341,7 @@ function checkCard(raw: unknown, svc: Service, bad: (m: string) => CardsError): 
   }
   if (c.owner !== undefined && c.owner !== null && !isText(c.owner)) throw bad(`card ${c.id}: owner must be a user id or null`);
   if (!isText(c.created_by)) throw bad(`card ${c.id} needs created_by`);
-  for (const k of ["created_at", "updated_at", "status_since"] as const) if (!isTime(c[k])) throw bad(`card ${c.id}: ${k} must be an ISO time such as 2026-01-31T12:00:00.000Z`);
+  for (const k of ["created_at", "updated_at", "status_since"] as const) if (!isTime(c[k])) throw bad(`card ${c.id}: ${k} must be a UTC time with milliseconds that exists, as cards writes them (2026-01-31T12:00:00.000Z); ${JSON.stringify(c[k])} is not`);
   return { ...c, workspace_id: svc.defs.workspace.id };
 }
 

@@ -166,7 +166,12 @@ describe("cards restore", () => {
     ["a card in a status the workspace has no column for", (l) => editFirst(l, "card", (r) => { r.card.status = "archived"; }), 'status "archived", which this workspace has no column for'],
     ["a card whose title is a number", (l) => editFirst(l, "card", (r) => { r.card.title = 7; }), "non-empty string title"],
     ["a card with a tag that is no string", (l) => editFirst(l, "card", (r) => { r.card.tags = [1]; }), "tags array of strings"],
-    ["a card whose updated_at is no time", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "yesterday"; }), "updated_at must be an ISO time"],
+    ["a card whose updated_at is no time", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "yesterday"; }), "updated_at must be a UTC time with milliseconds that exists"],
+    // times order cards and filter as text: a day that does not exist, 24:00 or a missing fraction misordered them (before: restored as written)
+    ["a card whose created_at is a day that does not exist", (l) => editFirst(l, "card", (r) => { r.card.created_at = "2025-02-30T00:00:00.000Z"; }), 'created_at must be a UTC time with milliseconds that exists, as cards writes them (2026-01-31T12:00:00.000Z); "2025-02-30T00:00:00.000Z" is not'],
+    ["a card whose status_since is 24:00", (l) => editFirst(l, "card", (r) => { r.card.status_since = "2025-01-01T24:00:00.000Z"; }), "status_since must be a UTC time with milliseconds that exists"],
+    ["a card whose updated_at has no milliseconds", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "2025-01-01T00:00:00Z"; }), "updated_at must be a UTC time with milliseconds that exists"],
+    ["an event whose at has an offset", (l) => editFirst(l, "event", (r) => { r.event.at = "2025-01-01T02:00:00.000+02:00"; }), "at (an ISO time)"],
     ["a comment whose created_at is no time", (l) => editFirst(l, "card", (r) => r.card.comments?.length, (r) => { r.card.comments[0].created_at = "nope"; }), "a comment needs id, author, body and created_at"],
     ["two cards sharing a comment id", (l) => {
       const withComment = JSON.parse(l.find((x) => x.includes('"comments":[{'))!);
