@@ -40,7 +40,7 @@ afterAll(async () => { await server.stop(); });
 
 describe("a proxy's own answers", () => {
   test("a JSON error that is not a cards error is `unavailable`, exit 7, one line, no stack (before: exit 0, or a stack and exit 1)", async () => {
-    const cases: Array<[number, unknown]> = [[502, { error: "bad gateway", message: "" }], [503, { message: "no healthy upstream" }], [404, { message: "Not Found" }], [500, { type: "about:blank", title: "oops" }]];
+    const cases: Array<[number, unknown]> = [[502, { error: "bad gateway", message: "" }], [503, { message: "no healthy upstream" }], [404, { message: "Not Found" }], [500, { type: "about:blank", title: "oops" }], [400, { message: "Bad Request" }], [404, { error: "not_found" }]];
     for (const [status, body] of cases) {
       const proxy = fake(() => Response.json(body, { status }));
       try {
@@ -79,21 +79,62 @@ describe("a proxy's own answers", () => {
         proxy.stop();
       }
     }
+    // a 300 (Multiple Choices) is a redirect too, also when its body is JSON
+    const choices = fake(() => Response.json({ id: "card_0000000000000000" }, { status: 300, headers: { location: `${server.url}/v1/cards` } }));
+    try {
+      const r = await cards(["--url", choices.url, "cards", "create", "--type", "task", "--title", "redirected 300"]);
+      expect([r.code, r.error?.error, r.stdout]).toEqual([7, "unavailable", ""]);
+      expect(r.error.message).toContain(`with a redirect (300 to ${server.url}/v1/cards)`);
+    } finally {
+      choices.stop();
+    }
     expect((await titles()).filter((t) => t.startsWith("redirected"))).toEqual([]);
   });
 
+  test("a proxy's 5xx to a write says it may have been applied and names the key to retry with; to a read it says no such thing", async () => {
+    for (const status of [500, 502, 504]) {
+      const proxy = fake(() => new Response("upstream went away", { status, headers: { "content-type": "text/plain" } }));
+      try {
+        const w = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", "x"]);
+        expect([status, w.code, w.error.error]).toEqual([status, 7, "unavailable"]);
+        expect(w.error.message).toBe(`${proxy.url} (or a proxy in front of it): POST /v1/cards answered ${status} text/plain; the write may have been applied`);
+        expect(w.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
+        const r = await cards(["--url", proxy.url, "cards", "list"]);
+        expect([status, r.code, r.error.error]).toEqual([status, 7, "unavailable"]);
+        expect(r.error.message).toBe(`${proxy.url} is not a cards server: GET /v1/cards answered ${status} text/plain`);
+        expect(r.error.message).not.toContain("may have been applied");
+      } finally {
+        proxy.stop();
+      }
+    }
+  });
+
   test("a 200 whose body is not JSON, or is cut short, is `unavailable` exit 7 in one line (before: a stack and exit 1, or the broken bytes and exit 0)", async () => {
-    for (const text of ["{not json", '{"version":"0.1.']) {
+    const long = `<html>${"x".repeat(200)}</html>`;
+    const shown: Record<string, string> = { "{not json": '("{not json")', '{"version":"0.1.': '("{\\"version\\":\\"0.1.")', "": "(an empty body)", [long]: `(${JSON.stringify(`${long.slice(0, 120)}…`)})` };
+    for (const text of Object.keys(shown)) {
       const proxy = fake(() => new Response(text, { headers: { "content-type": "application/json" } }));
       try {
         for (const args of [["health"], ["api", "GET", "/health"]]) {
           const r = await cards(["--url", proxy.url, ...args]);
           expect([text, args[0], r.code, r.stderrLines.length, r.stdout]).toEqual([text, args[0], 7, 1, ""]);
-          expect(r.error.message).toContain("with 200 and a body that is not JSON");
+          expect(r.error.message).toBe(`${proxy.url} answered GET /v1/health with 200 and a body that is not JSON ${shown[text]}`);
         }
       } finally {
         proxy.stop();
       }
+    }
+  });
+
+  test("a write's error answer cut short (JSON announced, not JSON) was a refusal: it does not say the write may have been applied", async () => {
+    const proxy = fake(() => new Response('{"error":"version_conflict","mess', { status: 409, headers: { "content-type": "application/json" } }));
+    try {
+      const r = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", "x"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toStartWith(`${proxy.url} answered POST /v1/cards with 409 and a body that is not JSON`);
+      expect(r.error.message).not.toContain("may have been applied");
+    } finally {
+      proxy.stop();
     }
   });
 });
