@@ -229,6 +229,13 @@ describe("time", () => {
     expect(w.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
   });
 
+  test("events --follow gives its first connection --timeout seconds too (before: no limit of its own)", async () => {
+    const t0 = performance.now();
+    const r = await cards(["--url", hangUrl, "--timeout", "1", "events", "--follow"]);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect([r.code, r.error.error, r.error.message]).toEqual([7, "unavailable", `cannot reach ${hangUrl}: no answer within 1 s`]);
+  });
+
   test("a timeout that is not a number of seconds is a usage error (exit 2)", async () => {
     for (const [args, env] of [[["--timeout", "abc"], {}], [["--timeout", "0"], {}], [[], { CARDS_TIMEOUT: "-1" }]] as const) {
       const r = await cards([...args, "--url", hangUrl, "health"], env);
@@ -310,7 +317,29 @@ describe("the base URL", () => {
   });
 });
 
-test("events --follow notices a stream gone silent (no heartbeat for 45 s) and reconnects after the last event (before: it waited forever)", async () => {
+test("events --follow does not follow a redirect, and sends the password of its URL (it is only hidden where shown)", async () => {
+  const redirect = fake((req) => Response.redirect(`${server.url}${new URL(req.url).pathname}`, 302));
+  try {
+    const r = await cards(["--url", redirect.url, "--timeout", "5", "events", "--follow"]);
+    expect([r.code, r.error.error, r.error.message]).toEqual([7, "unavailable", `${redirect.url} answered 302 to GET /v1/events/stream, not an event stream`]);
+  } finally {
+    redirect.stop();
+  }
+  const auth: Array<string | null> = [];
+  const guarded = fake((req) => {
+    auth.push(req.headers.get("authorization"));
+    return new Response("denied", { status: 401 });
+  });
+  try {
+    const r = await cards(["--url", guarded.url.replace("://", "://agent:s3cret@"), "events", "--follow"]);
+    expect([r.code, r.error.message]).toEqual([7, `${guarded.url.replace("://", "://agent:***@")} answered 401 to GET /v1/events/stream, not an event stream`]);
+    expect(auth).toEqual([`Basic ${btoa("agent:s3cret")}`]);
+  } finally {
+    guarded.stop();
+  }
+});
+
+test("events --follow notices a stream gone silent (no heartbeat for 45 s) and reconnects after the last event (before: it waited forever); a stream that keeps its heartbeat is kept", async () => {
   let connections = 0;
   const lastIds: Array<string | null> = [];
   const silent = fake((req) => {
@@ -320,16 +349,37 @@ test("events --follow notices a stream gone silent (no heartbeat for 45 s) and r
     const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(`id: 7\nevent: card_created\ndata: {"id":"7"}\n\n`)); } });
     return new Response(body, { headers: { "content-type": "text/event-stream" } });
   });
+  // the same event, then a heartbeat every 10 s: quiet, not dead
+  let beatConnections = 0;
+  const timers: Array<ReturnType<typeof setInterval>> = [];
+  const beating = fake(() => {
+    beatConnections++;
+    const body = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(`id: 7\nevent: card_created\ndata: {"id":"7"}\n\n`));
+        timers.push(setInterval(() => { try { c.enqueue(new TextEncoder().encode(": heartbeat\n\n")); } catch { /* closed */ } }, 10_000));
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
   const p = Bun.spawn([BIN, "--url", silent.url, "events", "--follow"], { env: cleanEnv({}), stdout: "pipe", stderr: "pipe" });
+  const q = Bun.spawn([BIN, "--url", beating.url, "events", "--follow"], { env: cleanEnv({}), stdout: "pipe", stderr: "pipe" });
   try {
     const deadline = Date.now() + 55_000;
     while (connections < 2 && Date.now() < deadline) await Bun.sleep(200);
     expect(connections).toBe(2);
     expect(lastIds).toEqual([null, "7"]);
+    await Bun.sleep(3000); // past 45 s for the other follower too
+    expect(beatConnections).toBe(1);
   } finally {
-    p.kill();
-    await p.exited;
+    for (const proc of [p, q]) {
+      proc.kill();
+      await proc.exited;
+    }
+    for (const t of timers) clearInterval(t);
     silent.stop();
+    beating.stop();
   }
   expect(await new Response(p.stderr).text()).toContain(`cards: the stream from ${silent.url} was silent for 45 s (no heartbeat); reconnecting after event 7`);
-}, 70_000);
+  expect(await new Response(q.stderr).text()).toBe("");
+}, 75_000);
