@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, chmodSync, existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
+import { Database } from "bun:sqlite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertBinary, cleanEnv, run, serve, type Server } from "../helpers/binary.ts";
@@ -69,7 +70,7 @@ describe("process interface", () => {
     expect(r.stdout).toContain("cards cards take-next");
     expect(r.stdout).toContain("--filter");
     // the global flags show under every command's help
-    for (const g of ["--dir=<dir>", "--url=<url>", "--actor=<actor>", "--idempotency-key=<key>"]) expect(r.stdout).toContain(g);
+    for (const g of ["--dir=<dir>", "--url=<url>", "--actor=<actor>", "--idempotency-key=<key>", "--timeout=<seconds>"]) expect(r.stdout).toContain(g);
     // a group that also runs on its own says both
     expect(run(["workspace", "--help"]).stdout).toContain("USAGE cards workspace | cards workspace reload");
   });
@@ -540,6 +541,23 @@ describe("embedded and remote modes print the same bytes", () => {
       const remoteRead = run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: actor, CARDS_URL: server.url } });
       expect([localRead.code, localRead.error?.error, localRead.error?.field]).toEqual([2, "bad_request", "actor"]);
       expect([remoteRead.code, remoteRead.stderr]).toEqual([localRead.code, localRead.stderr]);
+    }
+    expect(run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: "bot\u001b" } }).error.hint).toBe("name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)");
+  });
+
+  test("a remote write carries an Idempotency-Key of its own, kept by the server; an embedded write stores none", () => {
+    const db = new Database(join(dir, ".cards/cards.db"), { readonly: true });
+    try {
+      const keys = (): string[] => db.query<{ key: string }, []>("SELECT key FROM idempotency ORDER BY key").all().map((r) => r.key);
+      const before = keys();
+      expect(run(["cards", "create", "--type", "task", "--title", "no key embedded"], { cwd: dir }).code).toBe(0);
+      expect(keys()).toEqual(before);
+      expect(run(["cards", "create", "--type", "task", "--title", "a key remote"], { cwd: dir, env: { CARDS_URL: server.url } }).code).toBe(0);
+      const added = keys().filter((k) => !before.includes(k));
+      expect(added).toHaveLength(1);
+      expect(added[0]).toMatch(/cli-[0-9a-f-]{36}$/);
+    } finally {
+      db.close();
     }
   });
 
