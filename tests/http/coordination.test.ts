@@ -287,6 +287,7 @@ describe("take-next", () => {
         ["bot\u001b[31m", "assign_to holds a control character (U+001B)", "name the owner in printable text (assign_to, the owner who will act on the card)"],
         ["b".repeat(201), "assign_to is 201 characters; at most 200", "see docs/limits.md"],
         [" bob ", 'assign_to " bob " starts or ends with a space', "an actor arrives trimmed over HTTP; name it without the spaces (assign_to, the owner who will act on the card)"],
+        [" bob", 'assign_to " bob" starts or ends with a space', "an actor arrives trimmed over HTTP; name it without the spaces (assign_to, the owner who will act on the card)"],
         ["bob\u00a0", 'assign_to "bob\u00a0" starts or ends with a space', "an actor arrives trimmed over HTTP; name it without the spaces (assign_to, the owner who will act on the card)"],
       ] as const;
       for (const [owner, says, hint] of refusals) {
