@@ -12,7 +12,8 @@ import { openDatabase, WriteLock, writeError } from "../../src/store/sqlite/conn
 import { openSqlite } from "../../src/platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../src/domain/errors.ts";
 import { health } from "../../src/service/index.ts";
-import { openTestService } from "../helpers/workspace.ts";
+import { Database } from "bun:sqlite";
+import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 function freshDb() {
   const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
@@ -170,6 +171,22 @@ describe("the fault GET /health reports", () => {
     db.close();
   });
 
+  test("a write that fails for its own reasons after a row written in the same batch is no fault: the batch's commit clears the one remembered", async () => {
+    const { db, path, rows } = freshDb();
+    const lock = new WriteLock(db, path, true);
+    await lock.run(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).catch(() => {});
+    expect(lock.fault?.error.message).toContain("the disk is full");
+    const write = (v: string) => () => { db.query("INSERT INTO t VALUES (?)").run(v); };
+    for (const own of [new CardsError("validation_failed", "a title is required"), new TypeError("a bug of the caller's")]) {
+      const results = await Promise.allSettled([lock.run(write(own.name)), lock.run(() => { throw own; })]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+      expect(lock.fault).toBeUndefined();
+      await lock.run(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).catch(() => {});
+    }
+    expect(rows()).toEqual(["CardsError", "TypeError"]);
+    db.close();
+  });
+
   test("a write the environment stopped in another way (a file SQLite could not open, no file descriptors) is a fault too", async () => {
     const { db, path } = freshDb();
     const lock = new WriteLock(db, path, true);
@@ -258,6 +275,48 @@ describe("GET /health after a failed write", () => {
       expect(svc.store.readMeta("health_probe")).toBeString();
     } finally {
       setSystemTime();
+      svc.close();
+    }
+  });
+
+  test("while its own write waits for the lock another process holds, health asked again answers at once; that write commits once the lock is free", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "serve");
+    const other = new Database(join(dir, ".cards/cards.db"));
+    const realNow = Date.now;
+    try {
+      await svc.store.write(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).catch(() => {});
+      Date.now = () => realNow() + 11_000; // the failure is 11 s old
+      other.exec("BEGIN IMMEDIATE");
+      const probing = health(svc, "test").then(() => undefined, (e) => e);
+      await new Promise((r) => setTimeout(r, 50));
+      const t0 = performance.now();
+      const again = await health(svc, "test").then(() => undefined, (e) => e);
+      expect(performance.now() - t0).toBeLessThan(1000);
+      expect(again?.message).toStartWith("the last write, 11 s ago, failed: the disk is full");
+      other.exec("ROLLBACK");
+      expect(await probing).toBeUndefined();
+      expect(await health(svc, "test").then(() => undefined, (e) => e)).toBeUndefined();
+    } finally {
+      Date.now = realNow;
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      svc.close();
+    }
+  });
+
+  test("a one-shot process's health does not wait for a write lock another process holds", async () => {
+    const dir = makeWorkspace();
+    const svc = await openTestService(dir, "embedded");
+    const other = new Database(join(dir, ".cards/cards.db"));
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      const t0 = performance.now();
+      expect((await health(svc, "test")).workspace_id).toBeString();
+      expect(performance.now() - t0).toBeLessThan(1000);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
       svc.close();
     }
   });
