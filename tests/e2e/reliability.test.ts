@@ -607,6 +607,9 @@ describe("bad workspace states give a clear error naming the path", () => {
           expect([q, res.status]).toEqual([q, 200]);
           expect(((await res.json()) as { items: Array<{ id: string }> }).items.map((c) => c.id)).toEqual([card.id]);
         }
+        // and a monitor is told it takes no writes, and why
+        const health = await fetch(`${srv.url}/v1/health`);
+        expect([health.status, ((await health.json()) as { message: string }).message]).toEqual([503, `${join(dir, ".cards/cards.db")} is on a read-only disk: it is read as it is, and nothing can be written`]);
       } finally {
         await srv.stop();
       }
