@@ -79,6 +79,15 @@ describe("a proxy's own answers", () => {
         proxy.stop();
       }
     }
+    // a password in the Location is not shown
+    const secret = fake(() => new Response(null, { status: 307, headers: { location: "http://agent:s3cret@127.0.0.1:9/v1/cards" } }));
+    try {
+      const r = await cards(["--url", secret.url, "cards", "create", "--type", "task", "--title", "redirected 307"]);
+      expect(r.error.message).toContain("with a redirect (307 to http://agent:***@127.0.0.1:9/v1/cards)");
+      expect(JSON.stringify(r.error)).not.toContain("s3cret");
+    } finally {
+      secret.stop();
+    }
     // a 300 (Multiple Choices) is a redirect too, also when its body is JSON
     const choices = fake(() => Response.json({ id: "card_0000000000000000" }, { status: 300, headers: { location: `${server.url}/v1/cards` } }));
     try {
