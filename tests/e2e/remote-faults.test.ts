@@ -5,7 +5,9 @@
  * envelope on stderr with a non-zero exit, and a write that may have been applied says so
  * and names the Idempotency-Key that makes its retry safe.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createServer, connect, type Server as NetServer, type Socket } from "node:net";
 import { assertBinary, cleanEnv, serve, type Server } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
@@ -110,7 +112,7 @@ describe("a proxy's own answers", () => {
         expect(w.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
         const r = await cards(["--url", proxy.url, "cards", "list"]);
         expect([status, r.code, r.error.error]).toEqual([status, 7, "unavailable"]);
-        expect(r.error.message).toBe(`${proxy.url} is not a cards server: GET /v1/cards answered ${status} text/plain`);
+        expect(r.error.message).toBe(`${proxy.url} (or a proxy in front of it): GET /v1/cards answered ${status} text/plain`);
         expect(r.error.message).not.toContain("may have been applied");
       } finally {
         proxy.stop();
@@ -140,7 +142,7 @@ describe("a proxy's own answers", () => {
     try {
       const r = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", "x"]);
       expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
-      expect(r.error.message).toStartWith(`${proxy.url} answered POST /v1/cards with 409 and a body that is not JSON`);
+      expect(r.error.message).toStartWith(`${proxy.url} is not a cards server: POST /v1/cards answered 409 with a body that is not JSON`);
       expect(r.error.message).not.toContain("may have been applied");
     } finally {
       proxy.stop();
@@ -215,6 +217,28 @@ describe("a certificate refused", () => {
   });
 });
 
+test("with no --timeout, a call may take 60 s and an artifact's upload or download 600 s; --timeout sets both", async () => {
+  const { callRaw } = await import("../../src/cli/client.ts");
+  const card = await (await fetch(`${server.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json", "x-service-actor": "ada" }, body: JSON.stringify({ type_id: "task", title: "limits" }) })).json() as { id: string };
+  const limits = spyOn(AbortSignal, "timeout");
+  try {
+    const calls = async (timeout?: string): Promise<unknown[]> => {
+      const g = { url: server.url, actor: "ada", env: {}, cwd: dir, ...(timeout ? { timeout } : {}) };
+      limits.mockClear();
+      const put = await callRaw(g, { method: "POST", path: `/cards/${card.id}/artifacts/output`, bytes: new TextEncoder().encode("limits"), contentType: "text/plain" });
+      const uri = (JSON.parse(put.text) as { fields: { output: { uri: string } } }).fields.output.uri;
+      const got = await callRaw(g, { method: "GET", path: `/${uri}`, wantBytes: true });
+      expect(new TextDecoder().decode(got.bytes)).toBe("limits");
+      expect((await callRaw(g, { method: "GET", path: "/health" })).status).toBe(200);
+      return limits.mock.calls.map((c) => c[0]);
+    };
+    expect(await calls()).toEqual([600_000, 600_000, 60_000]);
+    expect(await calls("7")).toEqual([7_000, 7_000, 7_000]);
+  } finally {
+    limits.mockRestore();
+  }
+});
+
 describe("time", () => {
   let hang: NetServer;
   let hangUrl: string;
@@ -246,10 +270,19 @@ describe("time", () => {
   });
 
   test("a timeout that is not a number of seconds is a usage error (exit 2)", async () => {
-    for (const [args, env] of [[["--timeout", "abc"], {}], [["--timeout", "0"], {}], [[], { CARDS_TIMEOUT: "-1" }]] as const) {
+    for (const [args, env] of [[["--timeout", "abc"], {}], [["--timeout", "0"], {}], [[], { CARDS_TIMEOUT: "-1" }], [["--timeout", "86401"], {}], [["--timeout", "1e2"], {}], [[], { CARDS_TIMEOUT: "0x10" }]] as const) {
       const r = await cards([...args, "--url", hangUrl, "health"], env);
-      expect([r.code, r.error.error]).toEqual([2, "usage"]);
+      expect([args, env, r.code, r.error.error]).toEqual([args, env, 2, "usage"]);
     }
+    // the largest a day, and a decimal
+    for (const t of ["86400", "2.5"]) expect((await cards(["--timeout", t, "--url", server.url, "health"])).code).toBe(0);
+  });
+
+  test("--timeout wins over CARDS_TIMEOUT; an empty CARDS_TIMEOUT is none set", async () => {
+    const r = await cards(["--url", hangUrl, "--timeout", "0.5", "health"], { CARDS_TIMEOUT: "3" });
+    expect(r.error.message).toBe(`${hangUrl} did not answer GET /v1/health within 0.5 s`);
+    const empty = await cards(["--url", server.url, "health"], { CARDS_TIMEOUT: "" });
+    expect([empty.code, empty.stderrLines]).toEqual([0, []]);
   });
 });
 
@@ -323,6 +356,32 @@ describe("the base URL", () => {
     const path = await cards(["--url", `${server.url}/api`, "cards", "list"]);
     expect([path.code, path.error.error]).toEqual([3, "not_found"]);
     expect(path.error.hint).toContain(`has the path /api: the server answers under ${server.url}/v1`);
+    const fragment = await cards(["--url", `${server.url}#top`, "health"]);
+    expect([fragment.code, fragment.error.error, fragment.error.field]).toEqual([2, "usage", "--url"]);
+  });
+
+  test("behind a proxy that maps a path, the server's own 404s keep their own hint; a server that is not cards at a path says so", async () => {
+    const mapped = fake((req) => {
+      const u = new URL(req.url);
+      return fetch(`${server.url}${u.pathname.replace(/^\/api/, "")}${u.search}`, { method: req.method, headers: req.headers });
+    });
+    const other = fake(() => new Response("<html>a wiki</html>", { headers: { "content-type": "text/html" } }));
+    try {
+      const missing = await cards(["--url", `${mapped.url}/api`, "cards", "get", "card_0000000000000000"]);
+      expect([missing.code, missing.error.error]).toEqual([3, "not_found"]);
+      expect(missing.error.hint ?? "").not.toContain("CARDS_URL");
+      expect((await cards(["--url", `${mapped.url}/api`, "health"])).code).toBe(0);
+      // no route at a base URL without a path: the server's hint, not one about the URL
+      const route = await cards(["--url", server.url, "api", "GET", "/nothing-here"]);
+      expect([route.code, route.error.error, route.error.hint]).toEqual([3, "not_found", "paths are relative to /v1; see GET /v1/openapi.json"]);
+      const wiki = await cards(["--url", `${other.url}/wiki`, "health"]);
+      expect([wiki.code, wiki.error.error]).toEqual([7, "unavailable"]);
+      expect(wiki.error.message).toBe(`${other.url}/wiki is not a cards server: GET /v1/health answered 200 text/html`);
+      expect(wiki.error.hint).toBe("CARDS_URL / --url is the base URL `cards serve` printed (http://HOST:PORT), without a path unless a proxy maps one");
+    } finally {
+      mapped.stop();
+      other.stop();
+    }
   });
 });
 
@@ -330,7 +389,7 @@ test("events --follow does not follow a redirect, and sends the password of its 
   const redirect = fake((req) => Response.redirect(`${server.url}${new URL(req.url).pathname}`, 302));
   try {
     const r = await cards(["--url", redirect.url, "--timeout", "5", "events", "--follow"]);
-    expect([r.code, r.error.error, r.error.message]).toEqual([7, "unavailable", `${redirect.url} answered 302 to GET /v1/events/stream, not an event stream`]);
+    expect([r.code, r.error.error, r.error.message]).toEqual([7, "unavailable", `${redirect.url} answered GET /v1/events/stream with a redirect (302 to ${server.url}/v1/events/stream); redirects are not followed, so a write is never sent on as a read`]);
   } finally {
     redirect.stop();
   }
@@ -341,7 +400,7 @@ test("events --follow does not follow a redirect, and sends the password of its 
   });
   try {
     const r = await cards(["--url", guarded.url.replace("://", "://agent:s3cret@"), "events", "--follow"]);
-    expect([r.code, r.error.message]).toEqual([7, `${guarded.url.replace("://", "://agent:***@")} answered 401 to GET /v1/events/stream, not an event stream`]);
+    expect([r.code, r.error.message]).toEqual([7, `${guarded.url.replace("://", "://agent:***@")} is not a cards server: GET /v1/events/stream answered 401 with "denied", not an event stream`]);
     expect(auth).toEqual([`Basic ${btoa("agent:s3cret")}`]);
   } finally {
     guarded.stop();
