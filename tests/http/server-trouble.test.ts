@@ -167,3 +167,27 @@ test("past 64 kinds the ones whose window is over are forgotten, never one whose
   expect(lines[64]).toBe("503 to POST /v1/cards: a new kind");
   expect(lines[65]).toBe("503 to POST /v1/cards: trouble aa (the latest of 1 like it in the last 1 s)");
 });
+
+test("past 64 kinds, a kind whose count is not told yet, or whose window is still open, is kept: no count lost, none logged twice within its window", async () => {
+  const name = (i: number) => `trouble ${String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26))}`;
+  const post = (seen: ReturnType<typeof serverTrouble>["seen"], message: string) => seen(new Request("http://127.0.0.1/v1/cards", { method: "POST" }), unavailable(message));
+  // 64 kinds, each with one counted after it: their counts wait for timers the busy loop holds back
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 100);
+  for (let i = 0; i < 64; i++) { post(seen, name(i)); post(seen, name(i)); }
+  await settle(0);
+  expect(lines).toHaveLength(64);
+  for (const end = Date.now() + 150; Date.now() < end;) { /* busy */ }
+  post(seen, name(64)); // a 65th kind
+  await settle(50);
+  expect(lines.filter((l) => l.endsWith("(the latest of 1 like it in the last 1 s)"))).toHaveLength(64);
+  // 64 kinds within their window, none counted yet: a 65th does not make the first forget its window
+  const open: string[] = [];
+  const trouble = serverTrouble((m) => open.push(m), 60_000);
+  for (let i = 0; i < 65; i++) post(trouble.seen, name(i));
+  post(trouble.seen, name(0));
+  await settle();
+  expect(open).toHaveLength(65);
+  trouble.flush();
+  expect(open.slice(65)).toEqual([`503 to POST /v1/cards: ${name(0)} (the latest of 1 like it in the last 1 s)`]);
+});
