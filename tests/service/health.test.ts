@@ -25,6 +25,28 @@ const canMount = (() => {
 const as = (actor: string) => ({ actor });
 const unavailable = (svc: Parameters<typeof health>[0]) => health(svc, "t").then(() => undefined, (e) => e as { code: string; message: string; extra: { hint?: string } });
 
+/** A serving workspace on a 3 MiB tmpfs, with Date.now moved on by `clock.skew` ms. */
+async function smallDisk() {
+  const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
+  expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
+  mounts.push(dir);
+  cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
+  const svc = await openTestService(dir, "serve");
+  const realNow = Date.now;
+  const clock = { skew: 0, restore: () => { Date.now = realNow; } };
+  Date.now = () => realNow() + clock.skew;
+  return { dir, svc, clock };
+}
+
+/** Fills the disk of `dir`, then creates cards until one is refused (true) or 200 went in. */
+async function fillUntilRefused(dir: string, svc: Awaited<ReturnType<typeof openTestService>>): Promise<boolean> {
+  spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+  for (let i = 0; i < 200; i++) {
+    if (await createCard(svc, { type_id: "task", title: `t${i} ${"x".repeat(150)}` }, as("ada")).then(() => false, () => true)) return true;
+  }
+  return false;
+}
+
 describe("GET /health", () => {
   test("the .cards folder replaced by a file under the server: 503 and writes unavailable, naming why (before: a raw ENOTDIR, 500 on both)", async () => {
     const dir = makeWorkspace();
@@ -113,70 +135,46 @@ describe("GET /health", () => {
   });
 
   test.skipIf(!canMount)("a full disk that was freed is found out by health's own small write once the failure is 10 s old, on a server no one writes to (before: 200 after a minute, whatever the disk)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
-    expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
-    mounts.push(dir);
-    cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
-    const svc = await openTestService(dir, "serve");
-    const realNow = Date.now;
-    let skew = 0;
-    Date.now = () => realNow() + skew;
+    const { dir, svc, clock } = await smallDisk();
     try {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
-      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
-      let failed = false;
-      for (let i = 0; i < 200 && !failed; i++) {
-        failed = await createCard(svc, { type_id: "task", title: `t${i} ${"x".repeat(150)}` }, as("ada")).then(() => false, () => true);
-      }
-      expect(failed).toBe(true);
+      expect(await fillUntilRefused(dir, svc)).toBe(true);
       expect((await unavailable(svc))?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
       // still full 11 s on: no room for a write, and the answer stands, saying what is free now
-      skew = 11_000;
+      clock.skew = 11_000;
       const still = await unavailable(svc);
       expect(still?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full/);
       expect(still?.extra.hint).toContain("GET /health tries one of its own when the failure is 10 s old");
       // freed; within 10 s of the last probe no write is tried: the answer stands
       rmSync(join(dir, "filler"));
-      skew = 15_000;
+      clock.skew = 15_000;
       expect((await unavailable(svc))?.code).toBe("unavailable");
       // 10 s after it, health's own write commits: 200, with no other write meanwhile
-      skew = 22_000;
+      clock.skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
     } finally {
-      Date.now = realNow;
+      clock.restore();
       svc.close();
     }
   }, 60_000);
 
   test.skipIf(!canMount)("a disk with only a few KiB freed stays 503: health's one-row write would fit where a card does not (before: 200 while every create failed)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
-    expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
-    mounts.push(dir);
-    cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
-    const svc = await openTestService(dir, "serve");
-    const realNow = Date.now;
-    let skew = 0;
-    Date.now = () => realNow() + skew;
+    const { dir, svc, clock } = await smallDisk();
     try {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
       writeFileSync(join(dir, "pad"), Buffer.alloc(32 * 1024));
-      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
-      let failed = false;
-      for (let i = 0; i < 200 && !failed; i++) {
-        failed = await createCard(svc, { type_id: "task", title: `t${i} ${"x".repeat(150)}` }, as("ada")).then(() => false, () => true);
-      }
-      expect(failed).toBe(true);
+      expect(await fillUntilRefused(dir, svc)).toBe(true);
       rmSync(join(dir, "pad")); // 32 KiB: room for a meta row, not for what a card needs
-      skew = 11_000;
+      clock.skew = 11_000;
       const still = await unavailable(svc);
       expect(still?.message).toMatch(/^the disk holding .* has (3[0-9]|[4-9]\d) KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full; nothing was written to /);
       // the whole disk freed: the next probe writes, and health turns 200
       rmSync(join(dir, "filler"));
-      skew = 22_000;
+      clock.skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
     } finally {
-      Date.now = realNow;
+      clock.restore();
       svc.close();
     }
   }, 60_000);

@@ -16,6 +16,30 @@ const fast = (persist: string[] = []) => (f: Record<string, any>) => {
 };
 const ada = { actor: "ada" };
 
+/**
+ * Holds the first store write made after `armed()` is called (the firing of a scan
+ * started just before) until `release()`; `armed()` resolves once that write is held
+ * (false after 3 s without one).
+ */
+function holdFirstWrite(svc: Awaited<ReturnType<typeof openTestService>>) {
+  let arming = false, held = false, release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  const write = svc.store.write.bind(svc.store);
+  svc.store.write = (async (fn: any) => {
+    if (arming && !held) { held = true; await gate; }
+    return write(fn);
+  }) as typeof svc.store.write;
+  return {
+    release: () => release(),
+    armed: async (): Promise<boolean> => {
+      arming = true;
+      const end = Date.now() + 3000;
+      while (!held && Date.now() < end) await Bun.sleep(20);
+      return held;
+    },
+  };
+}
+
 async function toReview(svc: Awaited<ReturnType<typeof openTestService>>, title: string) {
   const c = await createCard(svc, { type_id: "task", title, status: "doing" }, ada);
   return patchCard(svc, c.id, { version: 1, status: "review" }, ada);
@@ -146,30 +170,20 @@ describe("cards that come into a board's scope already overdue", () => {
     const monitor = new TemporalMonitor(svc);
     const got: CardEvent[] = [];
     const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
-    // hold the first write made after `armed` (the scan's firing) until `release`
-    let armed = false, held = false, release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    const write = svc.store.write.bind(svc.store);
-    svc.store.write = (async (fn: any) => {
-      if (armed && !held) { held = true; await gate; }
-      return write(fn);
-    }) as typeof svc.store.write;
+    const gate = holdFirstWrite(svc);
     try {
       const bug = (f: Record<string, unknown>) => ({ type_id: "bug", title: "b", status: "review", fields: { severity: "minor", steps: "s", ...f } });
       const outside = await createCard(svc, bug({ resolution: "wontfix" }), ada);
       const inside = await createCard(svc, bug({}), ada);
-      armed = true;
       monitor.start();
-      const end = Date.now() + 3000;
-      while (!held && Date.now() < end) await Bun.sleep(20);
-      expect(held).toBe(true); // the scan is firing `inside`, overdue
+      expect(await gate.armed()).toBe(true); // the scan is firing `inside`, overdue
       await Bun.sleep(1100); // `outside` is overdue too by now
       await patchCard(svc, outside.id, { version: 1, fields: { resolution: null } }, ada); // enters mid-scan
-      release();
+      gate.release();
       await Bun.sleep(400); // no deadline is pending: only a scan right after this one finds it
       expect(got.map((e) => e.card_id).sort()).toEqual([inside.id, outside.id].sort());
     } finally {
-      release();
+      gate.release();
       off();
       monitor.stop();
       svc.close();
@@ -212,25 +226,16 @@ describe("re-checked when recorded", () => {
   test("a card that leaves the status while its firing waits for the write lock is not timed out (before: recorded after its move, naming the old status)", async () => {
     const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
     const monitor = new TemporalMonitor(svc);
-    let armed = false, held = false, release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    const write = svc.store.write.bind(svc.store);
-    svc.store.write = (async (fn: any) => {
-      if (armed && !held) { held = true; await gate; }
-      return write(fn);
-    }) as typeof svc.store.write;
+    const gate = holdFirstWrite(svc);
     const off = svc.subscribe(() => {}, { types: ["status_timeout"] });
     try {
       const card = await toReview(svc, "done in time");
       const other = await toReview(svc, "still in review");
       await Bun.sleep(1100);
-      armed = true;
       monitor.start();
-      const end = Date.now() + 3000;
-      while (!held && Date.now() < end) await Bun.sleep(20);
-      expect(held).toBe(true); // the scan is about to record `card`'s timeout
+      expect(await gate.armed()).toBe(true); // the scan is about to record `card`'s timeout
       await patchCard(svc, card.id, { version: card.version, status: "done" }, ada);
-      release();
+      gate.release();
       await Bun.sleep(300);
       const events = listEvents(svc, { limit: "100" }).items as CardEvent[];
       const timeouts = events.filter((e) => e.type === "status_timeout");
@@ -239,7 +244,7 @@ describe("re-checked when recorded", () => {
       const ats = events.map((e) => e.at);
       expect(ats).toEqual([...ats].sort());
     } finally {
-      release();
+      gate.release();
       off();
       monitor.stop();
       svc.close();
