@@ -20,7 +20,7 @@ import { DEFINITION_FOLDERS, DEFINITIONS_DIR } from "./paths.ts";
 declare const CARDS_VERSION: string | undefined;
 
 /** Bump when a validation rule or the cached shape changes, so no cached set skips it. */
-const RULES_VERSION = 10;
+const RULES_VERSION = 11;
 const CACHE_KEY = `${RULES_VERSION}:${typeof CARDS_VERSION === "string" ? CARDS_VERSION : "dev"}`;
 
 /** A file changed less than this long before its stamp was taken may change again unseen. */

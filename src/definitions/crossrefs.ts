@@ -8,7 +8,7 @@
 import type { CardsError } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { parseFilter, resolveMe, type FilterNode } from "../domain/filters.ts";
-import { enumOptionsByPath, type FilterValueField } from "../domain/filter-values.ts";
+import { datePaths, enumOptionsByPath, type FilterValueField } from "../domain/filter-values.ts";
 import { checkFieldDefs, checkFieldValue, checkRef, sameInAnotherForm, type FieldContext } from "./fielddefs.ts";
 import type { PathKey, Problems, Report } from "./problems.ts";
 import { isPlainObject } from "./schemas.ts";
@@ -196,9 +196,10 @@ function checkBoard(p: Parsed, ctx: Ctx): void {
   // a typo'd column, card type, enum option or locked tag would silently empty a lane or a chip
   const knownValues = ctx.columns ? knownFilterValues(boardTypes, ctx) : undefined;
   const userPaths = boardTypes.flatMap((t) => (ctx.fieldsOf.get(t) ?? []).filter((f) => f.type === "user").map((f) => `fields.${f.id}`));
-  checkFilter(b.default_filter, ["default_filter"], fieldIds, report, knownValues, userPaths);
+  const dates = datePaths(boardTypes.map((t) => ctx.fieldsOf.get(t) ?? []));
+  checkFilter(b.default_filter, ["default_filter"], fieldIds, report, knownValues, userPaths, dates);
   const saved = obj(obj(b.presentation).filters);
-  for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report, knownValues);
+  for (const [name, f] of Object.entries(saved)) checkFilter(f, ["presentation", "filters", name], fieldIds, report, knownValues, undefined, dates);
 }
 
 /**
@@ -245,9 +246,9 @@ function knownFilterValues(boardTypes: string[], ctx: Ctx): Record<string, strin
  * user paths where "me" is refused (a board's default_filter scopes the board for every
  * viewer and for its WIP counts and monitors, which have no viewer).
  */
-function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report, knownValues?: Record<string, string[]>, noMe?: string[]): void {
+function checkFilter(raw: unknown, at: PathKey[], fieldIds: Set<string> | undefined, report: Report, knownValues?: Record<string, string[]>, noMe?: string[], datePaths?: Set<string>): void {
   if (!isPlainObject(raw)) return; // the shape check already reported it
-  const ctx = { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}) };
+  const ctx = { ...(fieldIds ? { fieldIds } : {}), ...(knownValues ? { knownValues } : {}), ...(datePaths ? { datePaths } : {}) };
   /** a grammar error, reported at the top-level key it is under (the position inside it in the message) */
   const fail = (e: unknown, where: PathKey[]): void => {
     const err = e as CardsError;
@@ -293,7 +294,7 @@ function checkView(p: Parsed, ctx: Ctx): void {
   // a view shows its board's cards: its filter names that board's fields and values;
   // without a board, the workspace's (a column, a card type, a locked tag: not syntax alone)
   const types = typeof boardId === "string" ? ctx.boardTypes.get(boardId) : boardId === undefined ? ctx.typeIds : undefined;
-  checkFilter(obj(p.value).filter, ["filter"], types ? fieldIdsOf(types, ctx) : undefined, report, types && ctx.columns ? knownFilterValues(types, ctx) : undefined);
+  checkFilter(obj(p.value).filter, ["filter"], types ? fieldIdsOf(types, ctx) : undefined, report, types && ctx.columns ? knownFilterValues(types, ctx) : undefined, undefined, types ? datePaths(types.map((t) => ctx.fieldsOf.get(t) ?? [])) : undefined);
 }
 
 const HOOK_ONLY = ["on", "filter"];

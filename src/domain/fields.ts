@@ -12,7 +12,7 @@
  */
 import { CardsError, unknownEnum } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
-import { isRfc3339Shape, parseRfc3339 } from "./rfc3339.ts";
+import { isRfc3339Shape, parseRfc3339, storedTime } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 import { controlCharIn, hasLineBreak } from "./text.ts";
 
@@ -454,8 +454,13 @@ function _checkDate(def: FieldDef, v: unknown, path: string): string {
   if (def.max !== undefined && secs > def.max) {
     throw _invalid(path, `${path} must not be after max ${new Date(def.max * 1000).toISOString()} (${def.max} Unix seconds)`, v);
   }
-  // "t" and "z" as "T" and "Z" (RFC 3339 allows both): stored dates compare as written
-  return (v as string).toUpperCase();
+  // one form for every value (UTC, milliseconds), so dates order by time in filters and
+  // sorts, which compare them as text (docs/filters.md)
+  const stored = storedTime(ms);
+  if (stored === undefined) {
+    throw _invalid(path, `${path}: ${JSON.stringify(v)} is outside the years 0000-9999 once in UTC, which a date field stores`, v, "for example 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00");
+  }
+  return stored;
 }
 
 type _ElemCheck = (def: FieldDef, v: unknown, path: string) => string;

@@ -26,3 +26,19 @@ export function enumOptionsByPath(typeFields: Iterable<readonly FilterValueField
   for (const [path, options] of enums) if (options) out[path] = [...options];
   return out;
 }
+
+/**
+ * The `fields.<id>` paths of date fields: a date in every type in scope that has it. A
+ * filter converts their string operands to the stored UTC form (domain/filters.ts); a
+ * field that is a date in one type and text in another is compared as written.
+ */
+export function datePaths(typeFields: Iterable<readonly FilterValueField[]>): Set<string> {
+  const dates = new Map<string, boolean>();
+  for (const fields of typeFields) {
+    for (const f of fields) {
+      const path = `fields.${f.id}`;
+      dates.set(path, f.type === "date" && dates.get(path) !== false);
+    }
+  }
+  return new Set([...dates].filter(([, date]) => date).map(([path]) => path));
+}

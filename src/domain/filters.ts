@@ -28,8 +28,9 @@
  * - `$in xs`: some x in xs matches `$eq`. `$all xs` / `$any xs`: every / some x matches `$has`.
  * - `$gt` ... `$lte`: scalar v of the operand's type (number with number, string with
  *   string; strings by Unicode code point, as SQLite BINARY); arrays never match.
- *   Operands for created_at / updated_at / status_since are RFC 3339 and normalised to
- *   the stored UTC form (2026-01-02T03:04:05.000Z) before comparing.
+ *   Operands for created_at / updated_at / status_since, and string operands of date
+ *   fields (FilterContext.datePaths), are RFC 3339 and normalised to the stored UTC form
+ *   (2026-01-02T03:04:05.000Z) before comparing.
  * - `$contains s`: string v holding s as a substring, case-insensitive for ASCII letters
  *   (like SQLite lower()); array v holding an element equal to s.
  * - `blocked: true`: the card has an outgoing depends-on or blocked-by link to a card
@@ -41,7 +42,7 @@
  */
 import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
-import { parseRfc3339 } from "./rfc3339.ts";
+import { TIME_MAX_MS, TIME_MIN_MS, parseRfc3339 } from "./rfc3339.ts";
 import type { Card } from "./types.ts";
 
 export type FilterScalar = string | number | boolean | null;
@@ -73,6 +74,11 @@ export interface FilterContext {
    * `refuse` builds the error the parser throws on false (for a caller that looks later).
    */
   held?: (path: string, value: string | number | boolean, refuse: () => Error) => boolean;
+  /**
+   * `fields.<id>` paths of date fields (a date in every type in scope that has it): their
+   * string operands are timestamps, converted to the stored UTC form as for created_at
+   */
+  datePaths?: ReadonlySet<string>;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -188,7 +194,7 @@ export function compareCodePoints(a: string, b: string): number {
 
 // --- internal ---
 
-type _Kind = "string" | "time" | "number" | "tags" | "field";
+type _Kind = "string" | "time" | "number" | "tags" | "field" | "date";
 interface _State { nodes: number; ctx: FilterContext; contains: number; containsChars: number }
 
 const _KIND: Record<string, _Kind> = {
@@ -203,6 +209,7 @@ const _OPS: Record<_Kind, readonly CmpOp[]> = {
   number: ["$eq", "$ne", "$in", "$nin", ..._CMP, "$has"],
   tags: ["$eq", "$ne", "$in", "$nin", "$contains", "$has", "$all", "$any"],
   field: FILTER_OPERATORS,
+  date: FILTER_OPERATORS,
 };
 
 function _fail(field: string, message: string, value?: unknown, validOptions?: readonly unknown[], hint?: string, code: "validation_failed" | "unknown_enum" | "unknown_tag" | "unknown_user" = "validation_failed"): CardsError {
@@ -266,7 +273,7 @@ function _pathKind(key: string, at: string, ctx: FilterContext): _Kind {
   if (k) return k;
   if (key.startsWith("fields.")) {
     const id = key.slice(7);
-    if (ctx.fieldIds ? ctx.fieldIds.has(id) : FIELD_KEY_PATTERN.test(id)) return "field";
+    if (ctx.fieldIds ? ctx.fieldIds.has(id) : FIELD_KEY_PATTERN.test(id)) return ctx.datePaths?.has(key) ? "date" : "field";
     if (ctx.fieldIds) {
       throw _fail(at, `${JSON.stringify(id)} is not a field of the card types in scope`, key, _validPaths(ctx).filter((p) => p.startsWith("fields.")));
     }
@@ -277,7 +284,7 @@ function _pathKind(key: string, at: string, ctx: FilterContext): _Kind {
 function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st: _State): FilterNode[] {
   if (Array.isArray(val)) {
     throw _fail(at, "an array is not a literal", val, ["$in", "$all", "$any"].filter((o) => _OPS[kind].includes(o as CmpOp)),
-      `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" ? ' or {"$all": [...]} for "has every"' : ""}`);
+      `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" || kind === "date" ? ' or {"$all": [...]} for "has every"' : ""}`);
   }
   if (!_isPlainObject(val)) return [_count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at), at, st.ctx) })];
   const ops = Object.keys(val);
@@ -339,8 +346,8 @@ function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar 
       return v;
     case "$gt": case "$gte": case "$lt": case "$lte":
       // stored times are whole milliseconds: t >= 410.9 ms is t >= 411, t < 410.9 is t < 411
-      if (kind === "time") return _time(v, at, op === "$gte" || op === "$lt" ? Math.ceil : Math.floor);
-      if (kind === "field") {
+      if (kind === "time" || (kind === "date" && typeof v === "string")) return _time(v, at, op === "$gte" || op === "$lt" ? Math.ceil : Math.floor);
+      if (kind === "field" || kind === "date") {
         if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) return v;
         throw _fail(at, `${op} takes a number or a string`, v);
       }
@@ -359,7 +366,7 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   const ms = parseRfc3339(t);
   // an offset may take the instant past the years stored times have (toISOString would
   // write "+010000-...", which sorts below every one of them)
-  if (ms !== undefined) return new Date(Math.min(Math.max(round(ms), _TIME_MIN_MS), _TIME_MAX_MS)).toISOString();
+  if (ms !== undefined) return new Date(Math.min(Math.max(round(ms), TIME_MIN_MS), TIME_MAX_MS)).toISOString();
   // "yesterday" or "2026-13-01" compared as text matched by accident (a take-next filter
   // handed out a done card): only the leading part of a stored timestamp is a prefix bound
   if (!_TIME_PREFIX.test(t)) {
@@ -367,10 +374,6 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   }
   return t;
 }
-
-/** The first and last instants a stored timestamp (four-digit year) can hold. */
-const _TIME_MIN_MS = Date.parse("0000-01-01T00:00:00.000Z");
-const _TIME_MAX_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 /** The leading parts of a stored timestamp `2026-01-02T03:04:05.000Z`: year, month, day, hour, minute, second. */
 const _TIME_PREFIX = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3])(:[0-5]\d(:[0-5]\d(\.\d{1,3})?)?)?)?)?)?$/;
@@ -384,6 +387,10 @@ function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): Filter
     case "number":
       if (typeof v === "number" && Number.isFinite(v)) return v;
       throw _fail(at, "this path compares to numbers", v);
+    case "date":
+      // a date field holds timestamps; another value only where a type change left one
+      if (typeof v === "string") return _time(v, at, Math.floor);
+      return _scalar("field", v, at, nullable);
     case "field":
       if (typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return v;
       throw _fail(at, "values are strings, numbers, booleans or null", v);

@@ -42,7 +42,7 @@ export function listBreaches(svc: Service, p: ListParams): Breaches | Promise<Br
   const makers: Array<(answer: unknown, out: Breaches) => void> = [];
   const read = (call: ReadCall, make: (answer: unknown, out: Breaches) => void): void => { calls.push(call); makers.push(make); };
   for (const board of boards) {
-    const scope = scopeOf(board);
+    const scope = scopeOf(board, svc.defs);
     const base = { board_id: board.id };
     if (want("wip_exceeded")) {
       for (const [column, limit] of Object.entries(board.wip_limits ?? {})) {

@@ -21,10 +21,10 @@ import type { Service, WriteScope } from "./service.ts";
 
 const scopes = new WeakMap<Board, FilterNode>();
 
-/** The board's hard scope, compiled once per loaded definition. */
-export function scopeOf(board: Board): FilterNode {
+/** The board's hard scope, compiled once per loaded definition; `defs` is the set the board belongs to. */
+export function scopeOf(board: Board, defs: Definitions): FilterNode {
   let s = scopes.get(board);
-  if (!s) scopes.set(board, (s = boardScope(board)));
+  if (!s) scopes.set(board, (s = boardScope(board, defs)));
   return s;
 }
 
@@ -67,13 +67,13 @@ export class LaneWatch {
     for (const lane of this.lanes.values()) {
       const after = this.count(lane.board, lane.column, lane.limit);
       const { before, limit, column, board } = lane;
-      for (const c of laneChanges(w.tx, board, column, { limit, watchEmpty: lane.watchEmpty, after, was: { over: limit !== undefined && before > limit, empty: before === 0 } })) w.signal(c);
+      for (const c of laneChanges(w.tx, board, scopeOf(board, this.svc.defs), column, { limit, watchEmpty: lane.watchEmpty, after, was: { over: limit !== undefined && before > limit, empty: before === 0 } })) w.signal(c);
     }
   }
 
   /** Count, capped just past what a crossing needs (a write moves one card at a time). */
   private count(board: Board, column: string, limit: number | undefined): number {
-    return this.tx.countInStatus(scopeOf(board), column, (limit ?? 0) + 2);
+    return this.tx.countInStatus(scopeOf(board, this.svc.defs), column, (limit ?? 0) + 2);
   }
 }
 
@@ -87,12 +87,12 @@ const UNLIMITED = "unlimited";
  * The signals a lane owes now, given its count `after` under `limit` / `watchEmpty`, and
  * records the new state. `was` is what the lane was when nothing is recorded yet.
  */
-function laneChanges(tx: StoreTx, board: Board, column: string, o: { limit: number | undefined; watchEmpty: boolean; after: number; was: { over: boolean; empty: boolean } }): LaneCrossing[] {
+function laneChanges(tx: StoreTx, board: Board, scope: FilterNode, column: string, o: { limit: number | undefined; watchEmpty: boolean; after: number; was: { over: boolean; empty: boolean } }): LaneCrossing[] {
   const out: LaneCrossing[] = [];
   const at = { scope: "board" as const, board_id: board.id };
   // counts are read capped just past the limit; a signal says how many the lane holds
   let exact: number | undefined;
-  const count = (): number => (exact ??= tx.countInStatus(scopeOf(board), column, Number.MAX_SAFE_INTEGER));
+  const count = (): number => (exact ??= tx.countInStatus(scope, column, Number.MAX_SAFE_INTEGER));
   const wipKey = stateKey(board.id, column, "wip");
   const recorded = tx.getMeta(wipKey);
   // a lane whose limit was removed is recorded "unlimited": a process still on a set with
@@ -141,13 +141,13 @@ export function laneCrossings(old: Definitions, next: Definitions, tx: StoreTx):
       const was = prev?.wip_limits?.[column];
       const limit = board.wip_limits?.[column];
       const cap = Math.max(was ?? 0, limit ?? 0) + 2;
-      const after = tx.countInStatus(scopeOf(board), column, cap);
-      const before = prev ? tx.countInStatus(scopeOf(prev), column, cap) : after;
+      const after = tx.countInStatus(scopeOf(board, next), column, cap);
+      const before = prev ? tx.countInStatus(scopeOf(prev, old), column, cap) : after;
       // newly limited or watched: as it is now, whatever was recorded (no count crossed)
       if (limit !== undefined && was === undefined) tx.deleteMeta(stateKey(board.id, column, "wip"));
       if (emptyNow.has(column) && !emptyBefore.has(column)) tx.deleteMeta(stateKey(board.id, column, "empty"));
       if (!emptyNow.has(column)) tx.deleteMeta(stateKey(board.id, column, "empty"));
-      out.push(...laneChanges(tx, board, column, {
+      out.push(...laneChanges(tx, board, scopeOf(board, next), column, {
         limit, watchEmpty: emptyNow.has(column), after,
         was: { over: was !== undefined ? before > was : limit !== undefined && after > limit, empty: emptyBefore.has(column) ? before === 0 : after === 0 },
       }));
@@ -174,8 +174,8 @@ export function reconcileLanes(defs: Definitions, tx: StoreTx): LaneCrossing[] {
       if (!watchEmpty) tx.deleteMeta(stateKey(board.id, column, "empty"));
       const recorded = tx.getMeta(stateKey(board.id, column, "wip"));
       if (limit === undefined && !watchEmpty && (recorded === null || recorded === UNLIMITED)) continue;
-      const after = tx.countInStatus(scopeOf(board), column, (limit ?? 0) + 2);
-      out.push(...laneChanges(tx, board, column, { limit, watchEmpty, after, was: { over: limit !== undefined && after > limit, empty: after === 0 } }));
+      const after = tx.countInStatus(scopeOf(board, defs), column, (limit ?? 0) + 2);
+      out.push(...laneChanges(tx, board, scopeOf(board, defs), column, { limit, watchEmpty, after, was: { over: limit !== undefined && after > limit, empty: after === 0 } }));
     }
   }
   return out;

@@ -5,8 +5,8 @@
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
-import { enumOptionsByPath } from "../domain/filter-values.ts";
-import type { Board, Card } from "../domain/types.ts";
+import { datePaths, enumOptionsByPath } from "../domain/filter-values.ts";
+import type { Board, Card, Definitions } from "../domain/types.ts";
 import type { CardListPage, ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
 import { scopeOf } from "./lanes.ts";
@@ -106,8 +106,8 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   }
   if (p.board_id !== undefined) {
     const board = svc.board(p.board_id);
-    filters.push(scopeOf(board));
-    if (p.filter !== undefined) filters.push(savedFilter(board, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
+    filters.push(scopeOf(board, svc.defs));
+    if (p.filter !== undefined) filters.push(savedFilter(board, svc.defs, p.filter, viewer, userFieldPaths(svc, board.card_type_ids)));
   } else if (p.filter !== undefined) {
     const boards = [...svc.defs.boards.values()].filter((b) => Object.hasOwn(b.presentation?.filters ?? {}, p.filter!)).map((b) => b.id)
       .sort((a, b) => Number(b === svc.defs.defaultBoardId) - Number(a === svc.defs.defaultBoardId));
@@ -161,19 +161,24 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   return q;
 }
 
-/** The hard scope of a board: its card types AND its default_filter. */
-export function boardScope(board: Board): FilterNode {
+/** The hard scope of a board: its card types AND its default_filter. `defs`: the set the board belongs to. */
+export function boardScope(board: Board, defs: Definitions): FilterNode {
   const byType = parseFilter({ type_id: { $in: board.card_type_ids } });
-  return board.default_filter ? andFilters(byType, parseFilter(board.default_filter, undefined, "default_filter")) : byType;
+  return board.default_filter ? andFilters(byType, parseFilter(board.default_filter, boardFilterContext(board, defs), "default_filter")) : byType;
 }
 
-function savedFilter(board: Board, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
+/** What a board's own filters are read with: its types' date fields (checked at load, so no more). */
+function boardFilterContext(board: Board, defs: Definitions): FilterContext {
+  return { datePaths: datePaths(board.card_type_ids.flatMap((t) => { const type = defs.cardTypes.get(t); return type ? [type.fields] : []; })) };
+}
+
+function savedFilter(board: Board, defs: Definitions, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
   const saved = board.presentation?.filters ?? {};
   const raw = Object.hasOwn(saved, name) ? saved[name] : undefined; // `constructor` is no saved filter
   if (!raw) {
     throw new CardsError("validation_failed", `board ${board.id} has no saved filter ${JSON.stringify(name)}`, { field: "filter", value: name, valid_options: Object.keys(saved) });
   }
-  return resolveMe(parseFilter(raw, undefined, `presentation.filters.${name}`), viewer, userPaths);
+  return resolveMe(parseFilter(raw, boardFilterContext(board, defs), `presentation.filters.${name}`), viewer, userPaths);
 }
 
 /** The values `status` and `type_id` can be compared with: the workspace's columns and card types. */
@@ -199,6 +204,7 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
   Object.assign(known, enumOptionsByPath(inScope.map((t) => t.fields)));
   return {
     fieldIds: fieldIdsOf(svc, typeIds),
+    datePaths: datePaths(inScope.map((t) => t.fields)),
     knownValues: known,
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already

@@ -96,7 +96,7 @@ export class TemporalMonitor {
       for (const rule of this.rules()) {
         await this.fireTouched(rule, touched);
         await this.fireDue(rule);
-        const basis = this.svc.store.nextDue(scopeOf(rule.board), rule.statuses, rule.column, new Date(Date.now() - rule.ms).toISOString());
+        const basis = this.svc.store.nextDue(scopeOf(rule.board, this.svc.defs), rule.statuses, rule.column, new Date(Date.now() - rule.ms).toISOString());
         if (basis) next = Math.min(next, Date.parse(basis) + rule.ms);
       }
     } catch {
@@ -131,7 +131,7 @@ export class TemporalMonitor {
   private async fireDue(rule: Rule): Promise<void> {
     const key = `${rule.type}\0${rule.board.id}\0${rule.statuses?.join(",") ?? ""}\0${rule.ms}`;
     for (;;) {
-      const due = this.svc.store.dueCards(scopeOf(rule.board), rule.statuses, rule.column, this.marks.get(key), this.dueBefore(rule), BATCH);
+      const due = this.svc.store.dueCards(scopeOf(rule.board, this.svc.defs), rule.statuses, rule.column, this.marks.get(key), this.dueBefore(rule), BATCH);
       for (const card of due) {
         await this.fire(rule, card);
         this.marks.set(key, { at: card[rule.column], id: card.id });
@@ -154,7 +154,7 @@ export class TemporalMonitor {
   }
 
   private scopeOfCard(rule: Rule, id: string) {
-    return andFilters(scopeOf(rule.board), parseFilter({ id }));
+    return andFilters(scopeOf(rule.board, this.svc.defs), parseFilter({ id }));
   }
 
   private dueBefore(rule: Rule): string {

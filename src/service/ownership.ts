@@ -226,7 +226,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
   let board: Board | undefined;
   if (body.board_id !== undefined) {
     board = svc.board(body.board_id);
-    filters.push(scopeOf(board));
+    filters.push(scopeOf(board, svc.defs));
   }
   if (body.type_id !== undefined) {
     const type = svc.cardType(body.type_id);
@@ -234,7 +234,7 @@ function takeNextScope(svc: Service, body: { filter?: Record<string, unknown>; s
     board ??= boardFor(svc, type);
   } else if (body.board_id === undefined && workspace.settings.default_board) {
     board = svc.board(workspace.settings.default_board);
-    filters.push(scopeOf(board));
+    filters.push(scopeOf(board, svc.defs));
   }
   if (body.filter !== undefined) {
     // the fields of the types in scope: the type asked for, else the board's (default board included)

@@ -8,6 +8,7 @@ import { clearLaneStates } from "./lanes.ts";
 import { temporalOnceKey } from "./monitors.ts";
 import { CardsError, isCardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
+import { fieldsWithStoredDates } from "../domain/dates.ts";
 import { isEntryList, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
 import { CARD_ID_RE, parseEventId, USER_ID_PATTERN, USER_ID_RULE } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type Card, type Comment, type Link, type StoredEvent, type User } from "../domain/types.ts";
@@ -204,7 +205,9 @@ async function restoreInTransaction(
           if (seenCards.has(c.id)) throw bad(`duplicate card id ${c.id}`);
           seenCards.add(c.id);
           if (!((eventsFirst.get(c.id) ?? -Infinity) >= Date.parse(c.updated_at))) unmatched.set(c.id, Date.parse(c.updated_at));
-          const { links, comments, ...card } = c;
+          const { links, comments, ...dumped } = c;
+          // date values in the stored form (a dump written before it): the same instants
+          const card = { ...dumped, fields: fieldsWithStoredDates(svc.defs.cardTypes.get(c.type_id)!, dumped.fields) ?? dumped.fields };
           const refused = wouldRefuse(svc, card as Card);
           if (refused) notice(refused);
           if (links !== undefined && !Array.isArray(links)) throw bad(`card ${c.id}: links must be an array`);

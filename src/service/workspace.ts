@@ -94,6 +94,11 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
         await store.write((tx) => floor.recordLoadedSet(tx, defs)).catch(() => {});
       }
       await registerDeclaredUsers(svc);
+      // date values in the stored form (values written before it, a field that became a
+      // date); one that cannot write now (read-only, busy) leaves the set unrecorded below,
+      // so the next open tries again
+      const { storeDatesInForm } = await import("./date-values.ts");
+      const datesStored = await storeDatesInForm(svc).then(() => true, () => false);
       // another set was in use: this process now works with a new one (files edited since),
       // so it says so, and running servers reload too (followReloads) instead of validating
       // against the old set while this call writes with the new one. A set a reload already
@@ -108,7 +113,7 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
       // this open announced is marked so: a server asked to reload it next says nothing more
       // (the open after this one checks once more, then records the stamp). One it could
       // not announce is not recorded: the next open announces it
-      if (!owed || announced) store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, announced ? reloadedMarker(defs.fingerprint) : stamp, marker);
+      if (datesStored && (!owed || announced)) store.tryWriteMeta(DEFINITIONS_SYNCED_KEY, announced ? reloadedMarker(defs.fingerprint) : stamp, marker);
     }
     return svc;
   } catch (e) {

@@ -106,7 +106,7 @@ function checkInvariants(svc: Service): void {
   const main = svc.defs.boards.get("main")!;
   for (const col of main.columns) {
     const expected = cards.filter((c) => c.status === col && main.card_type_ids.includes(c.type_id)).length;
-    expect(svc.store.countInStatus(scopeOf(main), col, 1_000_000)).toBe(expected);
+    expect(svc.store.countInStatus(scopeOf(main, svc.defs), col, 1_000_000)).toBe(expected);
   }
 }
 

@@ -166,7 +166,7 @@ describe("schema migrations", () => {
     const db = new Database(join(dir, ".cards", "cards.db"), { readonly: true });
     try {
       // the board scope (its card types) as the store compiles it, and GROUP BY status, as countBoardCards asks
-      const scope = filterToSql(boardScope(svc.board("main")));
+      const scope = filterToSql(boardScope(svc.board("main"), svc.defs));
       const plan = db.query(`EXPLAIN QUERY PLAN SELECT c.status, count(*) FROM cards c WHERE ${scope.sql} GROUP BY c.status`).all(...scope.params) as Array<{ detail: string }>;
       expect(plan.map((p) => p.detail).join("; ")).toContain("COVERING INDEX cards_by_status_type");
     } finally {

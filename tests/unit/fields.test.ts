@@ -35,6 +35,7 @@ const FIELDS: FieldDef[] = [
 ];
 const TYPE: CardType = { id: "task", name: "Task", schema_version: 1, fields: FIELDS };
 const TYPE_IDS = FIELDS.map((f) => f.id);
+const UNBOUNDED_DATE: CardType = { id: "event", name: "Event", schema_version: 1, fields: [{ id: "summary", type: "text" }, { id: "when", type: "date" }] };
 const STRICT_LOCKED: WorkspaceSettings = { enforce_transitions: false, strict_fields: true, tag_policy: "locked" };
 const TAG_SET = ["ui", "backend"];
 
@@ -57,8 +58,8 @@ describe("validateFields: each type, valid values are stored", () => {
     ["notes", "multi\nline", null],
     ["estimate", 3.5, null],
     ["estimate", 0, null],
-    ["due", "2026-05-01T10:00:00Z", null],
-    ["due", "2026-05-01T10:00:00.123+02:00", null],
+    ["due", "2026-05-01T10:00:00Z", "2026-05-01T10:00:00.000Z"],
+    ["due", "2026-05-01T10:00:00.123+02:00", "2026-05-01T08:00:00.123Z"],
     ["priority", "high", null],
     ["labels", ["a", "c"], null],
     ["topics", ["ui"], null],
@@ -401,7 +402,27 @@ describe("text of enum, number and date fields", () => {
     expect(err(() => run({ due: "2016-12-31T23:59:60Z" })).message).toBe('due: "2016-12-31T23:59:60Z" is a leap second, which a date field cannot hold (it stores instants as JavaScript and SQLite count them)');
   });
   test("a date written with a small t and z is stored with capitals", () => {
-    expect(run({ due: "2026-05-01t10:00:00z" }).fields.due).toBe("2026-05-01T10:00:00Z");
+    expect(run({ due: "2026-05-01t10:00:00z" }).fields.due).toBe("2026-05-01T10:00:00.000Z");
+  });
+  test.each([
+    // the same instant in every form is stored in one, so dates order by time as text
+    ["2026-05-01T12:00:00+02:00", "2026-05-01T10:00:00.000Z"],
+    ["2026-05-01T10:00:00.5Z", "2026-05-01T10:00:00.500Z"],
+    ["2026-05-01T05:30:00-04:30", "2026-05-01T10:00:00.000Z"],
+    ["2026-01-01T00:30:00+01:00", "2025-12-31T23:30:00.000Z"],
+    // digits finer than a millisecond are dropped, never rounded up into the next one
+    ["2026-05-01T10:00:00.1239999Z", "2026-05-01T10:00:00.123Z"],
+    ["2026-05-01T10:00:59.9999999999Z", "2026-05-01T10:00:59.999Z"],
+    ["1969-12-31T23:59:59.9999Z", "1969-12-31T23:59:59.999Z"],
+    ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"],
+    ["0000-01-01T01:00:00+01:00", "0000-01-01T00:00:00.000Z"],
+  ])("a date %s is stored as %s", (given, stored) => {
+    expect(run({ when: given }, { type: UNBOUNDED_DATE }).fields.when).toBe(stored);
+  });
+  test.each(["0000-01-01T00:30:00+01:00", "9999-12-31T23:00:00-05:00"])("a date %s outside the years 0000-9999 in UTC is refused by name", (given) => {
+    const e = err(() => run({ when: given }, { type: UNBOUNDED_DATE }));
+    expect(e).toMatchObject({ error: "validation_failed", field: "when", value: given });
+    expect(e.message).toContain("outside the years 0000-9999 once in UTC");
   });
 });
 

@@ -5,6 +5,7 @@ import {
   MAX_CONTAINS, MAX_CONTAINS_CHARS, MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
   type FilterNode, type FilterScalar,
 } from "../../src/domain/filters.ts";
+import { datePaths } from "../../src/domain/filter-values.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
 
@@ -345,6 +346,51 @@ describe("timestamp operands", () => {
     expect(err(() => parseFilter({ status_since: "yesterday" })).field).toBe("filter.status_since");
     // a substring search on a time path takes any text
     expect(value({ created_at: { $contains: "T10:" } })).toBe("T10:");
+  });
+});
+
+describe("date field operands (FilterContext.datePaths)", () => {
+  const DATES = { datePaths: new Set(["fields.due"]) };
+  const value = (f: Record<string, unknown>, ctx = DATES) => (parseFilter(f, ctx) as any).value;
+  // values as a date field stores them: UTC, three fractional digits (domain/fields.ts)
+  const dated = new World().load([
+    card("card_01", { fields: { due: "2026-03-01T09:30:00.000Z" } }),
+    card("card_02", { fields: { due: "2026-03-01T10:00:00.000Z" } }),
+    card("card_03", { fields: { due: "2026-03-01T10:00:00.500Z" } }),
+    card("card_04", { fields: {} }),
+  ], []);
+  worlds.push(dated);
+  test.each<[string, Record<string, unknown>, string[]]>([
+    // 12:00+02:00 is 10:00Z: compared as written it sorted after every value of the day
+    ["$gte an instant in another offset", { "fields.due": { $gte: "2026-03-01T12:00:00+02:00" } }, ids(2, 3)],
+    ["$lt an instant in another offset", { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } }, ids(1)],
+    // "10:00:00Z" compared as text sorted after "10:00:00.500Z" ("." < "Z")
+    ["$gt a bound without milliseconds", { "fields.due": { $gt: "2026-03-01T10:00:00Z" } }, ids(3)],
+    ["$eq the same instant written another way", { "fields.due": "2026-03-01T11:00:00+01:00" }, ids(2)],
+    ["$in instants written other ways", { "fields.due": { $in: ["2026-03-01T05:30:00-04:00", "2026-03-01t10:00:00.5z"] } }, ids(1, 3)],
+    ["$ne an instant written another way", { "fields.due": { $ne: "2026-03-01T11:00:00+01:00" } }, ids(1, 3, 4)],
+    ["a prefix bound", { "fields.due": { $gte: "2026-03-01T10" } }, ids(2, 3)],
+    ["null is unset", { "fields.due": null }, ids(4)],
+  ])("%s", (_name, raw, expected) => {
+    const node = parseFilter(raw, DATES);
+    expect(dated.js(node)).toEqual(expected);
+    expect(dated.sql(node)).toEqual(expected);
+  });
+  test("operands are rounded as for created_at; text that is no timestamp is refused where it is", () => {
+    expect(value({ "fields.due": { $gte: "2026-03-01T10:00:00.4109Z" } })).toBe("2026-03-01T10:00:00.411Z");
+    expect(value({ "fields.due": { $lt: "9999-12-31T23:00:00-05:00" } })).toBe("9999-12-31T23:59:59.999Z");
+    expect(err(() => parseFilter({ $or: [{ "fields.due": { $lt: "tomorrow" } }] }, DATES))).toMatchObject({ error: "validation_failed", field: "filter.$or[0].fields.due.$lt", value: "tomorrow" });
+    expect(value({ "fields.due": { $contains: "T10:" } })).toBe("T10:");
+    // a value of another JSON type is only where a type change left one: compared as is
+    expect(value({ "fields.due": 3 })).toBe(3);
+  });
+  test("datePaths: the fields that are a date in every type in scope that has them", () => {
+    expect([...datePaths([[{ id: "due", type: "date" }, { id: "at", type: "date" }], [{ id: "due", type: "date" }, { id: "at", type: "text" }, { id: "n", type: "number" }]])]).toEqual(["fields.due"]);
+    expect([...datePaths([[{ id: "at", type: "text" }], [{ id: "at", type: "date" }]])]).toEqual([]);
+  });
+  test("a field that is not a date in every type in scope is compared as written", () => {
+    expect(value({ "fields.due": { $gte: "2026-03-01T12:00:00+02:00" } }, {} as typeof DATES)).toBe("2026-03-01T12:00:00+02:00");
+    expect(value({ "fields.due": "tomorrow" }, {} as typeof DATES)).toBe("tomorrow");
   });
 });
 

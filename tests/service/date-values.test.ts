@@ -1,0 +1,213 @@
+/**
+ * Date field values are stored in one form (UTC, three fractional digits), so filters
+ * and sorts, which compare them as text, order them by time (docs/filters.md). Values
+ * stored before that rule are brought to it when a workspace is opened; a restore brings
+ * a dump's; a filter's operands on a date field are converted as for created_at.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { dispatch } from "../../src/api/dispatch.ts";
+import { DEFINITIONS_SYNCED_KEY } from "../../src/definitions/cache.ts";
+import { databasePath, type Service } from "../../src/service/index.ts";
+import { DATES_STORED_KEY } from "../../src/service/date-values.ts";
+import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
+
+// read-only bind mounts need root (CI runs as root); elsewhere that test is skipped
+const mounts: string[] = [];
+afterAll(() => { for (const m of mounts.reverse()) spawnSync("umount", ["-l", m]); });
+const mount = (...args: string[]): boolean => spawnSync("mount", args).status === 0;
+const canMount = (() => {
+  const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
+  const ok = mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", d);
+  if (ok) spawnSync("umount", [d]);
+  return ok;
+})();
+
+async function withService<T>(dir: string, mode: "serve" | "embedded", fn: (svc: Service) => Promise<T>): Promise<T> {
+  const svc = await openTestService(dir, mode);
+  try {
+    return await fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+const call = async (svc: Service, method: string, path: string, body?: unknown, query: Record<string, string> = {}) =>
+  await dispatch(svc, { method, path, query, headers: { "x-service-actor": "ada" }, body: body === undefined ? undefined : JSON.stringify(body) }) as { status: number; body: any };
+
+/** Creates a task per due value; returns their ids in that order. */
+async function tasks(svc: Service, dues: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, due] of dues.entries()) {
+    const r = await call(svc, "POST", "/cards", { type_id: "task", title: `t${i}`, fields: { priority: "low", due } });
+    expect(r.status).toBe(201);
+    ids.push(r.body.id);
+  }
+  return ids;
+}
+
+describe("date values are stored in one form and order by time", () => {
+  test("a card written with an offset reads back in UTC; the same instant again is no change", async () => {
+    await withService(makeWorkspace(), "embedded", async (svc) => {
+      const [id] = await tasks(svc, ["2026-03-01T12:00:00+02:00"]);
+      const got = await call(svc, "GET", `/cards/${id}`);
+      expect(got.body.fields.due).toBe("2026-03-01T10:00:00.000Z");
+      const same = await call(svc, "PATCH", `/cards/${id}`, { version: got.body.version, fields: { due: "2026-03-01T11:00:00+01:00" } });
+      expect(same.status).toBe(200);
+      expect(same.body.version).toBe(got.body.version);
+    });
+  });
+
+  test("sort by a date field orders by instant, whatever offset each was written with", async () => {
+    await withService(makeWorkspace(), "embedded", async (svc) => {
+      // as written: "09:30:00-01:00" (10:30Z) sorted before "10:00:00Z", and "10:00:00Z" after "10:00:00.500Z"
+      const ids = await tasks(svc, ["2026-03-01T09:30:00-01:00", "2026-03-01T10:00:00Z", "2026-03-01T10:00:00.500Z", "2026-03-01T11:45:00+02:00"]);
+      const page = await call(svc, "GET", "/cards", undefined, { type_id: "task", sort: "fields.due" });
+      expect(page.body.items.map((c: { id: string }) => c.id)).toEqual([ids[3], ids[1], ids[2], ids[0]]);
+    });
+  });
+
+  test("take-next with a date bound in another offset picks by instant", async () => {
+    await withService(makeWorkspace(), "embedded", async (svc) => {
+      const [early, late] = await tasks(svc, ["2026-03-01T09:00:00Z", "2026-03-01T11:00:00Z"]);
+      // 12:00+02:00 is 10:00Z: as text it was above both values, and take-next handed out the late one too
+      const before = await call(svc, "POST", "/cards/take-next", { type_id: "task", dry_run: true, filter: { "fields.due": { $gte: "2026-03-01T12:00:00+02:00" } } });
+      expect(before.body.card?.id).toBe(late);
+      const after = await call(svc, "POST", "/cards/take-next", { type_id: "task", dry_run: true, filter: { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } } });
+      expect(after.body.card?.id).toBe(early);
+      const bad = await call(svc, "POST", "/cards/take-next", { type_id: "task", filter: { "fields.due": { $lt: "tomorrow" } } });
+      expect(bad.status).toBe(422);
+      expect(bad.body).toMatchObject({ error: "validation_failed", field: "filter.fields.due.$lt" });
+    });
+  });
+
+  test("a board's saved filter with a date bound in another offset scopes by instant; a bound that is no time is a load problem", async () => {
+    const dir = makeWorkspace((f) => {
+      const main = f["definitions/boards/main.json"] as any;
+      main.presentation.filters.due_early = { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } };
+    });
+    await withService(dir, "embedded", async (svc) => {
+      const [early] = await tasks(svc, ["2026-03-01T09:00:00Z", "2026-03-01T11:00:00Z"]);
+      const page = await call(svc, "GET", "/cards", undefined, { board_id: "main", filter: "due_early" });
+      expect(page.body.items.map((c: { id: string }) => c.id)).toEqual([early]);
+    });
+    editJson(dir, "definitions/boards/main.json", (b) => { b.presentation.filters.due_early = { "fields.due": { $lt: "tomorrow" } }; });
+    const e = await openTestService(dir, "embedded").then(() => undefined, (err) => err);
+    expect(String(e?.message)).toContain("presentation.filters.due_early");
+  });
+});
+
+/** Writes non-canonical date values straight into the database, as a build before this rule stored them. */
+function storeAsWrittenBefore(dir: string, id: string, due: string, at: string): void {
+  const db = new Database(databasePath(dir));
+  try {
+    db.run("PRAGMA busy_timeout = 5000");
+    db.query("UPDATE cards SET fields = json_set(json_set(fields, '$.due', ?), '$.evidence[0].at', ?) WHERE id = ?").run(due, at, id);
+    db.query("DELETE FROM meta WHERE key IN (?, ?)").run(DATES_STORED_KEY, DEFINITIONS_SYNCED_KEY);
+  } finally {
+    db.close();
+  }
+}
+
+describe("values stored before the rule are brought to it", () => {
+  test("the next open rewrites them as the same instants, keeping version, updated_at and the event log", async () => {
+    const dir = makeWorkspace();
+    const { id, before, events } = await withService(dir, "embedded", async (svc) => {
+      const [id] = await tasks(svc, ["2026-03-01T10:00:00Z"]);
+      expect((await call(svc, "POST", `/cards/${id}/fields/evidence/append`, { version: 1, entry: { note: "n", at: "2026-03-01T10:00:00Z" } })).status).toBe(201);
+      const before = (await call(svc, "GET", `/cards/${id}`)).body;
+      return { id: id!, before, events: svc.store.eventCount() };
+    });
+    storeAsWrittenBefore(dir, id, "2026-03-01T12:00:00+02:00", "2026-03-01t09:00:00.25z");
+    await withService(dir, "embedded", async (svc) => {
+      const after = (await call(svc, "GET", `/cards/${id}`)).body;
+      expect(after.fields.due).toBe("2026-03-01T10:00:00.000Z");
+      expect(after.fields.evidence[0]).toMatchObject({ note: "n", at: "2026-03-01T09:00:00.250Z", entry_id: before.fields.evidence[0].entry_id });
+      expect({ version: after.version, updated_at: after.updated_at }).toEqual({ version: before.version, updated_at: before.updated_at });
+      expect(svc.store.eventCount()).toBe(events);
+      // recorded: the open after this one does not read the cards again
+      expect(svc.store.readMeta(DATES_STORED_KEY)).toBeDefined();
+      const page = await call(svc, "POST", "/cards/take-next", { type_id: "task", dry_run: true, filter: { "fields.due": "2026-03-01T10:00:00Z" } });
+      expect(page.body.card?.id).toBe(id);
+    });
+  });
+
+  test("a field that becomes a date has its timestamps brought to the form by the server's reload; other text stays", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "serve", async (svc) => {
+      const a = await call(svc, "POST", "/cards", { type_id: "task", title: "a", fields: { priority: "low", branch: "2026-03-01T12:00:00+02:00" } });
+      const b = await call(svc, "POST", "/cards", { type_id: "task", title: "b", fields: { priority: "low", branch: "main" } });
+      editJson(dir, "definitions/card-types/task.json", (t) => { t.fields.find((f: { id: string }) => f.id === "branch").type = "date"; });
+      expect((await call(svc, "POST", "/workspace/reload")).status).toBe(200);
+      expect((await call(svc, "GET", `/cards/${a.body.id}`)).body.fields.branch).toBe("2026-03-01T10:00:00.000Z");
+      expect((await call(svc, "GET", `/cards/${b.body.id}`)).body.fields.branch).toBe("main");
+    });
+  });
+
+  test("an open whose rewrite fails does not record the set as followed, so the next open tries again", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => (await tasks(svc, ["2026-03-01T10:00:00Z"]))[0]!);
+    storeAsWrittenBefore(dir, id, "2026-03-01T12:00:00+02:00", "2026-03-01T10:00:00Z");
+    const db = new Database(databasePath(dir));
+    db.run("CREATE TRIGGER refuse BEFORE UPDATE ON cards BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    try {
+      await withService(dir, "embedded", async (svc) => {
+        expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T12:00:00+02:00");
+        // the marker could be written (meta is no card): before, it was, and no open looked again
+        expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeUndefined();
+      });
+    } finally {
+      db.run("DROP TRIGGER refuse");
+      db.close();
+    }
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T10:00:00.000Z");
+    });
+  });
+
+  test.skipIf(!canMount)("a workspace that cannot take the rewrite now (a read-only mount) is not recorded as brought in line, so the next open tries again", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => (await tasks(svc, ["2026-03-01T10:00:00Z"]))[0]!);
+    storeAsWrittenBefore(dir, id, "2026-03-01T12:00:00+02:00", "2026-03-01T10:00:00Z");
+    const cards = join(dir, ".cards");
+    expect(mount("--bind", cards, cards)).toBe(true);
+    mounts.push(cards);
+    expect(mount("-o", "remount,bind,ro", cards)).toBe(true);
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T12:00:00+02:00");
+      expect(svc.store.readMeta(DATES_STORED_KEY)).toBeUndefined();
+      expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeUndefined();
+    });
+    expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T10:00:00.000Z");
+      expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeDefined();
+    });
+  });
+});
+
+test("a restore brings a dump's date values to the stored form", async () => {
+  const dir = makeWorkspace();
+  const dump: string[] = [];
+  await withService(dir, "embedded", async (svc) => {
+    await tasks(svc, ["2026-03-01T10:00:00Z"]);
+    const { dumpWorkspace } = await import("../../src/service/index.ts");
+    dumpWorkspace(svc, (line: string) => { dump.push(line); });
+  });
+  const lines = dump.map((l) => {
+    const rec = JSON.parse(l);
+    if (rec.record === "card") rec.card.fields.due = "2026-03-01T12:00:00+02:00";
+    return JSON.stringify(rec);
+  });
+  const target = makeWorkspace();
+  await withService(target, "embedded", async (svc) => {
+    const { restoreWorkspace } = await import("../../src/service/index.ts");
+    await restoreWorkspace(svc, (async function* () { yield* lines; })());
+    const page = await call(svc, "GET", "/cards", undefined, { type_id: "task" });
+    expect(page.body.items[0].fields.due).toBe("2026-03-01T10:00:00.000Z");
+  });
+});
