@@ -26,12 +26,16 @@ export function fileSize(path: string): number | undefined {
   return f.lastModified < ABSENT_MTIME ? f.size : undefined;
 }
 
-/** Bytes an unprivileged writer may still use on the disk holding `dir` (statfs), or undefined when that cannot be told. */
+/**
+ * Bytes this process may still write on the disk holding `dir` (statfs), or undefined
+ * when that cannot be told: root may also use the blocks a filesystem keeps for it (ext4:
+ * 5% by default), which an unprivileged writer may not.
+ */
 export async function freeBytes(dir: string): Promise<number | undefined> {
   try {
     const { statfsSync } = await import("node:fs"); // off the cold path: only a health check after a full disk asks
     const s = statfsSync(dir);
-    return Number(s.bavail) * Number(s.bsize);
+    return Number(process.geteuid?.() === 0 ? s.bfree : s.bavail) * Number(s.bsize);
   } catch {
     return undefined;
   }

@@ -14,7 +14,12 @@ import { createCard, health } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 const mounts: string[] = [];
-afterAll(() => { for (const m of mounts.reverse()) spawnSync("umount", ["-l", m]); });
+afterAll(() => {
+  for (const m of mounts.reverse()) {
+    spawnSync("umount", ["-l", m]);
+    rmSync(`${m}.img`, { force: true });
+  }
+});
 const mount = (...args: string[]): boolean => spawnSync("mount", args).status === 0;
 const canMount = (() => {
   const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
@@ -25,10 +30,20 @@ const canMount = (() => {
 const as = (actor: string) => ({ actor });
 const unavailable = (svc: Parameters<typeof health>[0]) => health(svc, "t").then(() => undefined, (e) => e as { code: string; message: string; extra: { hint?: string } });
 
-/** A serving workspace on a 3 MiB tmpfs, with Date.now moved on by `clock.skew` ms. */
-async function smallDisk() {
-  const dir = mkdtempSync(join(tmpdir(), "cards-tmpfs-"));
-  expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
+/** mkfs.ext4 and a loop device, for a disk whose blocks are partly reserved for root. */
+const canExt4 = canMount && spawnSync("sh", ["-c", "command -v mkfs.ext4"]).status === 0;
+
+/**
+ * A serving workspace on a 3 MiB tmpfs (or a 16 MiB ext4 with a fifth of its blocks
+ * reserved for root), with Date.now moved on by `clock.skew` ms.
+ */
+async function smallDisk(fs: "tmpfs" | "ext4" = "tmpfs") {
+  const dir = mkdtempSync(join(tmpdir(), `cards-${fs}-`));
+  if (fs === "tmpfs") expect(mount("-t", "tmpfs", "-o", "size=3m", "tmpfs", dir)).toBe(true);
+  else {
+    expect(spawnSync("sh", ["-c", `truncate -s 16M ${dir}.img && mkfs.ext4 -q -m 20 ${dir}.img`]).status).toBe(0);
+    expect(mount("-o", "loop", `${dir}.img`, dir)).toBe(true);
+  }
   mounts.push(dir);
   cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
   const svc = await openTestService(dir, "serve");
@@ -173,6 +188,21 @@ describe("GET /health", () => {
       rmSync(join(dir, "filler"));
       clock.skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
+    } finally {
+      clock.restore();
+      svc.close();
+    }
+  }, 60_000);
+
+  test.skipIf(!canExt4 || process.geteuid?.() !== 0)("a server running as root counts the blocks reserved for root as free (before: 503 saying \"0 KiB free\" while creates went in)", async () => {
+    const { dir, svc, clock } = await smallDisk("ext4");
+    try {
+      expect(await fillUntilRefused(dir, svc)).toBe(true);
+      // 2 MiB freed: all of it inside the ~3 MiB kept for root, which this process may use
+      expect(spawnSync("truncate", ["-s", "-2M", join(dir, "filler")]).status).toBe(0);
+      clock.skew = 11_000;
+      expect(await unavailable(svc)).toBeUndefined();
+      expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
     } finally {
       clock.restore();
       svc.close();

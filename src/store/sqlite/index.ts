@@ -202,7 +202,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
           if (!lock.fault) return;
         }
       }
+      // a write may have cleared it while freeBytes was read
       const fault = lock.fault;
+      if (!fault) return;
       const ago = Math.round((Date.now() - fault.at) / 1000);
       const room = free !== undefined && free < DISK_HEADROOM ? `the disk holding ${opts.path} has ${Math.floor(free / 1024)} KiB free, less than the ${DISK_HEADROOM / 1024 / 1024} MiB GET /health asks for after a full disk; ` : "";
       throw new CardsError("unavailable", `${room}the last write, ${ago} s ago, failed: ${fault.error.message}`, {
