@@ -364,9 +364,14 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   if (typeof v !== "string") throw _fail(at, "this path compares to RFC 3339 timestamps (strings)", v);
   const t = /^\d{4}-\d{2}-\d{2} \d/.test(v) ? `${v.slice(0, 10)}T${v.slice(11)}` : v;
   const ms = parseRfc3339(t);
-  // an offset may take the instant past the years stored times have (toISOString would
-  // write "+010000-...", which sorts below every one of them)
-  if (ms !== undefined) return new Date(Math.min(Math.max(round(ms), TIME_MIN_MS), TIME_MAX_MS)).toISOString();
+  if (ms !== undefined) {
+    // an offset may take the instant past the years stored times have (toISOString would
+    // write "+010000-...", which sorts below every one of them): a string that sorts
+    // outside every stored time instead ("-" < "0", "9" < ":"), so no stored time equals
+    // it and each compares to it as to that instant (the last one stored is below it)
+    const t = round(ms);
+    return t < TIME_MIN_MS ? BEFORE_STORED_TIMES : t > TIME_MAX_MS ? AFTER_STORED_TIMES : new Date(t).toISOString();
+  }
   // "yesterday" or "2026-13-01" compared as text matched by accident (a take-next filter
   // handed out a done card): only the leading part of a stored timestamp is a prefix bound
   if (!_TIME_PREFIX.test(t)) {
@@ -374,6 +379,10 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   }
   return t;
 }
+
+/** Operands for instants before / after every time that can be stored (four-digit years). */
+const BEFORE_STORED_TIMES = "-";
+const AFTER_STORED_TIMES = ":";
 
 /** The leading parts of a stored timestamp `2026-01-02T03:04:05.000Z`: year, month, day, hour, minute, second. */
 const _TIME_PREFIX = /^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3])(:[0-5]\d(:[0-5]\d(\.\d{1,3})?)?)?)?)?)?$/;

@@ -326,12 +326,15 @@ describe("timestamp operands", () => {
     expect(matchesFilter(parseFilter({ created_at: { $gte: "2026-11-24T16:26:27.4109Z" } }), card, () => false)).toBe(false);
     expect(matchesFilter(parseFilter({ created_at: { $gt: "2026-11-24T16:26:27.4101Z" } }), card, () => false)).toBe(false);
   });
-  test("an offset that takes the instant past year 9999 (or before year 0) is held at the last (first) stored instant, so it still sorts with stored times (before: \"+010000-...\" matched nothing)", () => {
-    expect(value({ updated_at: { $lt: "9999-12-31T23:00:00-05:00" } })).toBe("9999-12-31T23:59:59.999Z");
-    expect(value({ updated_at: { $gt: "0000-01-01T01:00:00+05:00" } })).toBe("0000-01-01T00:00:00.000Z");
-    const card = { updated_at: "2026-11-24T16:26:27.410Z" } as any;
-    expect(matchesFilter(parseFilter({ updated_at: { $lt: "9999-12-31T23:00:00-05:00" } }), card, () => false)).toBe(true);
-    expect(matchesFilter(parseFilter({ updated_at: { $gt: "0000-01-01T01:00:00+05:00" } }), card, () => false)).toBe(true);
+  test("an offset that takes the instant past year 9999 (or before year 0) still compares as that instant with every stored time (before: \"+010000-...\" matched nothing; then held at the last stored instant, which it equalled)", () => {
+    const match = (f: Record<string, unknown>, updated_at: string) => matchesFilter(parseFilter(f), { updated_at } as any, () => false);
+    for (const at of ["2026-11-24T16:26:27.410Z", "9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00.000Z"]) {
+      expect([at, match({ updated_at: { $lt: "9999-12-31T23:00:00-05:00" } }, at)]).toEqual([at, true]);
+      expect([at, match({ updated_at: { $gte: "9999-12-31T23:00:00-05:00" } }, at)]).toEqual([at, false]);
+      expect([at, match({ updated_at: "9999-12-31T23:00:00-05:00" }, at)]).toEqual([at, false]);
+      expect([at, match({ updated_at: { $gt: "0000-01-01T01:00:00+05:00" } }, at)]).toEqual([at, true]);
+      expect([at, match({ updated_at: { $lte: "0000-01-01T01:00:00+05:00" } }, at)]).toEqual([at, false]);
+    }
   });
   test("a space may stand for the T (RFC 3339); a date alone stays a prefix bound", () => {
     expect(value({ updated_at: "2026-11-24 16:26:27.410Z" })).toBe("2026-11-24T16:26:27.410Z");
@@ -371,6 +374,9 @@ describe("date field operands (FilterContext.datePaths)", () => {
     ["$ne an instant written another way", { "fields.due": { $ne: "2026-03-01T11:00:00+01:00" } }, ids(1, 3, 4)],
     ["a prefix bound", { "fields.due": { $gte: "2026-03-01T10" } }, ids(2, 3)],
     ["null is unset", { "fields.due": null }, ids(4)],
+    ["$lt an instant past year 9999", { "fields.due": { $lt: "9999-12-31T23:00:00-05:00" } }, ids(1, 2, 3)],
+    ["$gte an instant past year 9999", { "fields.due": { $gte: "9999-12-31T23:00:00-05:00" } }, []],
+    ["$gt an instant before year 0", { "fields.due": { $gt: "0000-01-01T01:00:00+05:00" } }, ids(1, 2, 3)],
   ])("%s", (_name, raw, expected) => {
     const node = parseFilter(raw, DATES);
     expect(dated.js(node)).toEqual(expected);
@@ -378,7 +384,7 @@ describe("date field operands (FilterContext.datePaths)", () => {
   });
   test("operands are rounded as for created_at; text that is no timestamp is refused where it is", () => {
     expect(value({ "fields.due": { $gte: "2026-03-01T10:00:00.4109Z" } })).toBe("2026-03-01T10:00:00.411Z");
-    expect(value({ "fields.due": { $lt: "9999-12-31T23:00:00-05:00" } })).toBe("9999-12-31T23:59:59.999Z");
+    expect(value({ "fields.due": { $lt: "9999-12-31T23:00:00-05:00" } })).toBe(":");
     expect(err(() => parseFilter({ $or: [{ "fields.due": { $lt: "tomorrow" } }] }, DATES))).toMatchObject({ error: "validation_failed", field: "filter.$or[0].fields.due.$lt", value: "tomorrow" });
     expect(value({ "fields.due": { $contains: "T10:" } })).toBe("T10:");
     // a value of another JSON type is only where a type change left one: compared as is
