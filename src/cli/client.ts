@@ -93,7 +93,7 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   if (url) {
     const { remoteRequest, timeoutSeconds, DEFAULT_TIMEOUT_S, DEFAULT_TRANSFER_TIMEOUT_S } = await import("./remote.ts");
     const transfer = call.bytes !== undefined || call.wantBytes === true;
-    return remoteRequest(url, req, { wantBytes: call.wantBytes === true, timeoutS: timeoutSeconds(g) ?? (transfer ? DEFAULT_TRANSFER_TIMEOUT_S : DEFAULT_TIMEOUT_S) });
+    return remoteRequest(url, req, { wantBytes: call.wantBytes === true, timeoutS: timeoutSeconds(g) ?? (transfer ? DEFAULT_TRANSFER_TIMEOUT_S : DEFAULT_TIMEOUT_S), env: g.env });
   }
   const { localRequest } = await import("./local.ts");
   return localRequest(g, req);

@@ -36,6 +36,30 @@ export interface RemoteOptions {
   wantBytes?: boolean;
   /** seconds the whole call may take, the body included */
   timeoutS: number;
+  /** the environment, for the proxy its HTTP_PROXY / HTTPS_PROXY / NO_PROXY name (fetch goes through it) */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * The proxy fetch sends a request for `url` through, as the environment names it
+ * (HTTPS_PROXY / HTTP_PROXY, lower case too, unless NO_PROXY lists the host), without
+ * its password; undefined when none.
+ */
+export function proxyFor(url: string, env: Record<string, string | undefined>): string | undefined {
+  const u = new URL(url);
+  const pick = (name: string) => env[name] || env[name.toLowerCase()] || undefined;
+  const proxy = u.protocol === "https:" ? pick("HTTPS_PROXY") ?? pick("HTTP_PROXY") : pick("HTTP_PROXY");
+  if (!proxy) return undefined;
+  const host = u.hostname.toLowerCase();
+  for (const raw of (pick("NO_PROXY") ?? "").split(",")) {
+    const entry = raw.trim().toLowerCase().replace(/:\d+$/, "");
+    if (entry === "*" || (entry !== "" && (host === entry.replace(/^\./, "") || host.endsWith(entry.startsWith(".") ? entry : `.${entry}`)))) return undefined;
+  }
+  try {
+    return withoutPassword(new URL(proxy).toString().replace(/\/$/, ""));
+  } catch {
+    return proxy;
+  }
 }
 
 export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteOptions): Promise<RawResponse> {
@@ -70,9 +94,18 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
     if (cause.name === "TimeoutError" || (e as Error).name === "TimeoutError") {
       throw lost(`${shown} did not answer ${what} within ${o.timeoutS} s`, write, key, "raise the limit with --timeout SECONDS or CARDS_TIMEOUT if the server is slow, else check it and the network", upload);
     }
+    const proxy = proxyFor(url, o.env ?? {});
+    if (code === "ERR_PROXY_TUNNEL") {
+      // the proxy answered CONNECT with an error (407: credentials): the server saw nothing
+      throw new CardsError("unavailable", `cannot reach ${shown} through the proxy ${proxy ?? "the environment names"}: ${String(cause.message ?? code)}; nothing was sent`, {
+        hint: "check the proxy (HTTPS_PROXY / HTTP_PROXY) and the credentials in its URL (http://USER:PASS@HOST:PORT), or list the host in NO_PROXY",
+      });
+    }
     if (code !== undefined && NOT_SENT.has(code)) {
-      throw new CardsError("unavailable", `cannot reach ${shown}: ${String(cause.message ?? code)}`, {
-        hint: "check that `cards serve` is running and CARDS_URL / --url points at it (nothing was sent)",
+      throw new CardsError("unavailable", `cannot reach ${proxy ? `${shown} through the proxy ${proxy}` : shown}: ${String(cause.message ?? code)}`, {
+        hint: proxy
+          ? "check that the proxy in HTTP_PROXY / HTTPS_PROXY is running, or list the host in NO_PROXY; then that `cards serve` is running and CARDS_URL / --url points at it (nothing was sent)"
+          : "check that `cards serve` is running and CARDS_URL / --url points at it (nothing was sent)",
       });
     }
     if (code !== undefined && CERT_REFUSED.test(code)) {
@@ -179,6 +212,12 @@ export function redirected(shown: string, what: string, status: number, to: stri
 
 /** An answer that is not the cards API's: a proxy's own (rate limit, a server down behind it), or another server. */
 export function notCards(shown: string, base: string, status: number, headers: Record<string, string>, what: string, write: boolean, key: string | undefined, upload?: string): CardsError {
+  if (status === 407) {
+    // only a proxy asks this, before it forwards anything: the server saw nothing
+    return new CardsError("unavailable", `a proxy between here and ${shown} asks for credentials: ${what}; nothing reached the server`, {
+      hint: "put them in the proxy's URL (HTTP_PROXY=http://USER:PASS@HOST:PORT), or list the host in NO_PROXY",
+    });
+  }
   if (status === 429) {
     const after = headers["retry-after"];
     return new CardsError("unavailable", `${shown} is rate limited: ${what}`, { hint: after ? `retry after ${after} s (Retry-After)` : "retry later" });

@@ -451,3 +451,53 @@ test("events --follow notices a stream gone silent (no heartbeat for 45 s) and r
   expect(await new Response(p.stderr).text()).toContain(`cards: the stream from ${silent.url} was silent for 45 s (no heartbeat); reconnecting after event 7`);
   expect(await new Response(q.stderr).text()).toBe("");
 }, 75_000);
+
+describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
+  /** A proxy that answers every request, CONNECT included, with 407. */
+  async function proxyAsking(): Promise<{ url: string; close: () => void }> {
+    const srv = createServer((sock) => {
+      sock.once("data", () => sock.end("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+      sock.on("error", () => {});
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, close: () => srv.close() };
+  }
+
+  test("a proxy refusing the tunnel to an https server: nothing was sent, and it is named (before: \"the write may have been applied\")", async () => {
+    const proxy = await proxyAsking();
+    try {
+      const r = await cards(["--url", "https://example.invalid:4777", "cards", "create", "--type", "task", "--title", "x"], { HTTPS_PROXY: proxy.url });
+      expect(r.code).toBe(7);
+      expect(r.error.error).toBe("unavailable");
+      expect(r.error.message).toStartWith(`cannot reach https://example.invalid:4777 through the proxy ${proxy.url}: `);
+      expect(r.error.message).toEndWith("; nothing was sent");
+      expect(r.error.hint).toContain("NO_PROXY");
+    } finally {
+      proxy.close();
+    }
+  });
+
+  test("a plain proxy's 407 asks for its credentials (before: \"is not a cards server\")", async () => {
+    const proxy = await proxyAsking();
+    try {
+      const r = await cards(["--url", "http://example.invalid:4777", "cards", "create", "--type", "task", "--title", "x"], { HTTP_PROXY: proxy.url });
+      expect(r.code).toBe(7);
+      expect(r.error.message).toBe("a proxy between here and http://example.invalid:4777 asks for credentials: POST /v1/cards answered 407 without a content type; nothing reached the server");
+      expect(r.error.hint).toContain("HTTP_PROXY=http://USER:PASS@HOST:PORT");
+    } finally {
+      proxy.close();
+    }
+  });
+
+  test("a proxy that is down is named, not only the server (before: \"check that `cards serve` is running\")", async () => {
+    const proxy = await proxyAsking();
+    proxy.close();
+    const r = await cards(["--url", "http://example.invalid:4777", "cards", "list"], { HTTP_PROXY: `${proxy.url.replace("http://", "http://u:secret@")}` });
+    expect(r.code).toBe(7);
+    expect(r.error.message).toStartWith(`cannot reach http://example.invalid:4777 through the proxy ${proxy.url.replace("http://", "http://u:***@")}: `);
+    expect(r.error.hint).toStartWith("check that the proxy in HTTP_PROXY / HTTPS_PROXY is running");
+    // a host NO_PROXY lists is reached directly: no proxy named
+    const direct = await cards(["--url", server.url, "health"], { HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" });
+    expect(direct.code).toBe(0);
+  });
+});
