@@ -269,7 +269,8 @@ export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVER
   const tell = (kind: string): void => {
     const k = kinds.get(kind)!;
     k.timer = undefined;
-    const now = Date.now();
+    // the monotonic clock: a wall clock stepped back held the next line back as long
+    const now = performance.now();
     log(`${k.latest} (the latest of ${k.more} like it in the last ${Math.max(1, Math.round((now - k.at) / 1000))} s)`);
     k.at = now;
     k.more = 0;
@@ -279,7 +280,7 @@ export function serverTrouble(log: (msg: string) => void, everyMs = TROUBLE_EVER
     let path = req.url;
     try { path = new URL(req.url).pathname; } catch { /* as sent */ }
     const line = `503 to ${req.method} ${escapeControls(path)}: ${message}`;
-    const now = Date.now();
+    const now = performance.now();
     const k = kinds.get(kind);
     // its count's timer is late: told first, and this one counts toward the next
     if (k?.timer && now - k.at >= everyMs) { clearTimeout(k.timer); tell(kind); }

@@ -1,5 +1,5 @@
 /** The server's log of 503s (app.ts serverTrouble): the first at once, the rest counted and told, none lost. */
-import { expect, test } from "bun:test";
+import { expect, setSystemTime, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { createHttpApp, serverTrouble, toResponse } from "../../src/http/app.ts";
@@ -35,6 +35,22 @@ test("the first 503 of a kind is logged at once; the next ones within the window
   await settle();
   expect(lines).toHaveLength(4);
   expect(lines[3]).toBe("503 to GET /v1/cards: the disk is full; nothing was written to /w/.cards/cards.db");
+});
+
+test("a wall clock stepped back does not hold the next line back for the length of the step (the window is on the monotonic clock)", async () => {
+  const lines: string[] = [];
+  const { seen } = serverTrouble((m) => lines.push(m), 150);
+  const req = new Request("http://127.0.0.1/v1/cards");
+  try {
+    seen(req, unavailable("the disk is full; nothing was written to /w/.cards/cards.db"));
+    await settle(200);
+    setSystemTime(new Date(Date.now() - 3_600_000));
+    seen(req, unavailable("the disk is full; nothing was written to /w/.cards/cards.db"));
+    await settle();
+    expect(lines).toHaveLength(2);
+  } finally {
+    setSystemTime();
+  }
 });
 
 test("trouble that goes on is one line per window", async () => {

@@ -342,3 +342,31 @@ describe("what a type without searchable_fields indexes", () => {
     expect(await search(svc, entryId)).toEqual([]);
   }, withLog()));
 });
+
+test("opening the index waits out another process's lock on the monotonic clock: a wall clock stepped forward meanwhile does not give up at once", async () => {
+  const { openSearchDb } = await import("../../src/store/sqlite/search-index.ts");
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const path = join(mkdtempSync(join(tmpdir(), "cards-search-")), "search.db");
+  // another process holds the new file locked for 400 ms
+  const holder = Bun.spawn([process.execPath, "-e", `
+    const { Database } = require("bun:sqlite");
+    const db = new Database(${JSON.stringify(path)});
+    db.exec("BEGIN EXCLUSIVE; CREATE TABLE t (x)");
+    console.log("locked");
+    setTimeout(() => { db.exec("COMMIT"); db.close(); }, 400);
+  `], { stdout: "pipe" });
+  const reader = holder.stdout.getReader();
+  expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+  const realNow = Date.now;
+  let calls = 0;
+  // every reading after the first is 10 s on: a step forward while it waits
+  Date.now = () => realNow() + (calls++ > 0 ? 10_000 : 0);
+  try {
+    const db = openSearchDb(path, 0);
+    db.close();
+  } finally {
+    Date.now = realNow;
+    await holder.exited;
+  }
+});

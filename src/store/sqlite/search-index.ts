@@ -45,7 +45,8 @@ const OPEN_DEADLINE_MS = 5000;
  * that is not a database (or is corrupt) is derived data: it is deleted and made anew.
  */
 export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
-  const deadline = Date.now() + OPEN_DEADLINE_MS;
+  // the monotonic clock: a wall clock stepped forward gave up at once
+  const deadline = performance.now() + OPEN_DEADLINE_MS;
   for (let fresh = false; ;) {
     let db: SqliteDb | undefined;
     try {
@@ -72,7 +73,7 @@ export function openSearchDb(path: string, busyMs = 5000): SqliteDb {
     } catch (e) {
       try { db?.close(); } catch { /* closing a half-open handle */ }
       const code = sqliteErrorCode(e);
-      if (code === "SQLITE_BUSY" && Date.now() < deadline) {
+      if (code === "SQLITE_BUSY" && performance.now() < deadline) {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2 + Math.random() * 8);
         continue;
       }
