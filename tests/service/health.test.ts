@@ -154,7 +154,7 @@ describe("GET /health", () => {
     try {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
       expect(await fillUntilRefused(dir, svc)).toBe(true);
-      expect((await unavailable(svc))?.message).toMatch(/^the last write, 0 s ago, failed: the disk is full/);
+      expect((await unavailable(svc))?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 0 s ago, failed: the disk is full/);
       // still full 11 s on: no room for a write, and the answer stands, saying what is free now
       clock.skew = 11_000;
       const still = await unavailable(svc);
@@ -184,6 +184,9 @@ describe("GET /health", () => {
       clock.skew = 11_000;
       const still = await unavailable(svc);
       expect(still?.message).toMatch(/^the disk holding .* has (3[0-9]|[4-9]\d) KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full; nothing was written to /);
+      // asked again before the next probe is due: it still says what is free (before: only when it probed)
+      clock.skew = 12_000;
+      expect((await unavailable(svc))?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB /);
       // the whole disk freed: the next probe writes, and health turns 200
       rmSync(join(dir, "filler"));
       clock.skew = 22_000;

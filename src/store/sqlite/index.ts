@@ -187,12 +187,12 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       if (!lock?.fault) return;
       // a failure this old may be over: a small write of our own tells, at most once per PROBE_AFTER_MS
       const now = Date.now();
-      let free: number | undefined;
-      if (now - lock.fault.at >= PROBE_AFTER_MS && now - lastProbe >= PROBE_AFTER_MS) {
+      // after a full disk, what is free there now (each answer says it, probe or not)
+      const free = /^the disk is full/.test(lock.fault.error.message) ? await freeBytes(dirname(opts.path)) : undefined;
+      if (lock.fault && now - lock.fault.at >= PROBE_AFTER_MS && now - lastProbe >= PROBE_AFTER_MS) {
         lastProbe = now;
         // a full disk is over only with room for more than the probe's one row, which fits
         // in the last KiB where a card write does not
-        free = /^the disk is full/.test(lock.fault.error.message) ? await freeBytes(dirname(opts.path)) : undefined;
         if (free === undefined || free >= DISK_HEADROOM) {
           try {
             await lock.run(() => writer.setMeta(HEALTH_PROBE_KEY, new Date().toISOString()));
