@@ -12,7 +12,7 @@ import type { Service } from "./service.ts";
 /** The meta key naming the date fields whose values are in the stored form (dateFieldsStamp). */
 export const DATES_STORED_KEY = "dates_stored";
 
-/** Cards read (and written, at most) per transaction: other writers wait at most one page. */
+/** Cards written (at most) per transaction: other writers wait at most one page. */
 const PAGE = 500;
 
 /**
@@ -23,30 +23,32 @@ const PAGE = 500;
 export async function storeDatesInForm(svc: Service): Promise<number> {
   const stamp = dateFieldsStamp(svc.defs.cardTypes.values());
   if (svc.store.readMeta(DATES_STORED_KEY) === stamp) return 0;
-  let changed = 0;
-  for (const type of svc.defs.cardTypes.values()) {
-    if (!hasDateFields(type)) continue;
-    // the default order, (updated_at, id) descending, which this pass does not move
-    for (let after: { updated_at: string; id: string } | undefined; ;) {
-      const page = svc.store.listCards({ typeIds: [type.id], limit: PAGE, ...(after ? { after } : {}) }).items;
-      const due = page.filter((c) => fieldsWithStoredDates(type, c.fields) !== undefined).map((c) => c.id);
-      if (due.length) {
-        changed += await svc.store.write((tx) => {
-          let n = 0;
-          // read again under the lock: a write since the page was read is not undone
-          for (const id of due) {
-            const card = tx.getCard(id);
-            const fields = card && card.type_id === type.id ? fieldsWithStoredDates(type, card.fields) : undefined;
-            if (card && fields && tx.updateCard({ ...card, fields }, card.version)) n++;
-          }
-          if (n) tx.markSearchStale();
-          return n;
-        });
-      }
-      const last = page[page.length - 1];
-      if (page.length < PAGE || !last) break;
-      after = { updated_at: last.updated_at, id: last.id };
+  const types = new Map([...svc.defs.cardTypes.values()].filter(hasDateFields).map((t) => [t.id, t]));
+  // every card there is now, by a key no write moves (a walk by updated_at skipped a card
+  // written meanwhile), in one statement done before any write: a card created later was
+  // stored in the form by its write
+  const due: string[] = [];
+  if (types.size) {
+    for (const card of svc.store.iterateCards()) {
+      const type = types.get(card.type_id);
+      if (type && fieldsWithStoredDates(type, card.fields) !== undefined) due.push(card.id);
     }
+  }
+  let changed = 0;
+  for (let i = 0; i < due.length; i += PAGE) {
+    const ids = due.slice(i, i + PAGE);
+    changed += await svc.store.write((tx) => {
+      let n = 0;
+      // read again under the lock: a write since the walk is not undone
+      for (const id of ids) {
+        const card = tx.getCard(id);
+        const type = card ? types.get(card.type_id) : undefined;
+        const fields = card && type ? fieldsWithStoredDates(type, card.fields) : undefined;
+        if (card && fields && tx.updateCard({ ...card, fields }, card.version)) n++;
+      }
+      if (n) tx.markSearchStale();
+      return n;
+    });
   }
   await svc.store.write((tx) => tx.setMeta(DATES_STORED_KEY, stamp));
   return changed;

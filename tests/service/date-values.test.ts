@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { dispatch } from "../../src/api/dispatch.ts";
 import { DEFINITIONS_SYNCED_KEY } from "../../src/definitions/cache.ts";
 import { databasePath, type Service } from "../../src/service/index.ts";
-import { DATES_STORED_KEY } from "../../src/service/date-values.ts";
+import { DATES_STORED_KEY, storeDatesInForm } from "../../src/service/date-values.ts";
 import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 // read-only bind mounts need root (CI runs as root); elsewhere that test is skipped
@@ -135,6 +135,36 @@ describe("values stored before the rule are brought to it", () => {
       expect(page.body.card?.id).toBe(id);
     });
   });
+
+  test("a card written while the rewrite goes on is not skipped (before: the walk by updated_at passed over it, and the set was recorded as done)", async () => {
+    const dir = makeWorkspace();
+    await withService(dir, "embedded", async (svc) => {
+      const ids = await tasks(svc, Array.from({ length: 520 }, () => "2026-03-01T10:00:00Z"));
+      const db = new Database(databasePath(dir));
+      db.run("PRAGMA busy_timeout = 5000");
+      db.run("UPDATE cards SET fields = json_set(fields, '$.due', '2026-03-01T12:00:00+02:00')");
+      db.query("DELETE FROM meta WHERE key = ?").run(DATES_STORED_KEY);
+      // the first card (the oldest) is claimed by another process once the rewrite has begun:
+      // its updated_at moves to the front, its fields stay as they are
+      const write = svc.store.write.bind(svc.store);
+      let first = true;
+      svc.store.write = ((fn: Parameters<typeof write>[0]) => {
+        if (first) {
+          first = false;
+          db.query("UPDATE cards SET owner = 'bob', version = version + 1, updated_at = '2099-01-01T00:00:00.000Z' WHERE id = ?").run(ids[0]!);
+        }
+        return write(fn);
+      }) as typeof svc.store.write;
+      try {
+        expect(await storeDatesInForm(svc)).toBe(520);
+      } finally {
+        svc.store.write = write;
+        db.close();
+      }
+      const left = svc.store.listCards({ typeIds: ["task"], limit: 1000 }).items.filter((c) => c.fields.due !== "2026-03-01T10:00:00.000Z");
+      expect(left.map((c) => c.id)).toEqual([]);
+    });
+  }, 30_000);
 
   test("a field that becomes a date has its timestamps brought to the form by the server's reload; other text stays", async () => {
     const dir = makeWorkspace();
