@@ -346,7 +346,7 @@ function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar 
       return v;
     case "$gt": case "$gte": case "$lt": case "$lte":
       // stored times are whole milliseconds: t >= 410.9 ms is t >= 411, t < 410.9 is t < 411
-      if (kind === "time" || (kind === "date" && typeof v === "string")) return _time(v, at, op === "$gte" || op === "$lt" ? Math.ceil : Math.floor);
+      if (kind === "time" || (kind === "date" && typeof v === "string" && v !== "")) return _time(v, at, op === "$gte" || op === "$lt" ? Math.ceil : Math.floor);
       if (kind === "field" || kind === "date") {
         if (typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) return v;
         throw _fail(at, `${op} takes a number or a string`, v);
@@ -375,7 +375,7 @@ function _time(v: unknown, at: string, round: (x: number) => number): FilterScal
   // "yesterday" or "2026-13-01" compared as text matched by accident (a take-next filter
   // handed out a done card): only the leading part of a stored timestamp is a prefix bound
   if (!_TIME_PREFIX.test(t)) {
-    throw _fail(at, "not a timestamp: give an RFC 3339 timestamp or its leading part", v, undefined, 'for example "2026-01-02T03:04:05Z", "2026-01-02" or "2026-01"');
+    throw _fail(at, "not a timestamp: give an RFC 3339 timestamp or its leading part", v, undefined, 'for example "2026-01-02T03:04:05Z", "2026-01-02" or "2026-01"; null for "no value"');
   }
   return t;
 }
@@ -398,7 +398,8 @@ function _scalar(kind: _Kind, v: unknown, at: string, nullable: boolean): Filter
       throw _fail(at, "this path compares to numbers", v);
     case "date":
       // a date field holds timestamps; another value only where a type change left one
-      if (typeof v === "string") return _time(v, at, Math.floor);
+      // ("" tests for the empty string, as on any field: {"$ne": ""})
+      if (typeof v === "string" && v !== "") return _time(v, at, Math.floor);
       return _scalar("field", v, at, nullable);
     case "field":
       if (typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return v;

@@ -389,6 +389,10 @@ describe("date field operands (FilterContext.datePaths)", () => {
     expect(value({ "fields.due": { $contains: "T10:" } })).toBe("T10:");
     // a value of another JSON type is only where a type change left one: compared as is
     expect(value({ "fields.due": 3 })).toBe(3);
+    // "" is the empty string, as on any field (before: refused, and a board filter {"$ne": ""} failed the whole load)
+    expect(value({ "fields.due": { $ne: "" } })).toBe("");
+    expect(value({ "fields.due": { $gt: "" } })).toBe("");
+    expect(parseFilter({ "fields.due": { $in: ["", null] } }, DATES)).toMatchObject({ value: ["", null] });
   });
   test("datePaths: the fields that are a date in every type in scope that has them", () => {
     expect([...datePaths([[{ id: "due", type: "date" }, { id: "at", type: "date" }], [{ id: "due", type: "date" }, { id: "at", type: "text" }, { id: "n", type: "number" }]])]).toEqual(["fields.due"]);
