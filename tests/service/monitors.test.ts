@@ -220,6 +220,38 @@ describe("cards due behind the scan's bookmark", () => {
       svc.close();
     }
   }, 10_000);
+
+  test("a card blocked into a board that shows blocked work only ({blocked: true}) by its blocker reopened, overdue and not written, fires both", async () => {
+    const svc = await openTestService(makeWorkspace((f) => {
+      fast()(f);
+      (f["definitions/boards/main.json"] as any).default_filter = { blocked: true };
+    }));
+    const monitor = new TemporalMonitor(svc);
+    monitor.start();
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout" || e.type === "card_idle") got.push(e); }, { types: ["status_timeout", "card_idle"] });
+    try {
+      const finished = await createCard(svc, { type_id: "task", title: "finished blocker", status: "doing" }, ada);
+      const done = await patchCard(svc, finished.id, { version: 1, status: "done", force: true }, ada);
+      const open = await createCard(svc, { type_id: "task", title: "open blocker", status: "doing" }, ada);
+      const waiting = await toReview(svc, "waiting");
+      await addLink(svc, waiting.id, { type_id: "blocked-by", target: finished.id }, ada); // its blocker is done: out of the board's scope
+      await Bun.sleep(100);
+      const stuck = await toReview(svc, "stuck");
+      await addLink(svc, stuck.id, { type_id: "blocked-by", target: open.id }, ada);
+      await Bun.sleep(1300);
+      // `stuck` fired: the bookmarks stand past `waiting`
+      expect(got.filter((e) => e.card_id === stuck.id).map((e) => e.type).sort()).toEqual(["card_idle", "status_timeout"]);
+      expect(got.filter((e) => e.card_id === waiting.id)).toEqual([]);
+      await patchCard(svc, finished.id, { version: done.version, status: "doing", force: true }, ada); // reopened: `waiting` is blocked again
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === waiting.id).map((e) => e.type).sort()).toEqual(["card_idle", "status_timeout"]);
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
 });
 
 describe("re-checked when recorded", () => {
