@@ -135,6 +135,35 @@ describe("more cards due at once than one scan batch (200)", () => {
   }, 15_000);
 });
 
+describe("the scan's bookmarks", () => {
+  test("a scan with the wall clock going on as usual starts at its bookmarks: the cards fired already are not gone over (a write each) again", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout" || e.type === "card_idle") got.push(e); }, { types: ["status_timeout", "card_idle"] });
+    monitor.start();
+    try {
+      for (let i = 0; i < 3; i++) await toReview(svc, `due ${i}`);
+      const end = Date.now() + 4000;
+      while (got.length < 6 && Date.now() < end) await Bun.sleep(50);
+      expect(got.length).toBe(6);
+      let writes = 0;
+      const write = svc.store.write.bind(svc.store);
+      svc.store.write = ((fn: any) => { writes++; return write(fn); }) as typeof svc.store.write;
+      for (let i = 0; i < 3; i++) {
+        monitor.kick();
+        await Bun.sleep(100);
+      }
+      expect(writes).toBe(0);
+      expect(got.length).toBe(6);
+    } finally {
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
 describe("cards that come into a board's scope already overdue", () => {
   test("a bug that enters the bugs board (its default_filter) past its time in review fires once", async () => {
     const svc = await openTestService(makeWorkspace((f) => {
