@@ -400,6 +400,9 @@ describe("text of enum, number and date fields", () => {
     expect(err(() => run({ due: "2026-05-01" })).message).toBe("due must be an RFC 3339 timestamp with a time zone");
     // a real leap second is named as one (before: "no such date and time", though it happened)
     expect(err(() => run({ due: "2016-12-31T23:59:60Z" })).message).toBe('due: "2016-12-31T23:59:60Z" is a leap second, which a date field cannot hold (it stores instants as JavaScript and SQLite count them)');
+    // written with a small t too; a minute 60 is no leap second
+    expect(err(() => run({ due: "2016-12-31t23:59:60z" })).message).toBe('due: "2016-12-31t23:59:60z" is a leap second, which a date field cannot hold (it stores instants as JavaScript and SQLite count them)');
+    expect(err(() => run({ due: "2026-05-01T10:60:00Z" })).message).toBe('due: "2026-05-01T10:60:00Z" is no such date and time');
   });
   test("a date written with a small t and z is stored with capitals", () => {
     expect(run({ due: "2026-05-01t10:00:00z" }).fields.due).toBe("2026-05-01T10:00:00.000Z");
