@@ -169,6 +169,7 @@ describe("cards restore", () => {
     ["a card whose updated_at is no time", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "yesterday"; }), "updated_at must be a UTC time with milliseconds that exists"],
     // times order cards and filter as text: a day that does not exist, 24:00 or a missing fraction misordered them (before: restored as written)
     ["a card whose created_at is a day that does not exist", (l) => editFirst(l, "card", (r) => { r.card.created_at = "2025-02-30T00:00:00.000Z"; }), 'created_at must be a UTC time with milliseconds that exists, as cards writes them (2026-01-31T12:00:00.000Z); "2025-02-30T00:00:00.000Z" is not'],
+    ["a card whose created_at has a month 13 (no instant at all)", (l) => editFirst(l, "card", (r) => { r.card.created_at = "2025-13-01T00:00:00.000Z"; }), 'created_at must be a UTC time with milliseconds that exists, as cards writes them (2026-01-31T12:00:00.000Z); "2025-13-01T00:00:00.000Z" is not'],
     ["a card whose status_since is 24:00", (l) => editFirst(l, "card", (r) => { r.card.status_since = "2025-01-01T24:00:00.000Z"; }), "status_since must be a UTC time with milliseconds that exists"],
     ["a card whose updated_at has no milliseconds", (l) => editFirst(l, "card", (r) => { r.card.updated_at = "2025-01-01T00:00:00Z"; }), "updated_at must be a UTC time with milliseconds that exists"],
     ["an event whose at has an offset", (l) => editFirst(l, "event", (r) => { r.event.at = "2025-01-01T02:00:00.000+02:00"; }), "at (an ISO time)"],
