@@ -133,3 +133,34 @@ test("an unsubscribed listener gets nothing more and leaves the bus", async () =
     svc.close();
   }
 });
+
+// mutation round 8: Service.signal's time taken before it waited for the write lock
+test("a signal that waited for the write lock is timed when it is written: never before an event logged ahead of it", async () => {
+  const svc = await openTestService(makeWorkspace(), "serve");
+  try {
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { got.push(e); }, { types: lane });
+    // the signal's write waits (as behind another writer's) while a card is created
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const write = svc.store.write.bind(svc.store);
+    let first = true;
+    svc.store.write = (async (fn: any) => {
+      if (first) { first = false; await gate; }
+      return write(fn);
+    }) as typeof svc.store.write;
+    const signalled = svc.signal(ada, { type: "transition_rejected", diff: { reason: "x" } } as never);
+    await Bun.sleep(20);
+    const card = await createCard(svc, { type_id: "task", title: "ahead" }, ada);
+    release();
+    await signalled;
+    svc.pollFeed();
+    const created = got.find((e) => e.type === "card_created" && e.card_id === card.id)!;
+    const rejected = got.find((e) => e.type === "transition_rejected")!;
+    expect(got.indexOf(created)).toBeLessThan(got.indexOf(rejected));
+    expect(rejected.at >= created.at).toBe(true);
+    off();
+  } finally {
+    svc.close();
+  }
+});
