@@ -313,6 +313,34 @@ describe("re-checked when recorded", () => {
   }, 10_000);
 });
 
+describe("timed when recorded", () => {
+  test("a firing that waits for the write lock is timed when it is written: never before an event logged ahead of it", async () => {
+    const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
+    const monitor = new TemporalMonitor(svc);
+    const gate = holdFirstWrite(svc);
+    const off = svc.subscribe(() => {}, { types: ["status_timeout"] });
+    try {
+      const card = await toReview(svc, "slow");
+      await Bun.sleep(1100);
+      monitor.start();
+      expect(await gate.armed()).toBe(true); // the scan is about to record `card`'s timeout
+      await Bun.sleep(20);
+      await createCard(svc, { type_id: "task", title: "written meanwhile" }, ada);
+      gate.release();
+      await Bun.sleep(300);
+      const events = listEvents(svc, { limit: "100" }).items as CardEvent[];
+      expect(events.filter((e) => e.type === "status_timeout").map((e) => e.card_id)).toEqual([card.id]);
+      const ats = events.map((e) => e.at);
+      expect(ats).toEqual([...ats].sort());
+    } finally {
+      gate.release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
 describe("the wall clock stepping back", () => {
   test("a card due with a time behind the cards fired before the step still fires (before: never, until a restart)", async () => {
     const svc = await openTestService(makeWorkspace(fast()));
