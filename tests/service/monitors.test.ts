@@ -181,7 +181,11 @@ describe("cards that come into a board's scope already overdue", () => {
       const inside = await createCard(svc, bug({}), ada);
       await Bun.sleep(1300);
       expect(got.filter((e) => e.card_id === inside.id).length).toBe(1); // the bookmark now stands past `outside`
-      await patchCard(svc, outside.id, { version: 1, fields: { resolution: null } }, ada);
+      // written while still out of the board's scope, overdue: nothing for this board
+      await patchCard(svc, outside.id, { version: 1, title: "still wontfix" }, ada);
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === outside.id && (e.diff as any).board_id === "bugs")).toEqual([]);
+      await patchCard(svc, outside.id, { version: 2, fields: { resolution: null } }, ada);
       await Bun.sleep(300);
       expect(got.filter((e) => e.card_id === outside.id && (e.diff as any).board_id === "bugs").length).toBe(1);
       expect((await listBreaches(svc, { board_id: "bugs", type: "status_timeout" })).items.map((i: any) => i.card_id).sort()).toEqual([inside.id, outside.id].sort());
