@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { ExtensionDef } from "../../src/domain/types.ts";
 import { OUTPUT_LINES_PER_SECOND, startServices, type ServiceOptions, type Services } from "../../src/extensions/services.ts";
 import { liveSnapshots, readSnapshot, stateFile, writeSnapshot } from "../../src/extensions/state.ts";
-import { selfId } from "../../src/extensions/orphans.ts";
+import { selfId, stillRuns } from "../../src/extensions/orphans.ts";
 import { alive, sh, waitFor } from "./util.ts";
 
 let running: Services[] = [];
@@ -283,6 +283,18 @@ describe("state file: a pid given to another process", () => {
     } finally {
       reused.kill();
       same.kill();
+    }
+  });
+
+  test.skipIf(selfId() === undefined)("an id from another pid space, or naming another pid, says nothing of the process: whether its pid runs is all that is told", () => {
+    const p = Bun.spawn(["sleep", "30"]);
+    try {
+      expect(stillRuns(p.pid, idOf(p.pid))).toBe(true);
+      expect(stillRuns(p.pid, idOf(p.pid, "1"))).toBe(false); // its pid given to another process
+      expect(stillRuns(p.pid, `${p.pid}-1-another-space`)).toBe(true); // its start time is another space's
+      expect(stillRuns(p.pid, idOf(process.pid))).toBe(true); // the id of another pid
+    } finally {
+      p.kill();
     }
   });
 
