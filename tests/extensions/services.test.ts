@@ -67,6 +67,19 @@ describe("supervision", () => {
     expect(delays.slice(0, 3)).toEqual(["0.1", "0.1", "0.1"]);
   });
 
+  test("how long a run lasted follows the monotonic clock: with the wall clock held (or stepped back), a long run still resets the backoff", async () => {
+    setSystemTime(Date.now() - 60_000); // held there while the service runs
+    try {
+      const { logs, one } = supervise([svc("steady", sh("sleep.sh", "0.3"), { restart_policy: "always" })], { backoff: { initialMs: 100, maxMs: 400, resetAfterMs: 200 } });
+      await waitFor(() => one("steady")!.restarts >= 3, "three restarts", 4000);
+      const restarts = logs.filter((l) => l.includes("restarting in"));
+      expect(restarts.slice(0, 3).map((l) => l.match(/restarting in ([\d.]+) s/)![1])).toEqual(["0.1", "0.1", "0.1"]);
+      expect(restarts[0]).toMatch(/ after 0\.[3-9]\d* s; /);
+    } finally {
+      setSystemTime();
+    }
+  });
+
   test("restart_policy never: a failure is final (state failed), a clean exit is state stopped", async () => {
     const { logs, one } = supervise([
       svc("once-bad", sh("crash.sh", "1"), { restart_policy: "never" }),
