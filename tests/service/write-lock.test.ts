@@ -8,7 +8,7 @@ import { describe, expect, setSystemTime, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, WriteLock, writeError } from "../../src/store/sqlite/connection.ts";
+import { openDatabase, WriteLock, WRITE_LOCK_DEADLINE_MS, writeError } from "../../src/store/sqlite/connection.ts";
 import { openSqlite } from "../../src/platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../src/domain/errors.ts";
 import { health } from "../../src/service/index.ts";
@@ -344,4 +344,51 @@ describe("the lock's deadline", () => {
       db.close();
     }
   });
+  test("a COMMIT waiting for a reader's lock follows the monotonic clock too: a wall clock stepped forward meanwhile does not refuse it", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+    const setup = openSqlite(path);
+    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
+    setup.close();
+    const db = openSqlite(path);
+    const reader = openSqlite(path);
+    const lock = new WriteLock(db, path, true);
+    reader.exec("BEGIN");
+    reader.query("SELECT count(*) FROM t").get(); // a SHARED lock: COMMIT needs it gone
+    const t0 = Date.now();
+    try {
+      setTimeout(() => setSystemTime(new Date(t0 + 3_600_000)), 40); // NTP steps the clock an hour forward
+      setTimeout(() => reader.exec("COMMIT"), 150);
+      const done = await lock.run(() => { db.query("INSERT INTO t VALUES ('x')").run(); return "ok"; });
+      expect(done).toBe("ok");
+      expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "x" }]);
+    } finally {
+      setSystemTime();
+      if (reader.inTransaction()) reader.exec("ROLLBACK");
+      db.close();
+      reader.close();
+    }
+  });
+  test("a COMMIT that readers keep from going through is given up after the deadline (10 s) as unavailable, and nothing is written", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+    const setup = openSqlite(path);
+    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
+    setup.close();
+    const db = openSqlite(path);
+    const reader = openSqlite(path);
+    const lock = new WriteLock(db, path, true);
+    reader.exec("BEGIN");
+    reader.query("SELECT count(*) FROM t").get(); // a SHARED lock held past the deadline
+    try {
+      const t0 = performance.now();
+      const err = await lock.run(() => { db.query("INSERT INTO t VALUES ('x')").run(); }).then(() => null, (e) => e);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(WRITE_LOCK_DEADLINE_MS);
+      expect([err?.code, err?.message]).toEqual(["unavailable", "the workspace database stayed locked by readers; nothing was written"]);
+      reader.exec("COMMIT");
+      expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 0 });
+    } finally {
+      if (reader.inTransaction()) reader.exec("ROLLBACK");
+      db.close();
+      reader.close();
+    }
+  }, 20_000);
 });
