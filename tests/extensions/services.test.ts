@@ -311,6 +311,21 @@ describe("state file: a pid given to another process", () => {
     }
   });
 
+  test.skipIf(selfId() === undefined)("a supervisor that exited but was not reaped yet (a zombie: its pid still answers signals) is gone", async () => {
+    // `sleep 30` takes over the shell and never waits for its child: the child stays a zombie once it exits
+    const parent = Bun.spawn(["sh", "-c", "sleep 0.1 & echo $!; exec sleep 30"], { stdout: "pipe" });
+    try {
+      const reader = parent.stdout.getReader();
+      const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
+      const id = idOf(zombie);
+      await waitFor(() => readFileSync(`/proc/${zombie}/stat`, "utf8").includes(") Z "), "a zombie", 3000);
+      expect(alive(zombie)).toBe(true);
+      expect(stillRuns(zombie, id)).toBe(false);
+    } finally {
+      parent.kill();
+    }
+  });
+
   test("a supervisor writes its own file before it looks for others: of two starting at once, each finds the other", () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), "cards-svc-")));
     const other = Bun.spawn(["sleep", "30"]);
