@@ -4,10 +4,11 @@
  * valid request once, in the order they came, and keeps the folders of live servers.
  */
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pruneRequestDirs, requestService, watchServiceRequests, type ServiceRequest } from "../../src/extensions/control.ts";
 import { stateFile, writeSnapshot } from "../../src/extensions/state.ts";
+import { selfId } from "../../src/extensions/orphans.ts";
 import { makeWorkspace } from "../helpers/workspace.ts";
 import { waitFor } from "./util.ts";
 
@@ -107,4 +108,37 @@ test("pruning keeps the request folders of live servers and removes those of dea
   mkdirSync(join(services(ws), "999999999.requests"), { recursive: true });
   pruneRequestDirs(ws);
   expect(readdirSync(services(ws)).sort()).toEqual([`${live}.requests`]);
+});
+
+/** `<pid>-<start>-<pid space>` of a process as the supervisors record themselves (Linux: /proc); `start` given: a process that had its pid before. */
+const idOf = (pid: number, start?: string): string => {
+  const space = /^\d+-\d+-(.+)$/.exec(selfId()!)![1];
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return `${pid}-${start ?? stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}-${space}`;
+};
+
+test.skipIf(selfId() === undefined)("a server that exits while asked, left a zombie (its pid still answers signals), is not waited for: its state file's id tells", async () => {
+  const ws = makeWorkspace();
+  // `sleep 30` takes over the shell and never waits for its child: the child stays a zombie once it exits
+  const parent = Bun.spawn(["sh", "-c", "sleep 0.5 & echo $!; exec sleep 30"], { stdout: "pipe" });
+  procs.push(parent);
+  const server = Number(new TextDecoder().decode((await parent.stdout.getReader().read()).value).trim());
+  writeSnapshot(stateFile(ws, server), { ...snapshot(server), supervisor: idOf(server) });
+  mkdirSync(join(services(ws), `${server}.requests`), { recursive: true });
+  const t0 = Date.now();
+  const r = await requestService(ws, { action: "stop", id: "web" }, 5000);
+  expect(Date.now() - t0).toBeLessThan(2500);
+  expect(r).toEqual({ asked: [server], late: [], old: [] });
+}, 10_000);
+
+test.skipIf(selfId() === undefined)("pruning removes the request folder of a server whose pid is now another process's (its state file's id tells)", () => {
+  const ws = makeWorkspace();
+  const reused = liveServer();
+  writeSnapshot(stateFile(ws, reused), { ...snapshot(reused), supervisor: idOf(reused, "1") });
+  mkdirSync(join(services(ws), `${reused}.requests`), { recursive: true });
+  const live = liveServer();
+  writeSnapshot(stateFile(ws, live), { ...snapshot(live), supervisor: idOf(live) });
+  mkdirSync(join(services(ws), `${live}.requests`), { recursive: true });
+  pruneRequestDirs(ws);
+  expect(readdirSync(services(ws)).filter((n) => n.endsWith(".requests"))).toEqual([`${live}.requests`]);
 });
