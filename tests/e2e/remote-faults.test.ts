@@ -316,6 +316,39 @@ describe("an answer lost after the write was applied", () => {
     }
   });
 
+  test("an upload a proxy answers with a 5xx of its own (JSON or not), or that no one answers, says to re-read the card too", async () => {
+    const file = `${dir}/upload-proxied.txt`;
+    await Bun.write(file, "hello");
+    const answers: Array<[string, () => Response | Promise<Response>]> = [
+      ["a proxy's JSON", () => Response.json({ error: "bad gateway" }, { status: 502 })],
+      ["JSON announced, not JSON", () => new Response("<html>bad gateway</html>", { status: 502, headers: { "content-type": "application/json" } })],
+      ["no answer", () => new Promise<Response>(() => {})],
+    ];
+    for (const [what, answer] of answers) {
+      const proxy = fake(answer);
+      try {
+        const r = await cards(["--url", proxy.url, "--timeout", "1", "cards", "artifacts", "put", "card_00000000000000aa", "output", file]);
+        expect([what, r.code, r.error.error]).toEqual([what, 7, "unavailable"]);
+        expect([what, r.error.message]).toEqual([what, expect.stringContaining("the write may have been applied")]);
+        expect([what, r.error.hint]).toEqual([what, expect.stringMatching(/^re-read the card \(cards cards get card_00000000000000aa\) and check its field before uploading again; /)]);
+      } finally {
+        proxy.stop();
+      }
+    }
+  });
+
+  test("a write answered 200 with a body that is not JSON may have been applied: it says so and names the key", async () => {
+    const proxy = fake(() => new Response("<html>ok</html>", { headers: { "content-type": "application/json" } }));
+    try {
+      const r = await cards(["--url", proxy.url, "cards", "create", "--type", "task", "--title", "x"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toBe(`${proxy.url} answered POST /v1/cards with 200 and a body that is not JSON ("<html>ok</html>"); the write may have been applied`);
+      expect(r.error.hint).toMatch(/^retry with --idempotency-key cli-[0-9a-f-]{36}: /);
+    } finally {
+      proxy.stop();
+    }
+  });
+
   test("says it may have been applied and names the key; the retry with that key replays, and nothing is written twice", async () => {
     const { drop, dropUrl } = await dropProxy();
     try {
