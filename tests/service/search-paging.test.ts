@@ -122,4 +122,33 @@ describe("pages after the wall clock stepped back", () => {
       svc.close();
     }
   });
+  test("a card whose write was the last before the first page, written again, is placed by that write: it is not listed twice", async () => {
+    const svc = await openTestService(makeWorkspace(), "embedded");
+    const t0 = Date.now();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        setSystemTime(t0 + i * 10);
+        ids.push((await createCard(svc, { type_id: "task", title: `c${i}` }, ada)).id);
+      }
+      setSystemTime(t0 + 100);
+      const moved = await patchCard(svc, ids[1]!, { version: 1, title: "c1 again" }, ada); // the newest event when the first page is read
+      const all = (await listCards(svc, {}, "ada")).items.map((c) => c.id);
+      expect(all).toEqual([ids[1], ids[3], ids[2], ids[0]]);
+      const first = await listCards(svc, { limit: "2" }, "ada");
+      setSystemTime(t0 + 200);
+      await patchCard(svc, ids[1]!, { version: moved.version, title: "c1 once more" }, ada);
+      const seen = first.items.map((c) => c.id);
+      let cursor = first.next_cursor;
+      while (cursor) {
+        const page = await listCards(svc, { limit: "2", cursor }, "ada");
+        seen.push(...page.items.map((c) => c.id));
+        cursor = page.next_cursor;
+      }
+      expect(seen).toEqual(all);
+    } finally {
+      setSystemTime();
+      svc.close();
+    }
+  });
 });
