@@ -122,6 +122,9 @@ describe("pages after the wall clock stepped back", () => {
       svc.close();
     }
   });
+});
+
+describe("pages while a card is written between them", () => {
   test("a card whose write was the last before the first page, written again, is placed by that write: it is not listed twice", async () => {
     const svc = await openTestService(makeWorkspace(), "embedded");
     const t0 = Date.now();
