@@ -185,6 +185,18 @@ describe("a proxy before a server that is down", () => {
       moved.stop();
     }
   });
+
+  test("events --follow: a proxy's 429 says when to retry, from its Retry-After, as every remote call does", async () => {
+    const limited = fake(() => Response.json({ message: "slow down" }, { status: 429, headers: { "retry-after": "7" } }));
+    try {
+      const r = await cards(["--url", limited.url, "events", "--follow"]);
+      expect([r.code, r.error.error]).toEqual([7, "unavailable"]);
+      expect(r.error.message).toStartWith(`${limited.url} is rate limited: GET /v1/events/stream answered 429`);
+      expect(r.error.hint).toBe("retry after 7 s (Retry-After)");
+    } finally {
+      limited.stop();
+    }
+  });
 });
 
 describe("a certificate refused", () => {
