@@ -148,6 +148,21 @@ describe("output", () => {
     expect(worst).toBeLessThan(250);
   });
 
+  test("past FLOOD_LINES_PER_SECOND the pipe is paused for the rest of that second, on the monotonic clock: with the wall clock held, a flood still drains and its service exits", async () => {
+    setSystemTime(Date.now() - 60_000); // held there while the lines come
+    try {
+      // more lines than the pipe and the reader's buffers hold: some wait for the pauses to end
+      const { one } = supervise([svc("burst", ["/bin/sh", "-c", "seq 1 250000"], { restart_policy: "never" })]);
+      const t0 = performance.now();
+      while (one("burst")?.state !== "stopped" && performance.now() - t0 < 8000) await Bun.sleep(20);
+      const took = performance.now() - t0;
+      expect(one("burst")?.state).toBe("stopped");
+      expect(took).toBeGreaterThan(1500); // paused twice, up to a second each
+    } finally {
+      setSystemTime();
+    }
+  }, 15_000);
+
   test("what a service leaves running in its process group is terminated when it exits", async () => {
     const { root, one } = supervise([svc("leaver", ["/bin/sh", "-c", "sleep 4343 & echo $! > leftover.pid; exit 1"], { restart_policy: "never" })]);
     await waitFor(() => one("leaver")?.state === "failed", "the service exited");
