@@ -317,6 +317,63 @@ describe("re-checked when recorded", () => {
   }, 10_000);
 });
 
+describe("re-checked when recorded: idle, and an entry that began again", () => {
+  test("a card written while its card_idle waits for the write lock is not called idle (its new updated_at has a deadline of its own)", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    const gate = holdFirstWrite(svc);
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "card_idle") got.push(e); }, { types: ["card_idle"] });
+    try {
+      const card = await createCard(svc, { type_id: "task", title: "quiet", status: "doing" }, ada); // doing has no time limit: card_idle only
+      await Bun.sleep(1100);
+      monitor.start();
+      expect(await gate.armed()).toBe(true); // the scan is about to record `card` idle
+      const written = await patchCard(svc, card.id, { version: card.version, title: "busy after all" }, ada);
+      gate.release();
+      await Bun.sleep(300);
+      expect(got.filter((e) => e.card_id === card.id)).toEqual([]);
+      await Bun.sleep(1000);
+      expect(got.filter((e) => e.card_id === card.id).map((e) => (e.diff as any).since)).toEqual([written.updated_at]);
+    } finally {
+      gate.release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+
+  test("a card that left the status and came back (the wall clock stepped back meanwhile: overdue at once) while its firing waited is timed out once, for its new entry", async () => {
+    const svc = await openTestService(makeWorkspace(fast()));
+    const monitor = new TemporalMonitor(svc);
+    const gate = holdFirstWrite(svc);
+    const got: CardEvent[] = [];
+    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
+    const t0 = Date.now();
+    try {
+      const card = await toReview(svc, "round trip");
+      await Bun.sleep(1100);
+      monitor.start();
+      expect(await gate.armed()).toBe(true); // the scan is about to record `card`'s timeout
+      setSystemTime(t0 - 3_600_000); // NTP steps the clock back an hour
+      const away = await patchCard(svc, card.id, { version: card.version, status: "doing" }, ada);
+      const back = await patchCard(svc, card.id, { version: away.version, status: "review" }, ada);
+      setSystemTime(t0 - 3_600_000 + 1500); // the new entry is overdue too
+      gate.release();
+      await Bun.sleep(300);
+      monitor.kick();
+      await Bun.sleep(200);
+      expect(got.filter((e) => e.card_id === card.id).map((e) => (e.diff as any).since)).toEqual([back.status_since]);
+    } finally {
+      setSystemTime();
+      gate.release();
+      off();
+      monitor.stop();
+      svc.close();
+    }
+  }, 10_000);
+});
+
 describe("timed when recorded", () => {
   test("a firing that waits for the write lock is timed when it is written: never before an event logged ahead of it", async () => {
     const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
