@@ -99,6 +99,8 @@ describe("GET /health", () => {
       const err = await unavailable(svc);
       expect(err?.code).toBe("unavailable");
       expect(err?.message).toBe(`${join(cards, "cards.db")} was opened read-only (its disk or its file could not be written when this process opened it); every write will fail`);
+      // a server needs a restart once the disk is writable again; a one-shot call does not
+      expect(err?.extra.hint).toBe("make the workspace's .cards directory and its files writable (remount the disk read-write, fix their permissions); a `cards serve` or `cards mcp` that opened it then needs a restart (a one-shot call does not)");
       expect(await createCard(svc, { type_id: "task", title: "x" }, as("ada")).then(() => null, (e) => e.code)).toBe("unavailable");
     } finally {
       svc.close();
@@ -206,6 +208,25 @@ describe("GET /health", () => {
       clock.skew = 11_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
+    } finally {
+      clock.restore();
+      svc.close();
+    }
+  }, 60_000);
+
+  test.skipIf(!canMount)("a failure other than a full disk is probed whatever is free: an I/O error on a disk with less than 1 MiB left turns 200 once health's own write commits", async () => {
+    const { dir, svc, clock } = await smallDisk();
+    try {
+      await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
+      writeFileSync(join(dir, "pad"), Buffer.alloc(256 * 1024));
+      spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
+      rmSync(join(dir, "pad")); // 256 KiB free: room for a write, less than the headroom a full disk asks for
+      const err = await svc.store.write(() => { throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" }); }).then(() => null, (e) => e);
+      expect(err?.message).toStartWith("an I/O error stopped the write");
+      expect((await unavailable(svc))?.message).toStartWith("the last write, 0 s ago, failed: an I/O error stopped the write");
+      clock.skew = 11_000;
+      expect(await unavailable(svc)).toBeUndefined();
+      expect(svc.store.readMeta("health_probe")).toBeString();
     } finally {
       clock.restore();
       svc.close();
