@@ -137,7 +137,7 @@ describe("pages while a card is written between them", () => {
       setSystemTime(t0 + 100);
       const moved = await patchCard(svc, ids[1]!, { version: 1, title: "c1 again" }, ada); // the newest event when the first page is read
       const all = (await listCards(svc, {}, "ada")).items.map((c) => c.id);
-      expect(all).toEqual([ids[1], ids[3], ids[2], ids[0]]);
+      expect(all).toEqual([ids[1]!, ids[3]!, ids[2]!, ids[0]!]);
       const first = await listCards(svc, { limit: "2" }, "ada");
       setSystemTime(t0 + 200);
       await patchCard(svc, ids[1]!, { version: moved.version, title: "c1 once more" }, ada);
