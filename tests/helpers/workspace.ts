@@ -27,6 +27,16 @@ export async function openTestService(dir = makeWorkspace(), mode: ServiceMode =
   return openService({ dir, cwd: dir, env, mode });
 }
 
+/** Opens the workspace at `dir`, runs `fn` with it, and closes it whatever happens. */
+export async function withService<T>(dir: string, mode: ServiceMode, fn: (svc: Service) => Promise<T>): Promise<T> {
+  const svc = await openTestService(dir, mode);
+  try {
+    return await fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
 export function readJson(path: string): any {
   return JSON.parse(readFileSync(path, "utf8"));
 }

@@ -6,35 +6,16 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dispatch } from "../../src/api/dispatch.ts";
 import { DEFINITIONS_SYNCED_KEY } from "../../src/definitions/cache.ts";
 import { databasePath, type Service } from "../../src/service/index.ts";
 import { DATES_STORED_KEY, storeDatesInForm } from "../../src/service/date-values.ts";
-import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { editJson, makeWorkspace, openTestService, withService } from "../helpers/workspace.ts";
+import { canMount, mount, mounts, unmountAll } from "../helpers/mounts.ts";
 
 // read-only bind mounts need root (CI runs as root); elsewhere that test is skipped
-const mounts: string[] = [];
-afterAll(() => { for (const m of mounts.reverse()) spawnSync("umount", ["-l", m]); });
-const mount = (...args: string[]): boolean => spawnSync("mount", args).status === 0;
-const canMount = (() => {
-  const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
-  const ok = mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", d);
-  if (ok) spawnSync("umount", [d]);
-  return ok;
-})();
-
-async function withService<T>(dir: string, mode: "serve" | "embedded", fn: (svc: Service) => Promise<T>): Promise<T> {
-  const svc = await openTestService(dir, mode);
-  try {
-    return await fn(svc);
-  } finally {
-    svc.close();
-  }
-}
+afterAll(unmountAll);
 
 const call = async (svc: Service, method: string, path: string, body?: unknown, query: Record<string, string> = {}) =>
   await dispatch(svc, { method, path, query, headers: { "x-service-actor": "ada" }, body: body === undefined ? undefined : JSON.stringify(body) }) as { status: number; body: any };

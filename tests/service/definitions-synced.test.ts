@@ -9,16 +9,8 @@ import { join } from "node:path";
 import { DEFINITIONS_SYNCED_KEY, reloadedTo, syncStamp } from "../../src/definitions/cache.ts";
 import { dispatch } from "../../src/api/dispatch.ts";
 import type { Service } from "../../src/service/index.ts";
-import { editJson, makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { editJson, makeWorkspace, openTestService, withService } from "../helpers/workspace.ts";
 
-async function withService<T>(dir: string, mode: "serve" | "embedded", fn: (svc: Service) => Promise<T>): Promise<T> {
-  const svc = await openTestService(dir, mode);
-  try {
-    return await fn(svc);
-  } finally {
-    svc.close();
-  }
-}
 
 const call = (svc: Service, method: string, path: string, body?: unknown, query: Record<string, string> = {}) =>
   dispatch(svc, { method, path, query, headers: { "x-service-actor": "ada" }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -12,21 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, health } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
+import { canMount, mount, mounts, unmountAll } from "../helpers/mounts.ts";
 
-const mounts: string[] = [];
-afterAll(() => {
-  for (const m of mounts.reverse()) {
-    spawnSync("umount", ["-l", m]);
-    rmSync(`${m}.img`, { force: true });
-  }
-});
-const mount = (...args: string[]): boolean => spawnSync("mount", args).status === 0;
-const canMount = (() => {
-  const d = mkdtempSync(join(tmpdir(), "cards-probe-"));
-  const ok = mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", d);
-  if (ok) spawnSync("umount", [d]);
-  return ok;
-})();
+afterAll(unmountAll);
 const as = (actor: string) => ({ actor });
 const unavailable = (svc: Parameters<typeof health>[0]) => health(svc, "t").then(() => undefined, (e) => e as { code: string; message: string; extra: { hint?: string } });
 
