@@ -8,7 +8,7 @@ import { parseRfc3339, storedTime } from "./rfc3339.ts";
 import type { CardType, FieldDef } from "./types.ts";
 
 /** A date value in the stored form; the value itself when it is no timestamp (a type change left it). */
-export function storedDate(v: unknown): unknown {
+function storedDate(v: unknown): unknown {
   if (typeof v !== "string") return v;
   const ms = parseRfc3339(v);
   return ms === undefined ? v : (storedTime(ms) ?? v);

@@ -41,6 +41,17 @@ async function smallDisk(fs: "tmpfs" | "ext4" = "tmpfs") {
   return { dir, svc, clock };
 }
 
+/** Runs `fn` on a smallDisk, then puts the clock back and closes the workspace, whatever happens. */
+async function onSmallDisk(fn: (disk: Awaited<ReturnType<typeof smallDisk>>) => Promise<void>, fs: "tmpfs" | "ext4" = "tmpfs"): Promise<void> {
+  const disk = await smallDisk(fs);
+  try {
+    await fn(disk);
+  } finally {
+    disk.clock.restore();
+    disk.svc.close();
+  }
+}
+
 /** Fills the disk of `dir`, then creates cards until one is refused (true) or 200 went in. */
 async function fillUntilRefused(dir: string, svc: Awaited<ReturnType<typeof openTestService>>): Promise<boolean> {
   spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
@@ -140,8 +151,7 @@ describe("GET /health", () => {
   });
 
   test.skipIf(!canMount)("a full disk that was freed is found out by health's own small write once the failure is 10 s old, on a server no one writes to (before: 200 after a minute, whatever the disk)", async () => {
-    const { dir, svc, clock } = await smallDisk();
-    try {
+    await onSmallDisk(async ({ dir, svc, clock }) => {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
       expect(await fillUntilRefused(dir, svc)).toBe(true);
       expect((await unavailable(svc))?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 0 s ago, failed: the disk is full/);
@@ -158,15 +168,11 @@ describe("GET /health", () => {
       clock.skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
-    } finally {
-      clock.restore();
-      svc.close();
-    }
+    });
   }, 60_000);
 
   test.skipIf(!canMount)("a disk with only a few KiB freed stays 503: health's one-row write would fit where a card does not (before: 200 while every create failed)", async () => {
-    const { dir, svc, clock } = await smallDisk();
-    try {
+    await onSmallDisk(async ({ dir, svc, clock }) => {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
       writeFileSync(join(dir, "pad"), Buffer.alloc(32 * 1024));
       expect(await fillUntilRefused(dir, svc)).toBe(true);
@@ -181,30 +187,22 @@ describe("GET /health", () => {
       rmSync(join(dir, "filler"));
       clock.skew = 22_000;
       expect(await unavailable(svc)).toBeUndefined();
-    } finally {
-      clock.restore();
-      svc.close();
-    }
+    });
   }, 60_000);
 
   test.skipIf(!canExt4 || process.geteuid?.() !== 0)("a server running as root counts the blocks reserved for root as free (before: 503 saying \"0 KiB free\" while creates went in)", async () => {
-    const { dir, svc, clock } = await smallDisk("ext4");
-    try {
+    await onSmallDisk(async ({ dir, svc, clock }) => {
       expect(await fillUntilRefused(dir, svc)).toBe(true);
       // 2 MiB freed: all of it inside the ~3 MiB kept for root, which this process may use
       expect(spawnSync("truncate", ["-s", "-2M", join(dir, "filler")]).status).toBe(0);
       clock.skew = 11_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect((await createCard(svc, { type_id: "task", title: "after" }, as("ada"))).title).toBe("after");
-    } finally {
-      clock.restore();
-      svc.close();
-    }
+    }, "ext4");
   }, 60_000);
 
   test.skipIf(!canMount)("a failure other than a full disk is probed whatever is free: an I/O error on a disk with less than 1 MiB left turns 200 once health's own write commits", async () => {
-    const { dir, svc, clock } = await smallDisk();
-    try {
+    await onSmallDisk(async ({ dir, svc, clock }) => {
       await createCard(svc, { type_id: "task", title: "before" }, as("ada"));
       writeFileSync(join(dir, "pad"), Buffer.alloc(256 * 1024));
       spawnSync("sh", ["-c", `dd if=/dev/zero of=${join(dir, "filler")} bs=4k 2>/dev/null; sync`]);
@@ -215,9 +213,6 @@ describe("GET /health", () => {
       clock.skew = 11_000;
       expect(await unavailable(svc)).toBeUndefined();
       expect(svc.store.readMeta("health_probe")).toBeString();
-    } finally {
-      clock.restore();
-      svc.close();
-    }
+    });
   }, 60_000);
 });
