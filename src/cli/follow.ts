@@ -120,7 +120,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
       if (!connected) {
         throw new CardsError("unavailable", `cannot reach ${base}: ${(e as Error).message}`, { hint: "check that `cards serve` is running and CARDS_URL / --url points at it" });
       }
-      if (Date.now() - lostAt! > reconnectForS * 1000) {
+      if (performance.now() - lostAt! > reconnectForS * 1000) {
         throw new CardsError("unavailable", `lost ${base} and could not reconnect for ${reconnectForS} s: ${(e as Error).message}`, {
           hint: `start \`cards serve\` again and resume with --since ${lastId ?? "(the last id you printed)"}; --reconnect-for sets how long to keep trying`,
         });
@@ -204,7 +204,7 @@ async function followRemote(baseUrl: string, g: CliGlobals, q: FollowQuery, reco
       attempt = -1;
       continue;
     }
-    lostAt = Date.now();
+    lostAt = performance.now(); // monotonic: a clock step must not end or stretch --reconnect-for
     notice(`the stream from ${base} ${silent ? `was silent for ${STREAM_SILENCE_MS / 1000} s (no heartbeat)` : "ended"}; reconnecting${lastId ? ` after event ${lastId}` : ""}`);
     await sleep(250);
   }

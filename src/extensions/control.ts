@@ -57,8 +57,8 @@ export async function requestService(root: string, req: ServiceRequest, timeoutM
     ids.set(snap.pid, snap.supervisor);
   }
   const asked = [...pending.keys()];
-  const end = Date.now() + timeoutMs;
-  while (pending.size > 0 && Date.now() < end) {
+  const end = performance.now() + timeoutMs; // monotonic: a clock step must not end or stretch the wait
+  while (pending.size > 0 && performance.now() < end) {
     await new Promise((r) => setTimeout(r, 50));
     for (const [pid, file] of pending) {
       let there = true;

@@ -202,8 +202,8 @@ export async function stopOrphans(root: string, log: (message: string) => void, 
   };
   const signal = (o: Orphan, sig: NodeJS.Signals) => { if (running(o)) try { process.kill(o.pid, sig); } catch { /* gone */ } };
   for (const o of found) signal(o, "SIGTERM");
-  const end = Date.now() + graceMs;
-  while (found.some(running) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  const end = performance.now() + graceMs; // monotonic: a clock step must not cut or stretch the grace
+  while (found.some(running) && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
   const lingering = found.filter(running);
   for (const o of lingering) signal(o, "SIGKILL");
   if (lingering.length) log(`killed (SIGKILL) ${lingering.length} that ignored SIGTERM for ${graceMs} ms (pid ${lingering.map((o) => o.pid).join(", ")})`);

@@ -74,7 +74,7 @@ export async function startService(o: ServeOptions): Promise<void> {
     log.info(`${signal}: shutting down`);
     monitor.stop();
     unwatch();
-    const graceEnds = Date.now() + SHUTDOWN_GRACE_MS;
+    const graceEnds = performance.now() + SHUTDOWN_GRACE_MS;
     const graceOver = new Promise<void>((r) => {
       cutGrace = r;
       setTimeout(r, SHUTDOWN_GRACE_MS);
@@ -92,7 +92,7 @@ export async function startService(o: ServeOptions): Promise<void> {
     if (hooks) {
       const done = hooks.quiesce();
       const busy = hooks.busy();
-      const left = Math.max(0, Math.ceil((graceEnds - Date.now()) / 1000));
+      const left = Math.max(0, Math.ceil((graceEnds - performance.now()) / 1000));
       if (busy) log.info(`waiting up to ${left} s for ${busy} hook run(s) taken before the shutdown; signal again to stop them now`);
       await Promise.race([done, graceOver]);
     }

@@ -3,7 +3,7 @@
  * the rows reach the main database file as writes go on, the WAL stays small and is
  * reused, reads on the other connection meanwhile included, and a shutdown leaves it empty.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { copyFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -161,6 +161,35 @@ describe("a server's checkpoints", () => {
       expect(handedBack).toBeGreaterThanOrEqual(0);
       expect(handedBack).toBeLessThan(2 * SERVER_CHECKPOINT_PAGES);
     } finally {
+      reader.close();
+      checkpoints.stop();
+      writer.close();
+    }
+  });
+
+  test("a wall clock stepped back after a catch-up does not keep the next backlog from the thread (the quiet second is time that passed)", () => {
+    const { path, writer, write } = scratch();
+    const checkpoints = new ServerCheckpoints(writer, path);
+    const reader = new Database(path, { readonly: true });
+    const backlogBehindReader = () => {
+      reader.exec("BEGIN");
+      reader.query("SELECT count(*) FROM filler").get();
+      for (let i = 0; i < 3_000 && !checkpoints.stats().catchingUp; i++) write(checkpoints);
+      reader.exec("COMMIT");
+    };
+    try {
+      backlogBehindReader();
+      expect(checkpoints.stats().catchingUp).toBe(true);
+      const deadline = performance.now() + 20_000;
+      while (checkpoints.stats().catchingUp && performance.now() < deadline) write(checkpoints);
+      expect(checkpoints.stats().catchingUp).toBe(false); // handed back: quiet for a second
+      setSystemTime(new Date(Date.now() - 3_600_000)); // NTP steps the clock an hour back
+      Bun.sleepSync(1_100);
+      backlogBehindReader();
+      expect(checkpoints.stats().catchingUp).toBe(true);
+    } finally {
+      setSystemTime();
+      if (reader.inTransaction) reader.exec("COMMIT");
       reader.close();
       checkpoints.stop();
       writer.close();

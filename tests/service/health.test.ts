@@ -11,6 +11,7 @@ import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, health } from "../../src/service/index.ts";
+import { monotonicSkew } from "../helpers/clock.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 import { canMount, mount, mounts, unmountAll } from "../helpers/mounts.ts";
 
@@ -35,9 +36,7 @@ async function smallDisk(fs: "tmpfs" | "ext4" = "tmpfs") {
   mounts.push(dir);
   cpSync(join(makeWorkspace(), "definitions"), join(dir, "definitions"), { recursive: true });
   const svc = await openTestService(dir, "serve");
-  const realNow = Date.now;
-  const clock = { skew: 0, restore: () => { Date.now = realNow; } };
-  Date.now = () => realNow() + clock.skew;
+  const clock = monotonicSkew();
   return { dir, svc, clock };
 }
 

@@ -13,6 +13,7 @@ import { openSqlite } from "../../src/platform/sqlite.ts";
 import { CardsError, isCardsError } from "../../src/domain/errors.ts";
 import { health } from "../../src/service/index.ts";
 import { Database } from "bun:sqlite";
+import { monotonicSkew } from "../helpers/clock.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 function freshDb() {
@@ -119,7 +120,7 @@ describe("the fault GET /health reports", () => {
     }).catch(() => {});
     expect(lock.fault?.error.code).toBe("unavailable");
     expect(lock.fault?.error.message).toContain("the disk is full");
-    expect(Date.now() - lock.fault!.at).toBeLessThan(5_000);
+    expect(performance.now() - lock.fault!.at).toBeLessThan(5_000);
     // a statement the disk stopped, rolled back to its savepoint alone
     await lock.run(() => { throw Object.assign(new Error("attempt to write a readonly database"), { code: "SQLITE_READONLY" }); }).catch(() => {});
     expect(lock.fault?.error.message).toContain("read-only");
@@ -260,19 +261,36 @@ describe("the fault GET /health reports", () => {
 describe("GET /health after a failed write", () => {
   test("says how long ago it failed; once the failure is 10 s old, a small write of its own tells it is over", async () => {
     const svc = await openTestService(undefined, "serve");
+    const clock = monotonicSkew();
     const t0 = Date.now();
     try {
       const err = await svc.store.write(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).then(() => null, (e) => e);
       expect(err?.code).toBe("unavailable");
-      setSystemTime(new Date(t0 + 5_000));
+      clock.skew = 5_000;
       const told = await health(svc, "test").then(() => undefined, (e) => e);
       expect(told?.code).toBe("unavailable");
       expect(told?.message).toStartWith("the last write, 5 s ago, failed: the disk is full");
       expect(told?.extra.hint).toStartWith("free disk space and retry; ");
       // 30 s on, no other write since: health's own write commits, so the disk takes writes again
-      setSystemTime(new Date(t0 + 30_000));
+      clock.skew = 30_000;
       expect((await health(svc, "test")).workspace_id).toBeString();
       expect(svc.store.readMeta("health_probe")).toBeString();
+    } finally {
+      clock.restore();
+      setSystemTime();
+      svc.close();
+    }
+  });
+
+  test("the failure's age is time that passed, not a wall clock that stepped: an hour's step forward neither ages it nor starts the probe", async () => {
+    const svc = await openTestService(undefined, "serve");
+    const t0 = Date.now();
+    try {
+      await svc.store.write(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).catch(() => {});
+      setSystemTime(new Date(t0 + 3_600_000)); // NTP steps the clock an hour forward
+      const told = await health(svc, "test").then(() => undefined, (e) => e);
+      expect(told?.message).toStartWith("the last write, 0 s ago, failed: the disk is full");
+      expect(svc.store.readMeta("health_probe")).toBeUndefined();
     } finally {
       setSystemTime();
       svc.close();
@@ -283,10 +301,10 @@ describe("GET /health after a failed write", () => {
     const dir = makeWorkspace();
     const svc = await openTestService(dir, "serve");
     const other = new Database(join(dir, ".cards/cards.db"));
-    const realNow = Date.now;
+    const clock = monotonicSkew();
     try {
       await svc.store.write(() => { throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }); }).catch(() => {});
-      Date.now = () => realNow() + 11_000; // the failure is 11 s old
+      clock.skew = 11_000; // the failure is 11 s old
       other.exec("BEGIN IMMEDIATE");
       const probing = health(svc, "test").then(() => undefined, (e) => e);
       await new Promise((r) => setTimeout(r, 50));
@@ -298,7 +316,7 @@ describe("GET /health after a failed write", () => {
       expect(await probing).toBeUndefined();
       expect(await health(svc, "test").then(() => undefined, (e) => e)).toBeUndefined();
     } finally {
-      Date.now = realNow;
+      clock.restore();
       if (other.inTransaction) other.exec("ROLLBACK");
       other.close();
       svc.close();

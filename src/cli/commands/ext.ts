@@ -132,10 +132,10 @@ const KNOWN_WAIT_MS = 3_000;
 
 /** Waits (at most `ms`) until every live supervisor of `root` reports the service `id`. */
 async function waitUntilKnown(root: string, id: string, ms: number): Promise<void> {
-  const end = Date.now() + ms;
+  const end = performance.now() + ms; // monotonic: a clock step must not end or stretch the wait
   for (;;) {
     const snaps = liveSnapshots(root);
-    if (snaps.length === 0 || snaps.every((s) => s.services.some((x) => x.id === id)) || Date.now() > end) return;
+    if (snaps.length === 0 || snaps.every((s) => s.services.some((x) => x.id === id)) || performance.now() > end) return;
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -46,7 +46,7 @@ export const OPEN_DEADLINE_MS = 10_000;
 export function openDatabase(path: string): SqliteDb {
   // before SQLite opens it: opening an empty file deletes the WAL beside it
   if (!fileSize(path)) assertNotLost(path);
-  const deadline = Date.now() + OPEN_DEADLINE_MS;
+  const deadline = performance.now() + OPEN_DEADLINE_MS; // monotonic: a clock step must not end or stretch the retries
   for (;;) {
     let db: SqliteDb | undefined;
     try {
@@ -82,7 +82,7 @@ export function openDatabase(path: string): SqliteDb {
       return db;
     } catch (e) {
       try { db?.close(); } catch { /* closing a half-open handle */ }
-      if ((sqliteErrorCode(e) === "SQLITE_BUSY" || transientReadOnly(e, path)) && Date.now() < deadline) {
+      if ((sqliteErrorCode(e) === "SQLITE_BUSY" || transientReadOnly(e, path)) && performance.now() < deadline) {
         sleepSync(2 + Math.random() * 8);
         continue;
       }
@@ -272,7 +272,7 @@ export class WriteLock {
 
   /** Remembers `err` when `isFault`: the disk or the file stopped a write, not a caller's own error. */
   private noted(err: unknown, isFault: boolean): unknown {
-    if (isFault && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: Date.now() };
+    if (isFault && isCardsError(err) && err.code === "unavailable") this.lastFault = { error: err, at: performance.now() };
     return err;
   }
 

@@ -94,7 +94,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   // the checks a long-lived process runs in each write transaction and in GET /health (set by configure)
   let writeGuards: Array<() => void> = [];
   /** when GET /health last wrote to learn whether a remembered failure is over */
-  let lastProbe = 0;
+  let lastProbe = -Infinity; // monotonic time starts near 0: a first probe may come at once
   const lockOf = (): WriteLock => {
     if (!lockInstance) throw new Error("store used before configure()");
     return lockInstance;
@@ -186,7 +186,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       }
       if (!lock?.fault) return;
       // a failure this old may be over: a small write of our own tells, at most once per PROBE_AFTER_MS
-      const now = Date.now();
+      const now = performance.now(); // the fault's age on the monotonic clock, as it was noted
       // after a full disk, what is free there now (each answer says it, probe or not)
       const free = /^the disk is full/.test(lock.fault.error.message) ? await freeBytes(dirname(opts.path)) : undefined;
       if (lock.fault && now - lock.fault.at >= PROBE_AFTER_MS && now - lastProbe >= PROBE_AFTER_MS) {
@@ -205,7 +205,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
       // a write may have cleared it while freeBytes was read
       const fault = lock.fault;
       if (!fault) return;
-      const ago = Math.round((Date.now() - fault.at) / 1000);
+      const ago = Math.round((performance.now() - fault.at) / 1000);
       const room = free !== undefined && free < DISK_HEADROOM ? `the disk holding ${opts.path} has ${Math.floor(free / 1024)} KiB free, less than the ${DISK_HEADROOM / 1024 / 1024} MiB GET /health asks for after a full disk; ` : "";
       throw new CardsError("unavailable", `${room}the last write, ${ago} s ago, failed: ${fault.error.message}`, {
         hint: `${fault.error.extra.hint ?? "check the disk and the workspace's .cards directory"}; this answer stands until a write that changes a row commits (GET /health tries one of its own when the failure is ${PROBE_AFTER_MS / 1000} s old)`,

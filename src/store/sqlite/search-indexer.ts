@@ -49,13 +49,13 @@ export class SearchIndexer {
 
   /** Resolves once the index covers event `head`; rejects after SEARCH_WAIT_MS or when the thread dies. */
   async waitFor(head: number): Promise<"covered" | "dead"> {
-    const deadline = Date.now() + SEARCH_WAIT_MS;
+    const deadline = performance.now() + SEARCH_WAIT_MS; // monotonic: a clock step must not end or stretch the wait
     const failedBefore = Atomics.load(this.i32, 5);
     for (;;) {
       const passes = Atomics.load(this.i32, 3);
       if (this.covers(head)) return "covered";
       if (!this.alive || Atomics.load(this.i32, 5) > failedBefore + 3) return "dead";
-      const left = deadline - Date.now();
+      const left = deadline - performance.now();
       if (left <= 0) {
         throw new CardsError("unavailable", "the full-text index is still catching up with the newest writes", { hint: "retry in a few seconds; searches without q are not affected" });
       }

@@ -82,7 +82,7 @@ export class ServerCheckpoints {
   beforeBegin(): void {
     try {
       if (this.catchingUp) this.followCatchUp();
-      else if (Date.now() >= this.quietUntil) this.lookForBacklog();
+      else if (performance.now() >= this.quietUntil) this.lookForBacklog();
     } catch {
       this.endCatchUp();
     }
@@ -102,13 +102,13 @@ export class ServerCheckpoints {
     if (backlog.frames <= WAL_BACKLOG_FRAMES) return;
     this.helper ??= startBacklogCheckpointer(this.dbPath, { leaveFrames: SERVER_CHECKPOINT_PAGES });
     if (!this.helper.alive()) {
-      this.quietUntil = Date.now() + QUIET_MS; // no thread: the writer copies it, as before
+      this.quietUntil = performance.now() + QUIET_MS; // no thread: the writer copies it, as before
       return;
     }
     this.writer.exec("PRAGMA wal_autocheckpoint = 0");
     this.catchingUp = true;
     this.lastPasses = this.helper.stats().passes;
-    this.lastProgress = Date.now();
+    this.lastProgress = performance.now();
     this.helper.catchUp(backlog.copied);
   }
 
@@ -119,8 +119,8 @@ export class ServerCheckpoints {
       const passes = h.stats().passes;
       if (passes !== this.lastPasses) {
         this.lastPasses = passes;
-        this.lastProgress = Date.now();
-      } else if (Date.now() - this.lastProgress > STALLED_MS) {
+        this.lastProgress = performance.now();
+      } else if (performance.now() - this.lastProgress > STALLED_MS) {
         this.endCatchUp();
       }
       return;
@@ -137,7 +137,7 @@ export class ServerCheckpoints {
   /** The writer's own small checkpoints again. */
   private endCatchUp(): void {
     this.catchingUp = false;
-    this.quietUntil = Date.now() + QUIET_MS;
+    this.quietUntil = performance.now() + QUIET_MS;
     try {
       this.writer.exec(`PRAGMA wal_autocheckpoint = ${SERVER_CHECKPOINT_PAGES}`);
     } catch {
