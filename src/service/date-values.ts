@@ -7,6 +7,7 @@
  * full-text index is rebuilt from the cards when any changed.
  */
 import { dateFieldsStamp, fieldsWithStoredDates, hasDateFields } from "../domain/dates.ts";
+import { CardsError } from "../domain/errors.ts";
 import type { Service } from "./service.ts";
 
 /** The meta key naming the date fields whose values are in the stored form (dateFieldsStamp). */
@@ -18,11 +19,15 @@ const PAGE = 500;
 /**
  * Brings every date value of the loaded types to the stored form, unless the database
  * records that it is. Returns how many cards changed.
- * @throws the store's error when it cannot write (read-only, busy): the next open tries again
+ * @throws `unavailable` when it cannot write (read-only, busy), before walking the cards
+ *   when the file was opened read-only: the next open tries again
  */
 export async function storeDatesInForm(svc: Service): Promise<number> {
   const stamp = dateFieldsStamp(svc.defs.cardTypes.values());
   if (svc.store.readMeta(DATES_STORED_KEY) === stamp) return 0;
+  // nothing can be written: a walk of every card, on every call, would change nothing (the
+  // next open that can write brings them in line)
+  if (svc.store.readOnly()) throw new CardsError("unavailable", "the workspace was opened read-only: its date values stay as stored");
   const types = new Map([...svc.defs.cardTypes.values()].filter(hasDateFields).map((t) => [t.id, t]));
   // every card there is now, by a key no write moves (a walk by updated_at skipped a card
   // written meanwhile), in one statement done before any write: a card created later was

@@ -175,6 +175,8 @@ export interface Store extends StoreReads {
    * failure is 10 s old, a small write of its own tells whether it is over).
    */
   health(): Promise<void>;
+  /** true when every write will fail: the file was opened read-only (its disk or the file could not be written), or it is read as it is */
+  readOnly(): boolean;
   /**
    * One page of cards (listCards) and the newest event id, read in one snapshot. A
    * long-lived process may read a costly one (a filter over field values, a search) on a

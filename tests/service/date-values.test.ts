@@ -192,11 +192,20 @@ describe("values stored before the rule are brought to it", () => {
       expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T12:00:00+02:00");
       expect(svc.store.readMeta(DATES_STORED_KEY)).toBeUndefined();
       expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeUndefined();
+      // asked again (each call on this workspace would), it does not walk every card for
+      // values it cannot write
+      let walks = 0;
+      const iterate = svc.store.iterateCards.bind(svc.store);
+      svc.store.iterateCards = () => { walks++; return iterate(); };
+      expect(svc.store.readOnly()).toBe(true);
+      expect((await storeDatesInForm(svc).catch((e) => e))?.code).toBe("unavailable");
+      expect(walks).toBe(0);
     });
     expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
     await withService(dir, "embedded", async (svc) => {
       expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("2026-03-01T10:00:00.000Z");
       expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeDefined();
+      expect(svc.store.readOnly()).toBe(false);
     });
   });
 });

@@ -171,6 +171,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
     driver: "sqlite-bun",
     ...reads,
     write: <T>(fn: (tx: StoreTx) => T | Promise<T>) => lockOf().run(() => fn(writer)),
+    readOnly: () => writerDb.immutable || lockOf().readOnly(),
     async health(): Promise<void> {
       for (const guard of writeGuards) guard();
       if (writerDb.immutable) {
