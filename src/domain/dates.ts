@@ -34,23 +34,16 @@ export function hasDateFields(type: CardType): boolean {
   return type.fields.some((f) => f.type === "date" || (f.type === "repeating" && (f.item_fields ?? []).some((i) => i.type === "date")));
 }
 
-/**
- * Names the date fields of these types (`type.field`, `type.field.item`): the stored form
- * is checked again when the set changes (a field became a date).
- */
-export function dateFieldsStamp(types: Iterable<CardType>): string {
-  const names: string[] = [];
-  for (const t of types) {
-    for (const f of t.fields) {
-      if (f.type === "date") names.push(`${t.id}.${f.id}`);
-      for (const i of f.type === "repeating" ? f.item_fields ?? [] : []) if (i.type === "date") names.push(`${t.id}.${f.id}.${i.id}`);
-    }
-  }
-  return `${DATE_FORM_VERSION}:${names.sort().join(",")}`;
-}
+/** The stored form's version: bumped if the form ever changes, so every workspace is brought to it once. */
+export const DATE_FORM_VERSION = 1;
 
-/** The stored form's version: bumped if the form ever changes, so every workspace is brought to it. */
-const DATE_FORM_VERSION = 1;
+/**
+ * True when a database's record (meta) says its date values were brought to the current
+ * form. Builds of 2026-11-25 recorded `1:<date fields>`: the same version.
+ */
+export function dateFormRecorded(record: string | undefined): boolean {
+  return record !== undefined && record.split(":")[0] === String(DATE_FORM_VERSION);
+}
 
 function entriesWithStoredDates(def: FieldDef, v: unknown): unknown {
   const dates = (def.item_fields ?? []).filter((i) => i.type === "date");

@@ -1,16 +1,17 @@
 /**
- * Brings stored date field values to the one stored form (domain/dates.ts): values
- * written before cards stored dates so, and values of a field that became a date. Runs
- * when an open or a reload meets a set whose date fields differ from those the database
- * was last brought in line with (meta DATES_STORED_KEY). The instant a value names is
- * unchanged, so a card keeps its version and updated_at and no event is written; the
- * full-text index is rebuilt from the cards when any changed.
+ * Brings the date values an older build stored as written to the one stored form
+ * (domain/dates.ts), once per database: the first open by a build with the rule walks
+ * the date fields then loaded and records it (meta DATES_STORED_KEY). It is a change of
+ * storage, not of the cards: the instant a value names is unchanged, so a card keeps its
+ * version and updated_at and no event is written; the full-text index is rebuilt from the
+ * cards when any changed. A field that becomes a date later keeps its values as written
+ * (SPEC Versioning 5: reloading definitions never changes existing cards).
  */
-import { dateFieldsStamp, fieldsWithStoredDates, hasDateFields } from "../domain/dates.ts";
+import { DATE_FORM_VERSION, dateFormRecorded, fieldsWithStoredDates, hasDateFields } from "../domain/dates.ts";
 import { CardsError } from "../domain/errors.ts";
 import type { Service } from "./service.ts";
 
-/** The meta key naming the date fields whose values are in the stored form (dateFieldsStamp). */
+/** The meta key recording that the database's date values are in the stored form (dateFormRecorded). */
 export const DATES_STORED_KEY = "dates_stored";
 
 /** Cards written (at most) per transaction: other writers wait at most one page. */
@@ -18,13 +19,12 @@ const PAGE = 500;
 
 /**
  * Brings every date value of the loaded types to the stored form, unless the database
- * records that it is. Returns how many cards changed.
+ * records that it was. Returns how many cards changed.
  * @throws `unavailable` when it cannot write (read-only, busy), before walking the cards
  *   when the file was opened read-only: the next open tries again
  */
 export async function storeDatesInForm(svc: Service): Promise<number> {
-  const stamp = dateFieldsStamp(svc.defs.cardTypes.values());
-  if (svc.store.readMeta(DATES_STORED_KEY) === stamp) return 0;
+  if (dateFormRecorded(svc.store.readMeta(DATES_STORED_KEY))) return 0;
   // nothing can be written: a walk of every card, on every call, would change nothing (the
   // next open that can write brings them in line)
   if (svc.store.readOnly()) throw new CardsError("unavailable", "the workspace was opened read-only: its date values stay as stored");
@@ -55,6 +55,6 @@ export async function storeDatesInForm(svc: Service): Promise<number> {
       return n;
     });
   }
-  await svc.store.write((tx) => tx.setMeta(DATES_STORED_KEY, stamp));
+  await svc.store.write((tx) => tx.setMeta(DATES_STORED_KEY, String(DATE_FORM_VERSION)));
   return changed;
 }

@@ -17,7 +17,6 @@ import { DEFINITIONS_FAILED_KEY, DEFINITIONS_SYNCED_KEY, reloadedMarker, reloade
 import { hash128 } from "../domain/hash.ts";
 import { MAX_ID_LENGTH } from "../domain/ids.ts";
 import { assertSchemaFloor, recordLoadedSet } from "./schema-floor.ts";
-import { storeDatesInForm } from "./date-values.ts";
 import type { OpContext, Service } from "./service.ts";
 import { registerUsersIn, searchConfig } from "./workspace.ts";
 import { laneCrossings } from "./lanes.ts";
@@ -122,9 +121,6 @@ async function reloadNow(svc: Service, ctx: OpContext, announceIt = true, follow
   });
   root.pollFeed();
   await root.store.reconfigure({ workspaceId: next.workspace.id, doneStatus: doneColumn(next.workspace), search: searchConfig(next) });
-  // a field that became a date: its values in the stored form; best effort, as the next
-  // open checks again (the reload's marker above)
-  await storeDatesInForm(root).catch(() => {});
   // a follower announces a set newer than the one it was told of: no one else may have
   if (first && (announceIt || (following !== undefined && following !== next.fingerprint))) await announce(root, ctx, boards, (board_id) => ({ type: "definition_reloaded", board_id, diff: { fingerprint: next.fingerprint } }));
   for (const fn of afterReload.get(root) ?? []) {

@@ -94,9 +94,9 @@ export async function openWorkspace(o: OpenOptions): Promise<Service> {
         await store.write((tx) => floor.recordLoadedSet(tx, defs)).catch(() => {});
       }
       await registerDeclaredUsers(svc);
-      // date values in the stored form (values written before it, a field that became a
-      // date); one that cannot write now (read-only, busy) leaves the set unrecorded below,
-      // so the next open tries again
+      // date values an older build stored as written, brought to the stored form once per
+      // database; one that cannot write now (read-only, busy) leaves the set unrecorded
+      // below, so the next open tries again
       const { storeDatesInForm } = await import("./date-values.ts");
       const datesStored = await storeDatesInForm(svc).then(() => true, () => false);
       // another set was in use: this process now works with a new one (files edited since),

@@ -147,15 +147,22 @@ describe("values stored before the rule are brought to it", () => {
     });
   }, 30_000);
 
-  test("a field that becomes a date has its timestamps brought to the form by the server's reload; other text stays", async () => {
+  test("a field that becomes a date keeps its values as written, through the reload and later opens (SPEC: reloading never changes cards); writing the field stores the form", async () => {
     const dir = makeWorkspace();
-    await withService(dir, "serve", async (svc) => {
-      const a = await call(svc, "POST", "/cards", { type_id: "task", title: "a", fields: { priority: "low", branch: "2026-03-01T12:00:00+02:00" } });
-      const b = await call(svc, "POST", "/cards", { type_id: "task", title: "b", fields: { priority: "low", branch: "main" } });
+    const written = "2026-03-01T12:00:00+02:00";
+    const id = await withService(dir, "serve", async (svc) => {
+      const a = await call(svc, "POST", "/cards", { type_id: "task", title: "a", fields: { priority: "low", branch: written } });
       editJson(dir, "definitions/card-types/task.json", (t) => { t.fields.find((f: { id: string }) => f.id === "branch").type = "date"; });
       expect((await call(svc, "POST", "/workspace/reload")).status).toBe(200);
-      expect((await call(svc, "GET", `/cards/${a.body.id}`)).body.fields.branch).toBe("2026-03-01T10:00:00.000Z");
-      expect((await call(svc, "GET", `/cards/${b.body.id}`)).body.fields.branch).toBe("main");
+      const got = (await call(svc, "GET", `/cards/${a.body.id}`)).body;
+      // before: rewritten to 10:00:00.000Z by the reload, with no version or event
+      expect({ branch: got.fields.branch, version: got.version }).toEqual({ branch: written, version: 1 });
+      return a.body.id as string;
+    });
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.branch).toBe(written);
+      const patched = await call(svc, "PATCH", `/cards/${id}`, { version: 1, fields: { branch: written } });
+      expect({ branch: patched.body.fields.branch, version: patched.body.version }).toEqual({ branch: "2026-03-01T10:00:00.000Z", version: 2 });
     });
   });
 
@@ -230,4 +237,12 @@ test("a restore brings a dump's date values to the stored form", async () => {
     const page = await call(svc, "GET", "/cards", undefined, { type_id: "task" });
     expect(page.body.items[0].fields.due).toBe("2026-03-01T10:00:00.000Z");
   });
+});
+
+test("the record that a database's dates are in the form is read by the form's version, whatever fields a build listed", async () => {
+  const { dateFormRecorded } = await import("../../src/domain/dates.ts");
+  expect(dateFormRecorded("1")).toBe(true);
+  expect(dateFormRecorded("1:task.due,task.evidence.at")).toBe(true); // written by the builds of 2026-11-25
+  expect(dateFormRecorded("2:task.due")).toBe(false);
+  expect(dateFormRecorded(undefined)).toBe(false);
 });
