@@ -30,7 +30,7 @@ export function enumOptionsByPath(typeFields: Iterable<readonly FilterValueField
 /**
  * The `fields.<id>` paths of date fields: a date in every type in scope that has it. A
  * filter converts their string operands to the stored UTC form (domain/filters.ts); a
- * field that is a date in one type and text in another is compared as written.
+ * field that is a date in one type and text in another is compared per type (mixedDatePaths).
  */
 export function datePaths(typeFields: Iterable<readonly FilterValueField[]>): Set<string> {
   const dates = new Map<string, boolean>();
@@ -41,4 +41,23 @@ export function datePaths(typeFields: Iterable<readonly FilterValueField[]>): Se
     }
   }
   return new Set([...dates].filter(([, date]) => date).map(([path]) => path));
+}
+
+/**
+ * The `fields.<id>` paths that are a date in some types in scope and another type in
+ * others, each with the types where it is a date: a filter compares such a path per type
+ * (domain/filters.ts), its operand converted to the stored UTC form for the date types
+ * and as written for the rest.
+ */
+export function mixedDatePaths(types: Iterable<{ id: string; fields: readonly FilterValueField[] }>): Map<string, string[]> {
+  const dateTypes = new Map<string, string[]>();
+  const other = new Set<string>();
+  for (const t of types) {
+    for (const f of t.fields) {
+      const path = `fields.${f.id}`;
+      if (f.type !== "date") other.add(path);
+      else dateTypes.set(path, [...(dateTypes.get(path) ?? []), t.id]);
+    }
+  }
+  return new Map([...dateTypes].filter(([path]) => other.has(path)));
 }

@@ -79,6 +79,12 @@ export interface FilterContext {
    * string operands are timestamps, converted to the stored UTC form as for created_at
    */
   datePaths?: ReadonlySet<string>;
+  /**
+   * `fields.<id>` paths that are a date in some types in scope and not in others, with
+   * the types where they are: a condition there is tested per type, its string operand
+   * converted for the date types and as written for the others
+   */
+  mixedDates?: ReadonlyMap<string, readonly string[]>;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -286,7 +292,7 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
     throw _fail(at, "an array is not a literal", val, ["$in", "$all", "$any"].filter((o) => _OPS[kind].includes(o as CmpOp)),
       `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" || kind === "date" ? ' or {"$all": [...]} for "has every"' : ""}`);
   }
-  if (!_isPlainObject(val)) return [_count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at), at, st.ctx) })];
+  if (!_isPlainObject(val)) return [_perDateType(path, "$eq", val, at, st, _count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at), at, st.ctx) }))];
   const ops = Object.keys(val);
   if (ops.length === 0) throw _fail(at, "an operator object needs at least one operator", val, _OPS[kind]);
   const out: FilterNode[] = [];
@@ -298,9 +304,35 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
     }
     const value = _operand(kind, op as CmpOp, val[op], oat);
     if (op === "$contains") _countContains(st, oat, value as string);
-    out.push(_count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, value, oat, st.ctx) }));
+    out.push(_perDateType(path, op as CmpOp, val[op], oat, st, _count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, value, oat, st.ctx) })));
   }
   return out;
+}
+
+/**
+ * On a path that is a date in some types in scope only (FilterContext.mixedDates): the
+ * condition for the date types with the operand in the stored UTC form, OR for the
+ * others as written. The types part the cards, so a negation ($ne, $nin) holds too. An
+ * operand that converts to itself, or to no time (text a date field cannot hold), needs
+ * no split. The added nodes are the parser's own: they do not count toward the caller's limit.
+ */
+function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _State, asWritten: Extract<FilterNode, { kind: "cmp" }>): FilterNode {
+  const dateTypes = st.ctx.mixedDates?.get(path);
+  if (!dateTypes || op === "$contains") return asWritten;
+  let converted: FilterScalar | FilterScalar[];
+  try {
+    converted = _operand("date", op, raw, at);
+  } catch {
+    return asWritten;
+  }
+  if (JSON.stringify(converted) === JSON.stringify(asWritten.value)) return asWritten;
+  return {
+    kind: "or",
+    nodes: [
+      { kind: "and", nodes: [{ kind: "cmp", path: "type_id", op: "$in", value: [...dateTypes] }, { ...asWritten, value: converted }] },
+      { kind: "and", nodes: [{ kind: "cmp", path: "type_id", op: "$nin", value: [...dateTypes] }, asWritten] },
+    ],
+  };
 }
 
 /** Checks an equality operand against the values the path can hold (FilterContext.knownValues). */

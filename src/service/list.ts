@@ -5,7 +5,7 @@
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
-import { datePaths, enumOptionsByPath } from "../domain/filter-values.ts";
+import { datePaths, enumOptionsByPath, mixedDatePaths } from "../domain/filter-values.ts";
 import type { Board, Card, Definitions } from "../domain/types.ts";
 import type { CardListPage, ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
@@ -169,7 +169,8 @@ export function boardScope(board: Board, defs: Definitions): FilterNode {
 
 /** What a board's own filters are read with: its types' date fields (checked at load, so no more). */
 function boardFilterContext(board: Board, defs: Definitions): FilterContext {
-  return { datePaths: datePaths(board.card_type_ids.flatMap((t) => { const type = defs.cardTypes.get(t); return type ? [type.fields] : []; })) };
+  const types = board.card_type_ids.flatMap((t) => { const type = defs.cardTypes.get(t); return type ? [type] : []; });
+  return { datePaths: datePaths(types.map((t) => t.fields)), mixedDates: mixedDatePaths(types) };
 }
 
 function savedFilter(board: Board, defs: Definitions, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
@@ -205,6 +206,7 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
   return {
     fieldIds: fieldIdsOf(svc, typeIds),
     datePaths: datePaths(inScope.map((t) => t.fields)),
+    mixedDates: mixedDatePaths(inScope),
     knownValues: known,
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already

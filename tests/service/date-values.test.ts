@@ -52,6 +52,28 @@ describe("date values are stored in one form and order by time", () => {
     });
   });
 
+  test("a field that is a date in one type and text in another is compared per type: by instant for the date type, as written for the other", async () => {
+    const dir = makeWorkspace();
+    editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.push({ id: "due", label: "Due", type: "string" }); });
+    await withService(dir, "embedded", async (svc) => {
+      const [task] = await tasks(svc, ["2026-03-01T11:00:00+02:00"]); // stored as 09:00:00.000Z
+      const bug = (await call(svc, "POST", "/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", due: "2026-03-01T11:00:00+02:00" } })).body.id as string;
+      expect(bug).toBeString();
+      const { listCards } = await import("../../src/service/index.ts");
+      const ids = async (filter: unknown) => (await listCards(svc, {}, "ada", { filter })).items.map((c) => c.id).sort();
+      // 10:00+02:00 is 08:00Z: before, the operand stayed as written for both types, and the task (09:00Z) matched
+      expect(await ids({ "fields.due": { $lt: "2026-03-01T10:00:00+02:00" } })).toEqual([]);
+      expect(await ids({ "fields.due": "2026-03-01T11:00:00+02:00" })).toEqual([task, bug].sort());
+      expect(await ids({ "fields.due": { $ne: "2026-03-01T11:00:00+02:00" } })).not.toContain(task);
+      // as text, the bug's "…T11:00:00+02:00" is above "…T09:00:00Z"
+      expect(await ids({ "fields.due": { $gte: "2026-03-01T09:00:00Z" } })).toEqual([task, bug].sort());
+      expect(await ids({ "fields.due": { $gt: "2026-03-01T09:00:00Z" } })).toEqual([bug]);
+      expect(await ids({ "fields.due": { $in: ["2026-03-01T09:00:00Z"] } })).toEqual([task]);
+      // text a date field cannot hold is compared as written, for every type
+      expect(await ids({ "fields.due": { $ne: "soon" } })).toEqual([task, bug].sort());
+    });
+  });
+
   test("take-next with a date bound in another offset picks by instant", async () => {
     await withService(makeWorkspace(), "embedded", async (svc) => {
       const [early, late] = await tasks(svc, ["2026-03-01T09:00:00Z", "2026-03-01T11:00:00Z"]);
