@@ -56,7 +56,7 @@ describe("date values are stored in one form and order by time", () => {
     const dir = makeWorkspace();
     editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.push({ id: "due", label: "Due", type: "string" }); });
     await withService(dir, "embedded", async (svc) => {
-      const [task] = await tasks(svc, ["2026-03-01T11:00:00+02:00"]); // stored as 09:00:00.000Z
+      const task = (await tasks(svc, ["2026-03-01T11:00:00+02:00"]))[0]!; // stored as 09:00:00.000Z
       const bug = (await call(svc, "POST", "/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", due: "2026-03-01T11:00:00+02:00" } })).body.id as string;
       expect(bug).toBeString();
       const { listCards } = await import("../../src/service/index.ts");
