@@ -14,7 +14,7 @@ import { CardsError, unknownEnum } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { isRfc3339Shape, parseRfc3339, storedTime } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
-import { controlCharIn, hasLineBreak } from "./text.ts";
+import { controlCharIn, hasLineBreak, sameText, storedTag } from "./text.ts";
 
 /**
  * DECISIONS "Size limits": one field value (for repeating fields: one entry) in UTF-8
@@ -239,7 +239,7 @@ export function validateTags(
     if (control) throw _invalid(field, `tag ${JSON.stringify(given)} holds a control character (${control})`, given);
     // one tag in one Unicode form: tag_set's, else the composed one (NFC), so a decomposed
     // "é" neither misses tag_set nor makes a second tag that looks the same
-    const t = sameText(tagSet, given) ?? given.normalize("NFC");
+    const t = storedTag(given, tagSet);
     if (seen.has(t)) throw _invalid(field, `duplicate tag ${JSON.stringify(given)}`, given);
     seen.add(t);
     if (settings.tag_policy === "locked" && !tagSet.includes(t)) {
@@ -477,11 +477,6 @@ function _checkEnumValue(def: FieldDef, v: unknown, path: string): string {
   return v;
 }
 
-/** The entry of `among` that is `s` in Unicode's composed form (NFC), if any. */
-function sameText(among: readonly string[], s: string): string | undefined {
-  const nfc = s.normalize("NFC");
-  return nfc === s && among.includes(s) ? s : among.find((o) => o.normalize("NFC") === nfc);
-}
 
 /**
  * A field's default as the writer's value. A multiple user default naming "me" beside a

@@ -43,6 +43,7 @@
 import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { TIME_MAX_MS, TIME_MIN_MS, parseRfc3339 } from "./rfc3339.ts";
+import { sameText } from "./text.ts";
 import type { Card } from "./types.ts";
 
 export type FilterScalar = string | number | boolean | null;
@@ -335,9 +336,14 @@ function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _St
   };
 }
 
-/** Checks an equality operand against the values the path can hold (FilterContext.knownValues). */
-function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
+/**
+ * Checks an equality operand against the values the path can hold (FilterContext.knownValues).
+ * A known value given in another Unicode form (a decomposed "é") is read as that value, as
+ * a write stores it (domain/fields.ts), for every operator.
+ */
+function _known(path: string, op: CmpOp, given: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
   const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
+  const v = known ? _knownForm(known, given) : given;
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const [i, x] of (Array.isArray(v) ? v : [v]).entries()) {
@@ -354,6 +360,12 @@ function _known(path: string, op: CmpOp, v: FilterScalar | FilterScalar[], at: s
   return v;
 }
 
+/** Each string of `v` that is not in `known` but is one of them in composed form (NFC): that one. */
+function _knownForm(known: readonly string[], v: FilterScalar | FilterScalar[]): FilterScalar | FilterScalar[] {
+  const one = (x: FilterScalar): FilterScalar => typeof x === "string" ? sameText(known, x) ?? x : x;
+  return Array.isArray(v) ? v.map(one) : one(v);
+}
+
 function _knownWhat(path: string): string {
   if (path === "status") return "a column of this workspace";
   if (path === "type_id") return "a card type of this workspace";
@@ -363,6 +375,13 @@ function _knownWhat(path: string): string {
 }
 
 function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar | FilterScalar[] {
+  const x = _operandAsGiven(kind, op, v, at);
+  // a tag is stored in composed form (NFC; domain/fields.ts validateTags): so is looked for
+  if (kind !== "tags") return x;
+  return Array.isArray(x) ? x.map((e) => typeof e === "string" ? e.normalize("NFC") : e) : typeof x === "string" ? x.normalize("NFC") : x;
+}
+
+function _operandAsGiven(kind: _Kind, op: CmpOp, v: unknown, at: string): FilterScalar | FilterScalar[] {
   switch (op) {
     case "$eq": case "$ne": return _scalar(kind, v, at, true);
     case "$has": return _scalar(kind, v, at, false);

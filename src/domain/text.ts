@@ -82,3 +82,14 @@ export function assertActorName(actor: string, field: "actor" | "assign_to" = "a
 const naming = (field: "actor" | "assign_to"): { what: string; where: string } => field === "actor"
   ? { what: "the actor", where: "--actor, CARDS_ACTOR or X-Service-Actor" }
   : { what: "assign_to", where: "assign_to, the owner who will act on the card" };
+
+/** The entry of `among` that is `s` in Unicode's composed form (NFC), if any. */
+export function sameText(among: readonly string[], s: string): string | undefined {
+  const nfc = s.normalize("NFC");
+  return nfc === s && among.includes(s) ? s : among.find((o) => o.normalize("NFC") === nfc);
+}
+
+/** A tag in the one form it is stored in: tag_set's spelling, else the composed one (NFC). */
+export function storedTag(tag: string, tagSet: readonly string[]): string {
+  return sameText(tagSet, tag) ?? tag.normalize("NFC");
+}

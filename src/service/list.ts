@@ -3,6 +3,7 @@
  * sort and keyset cursors. Wrong types are 400 bad_request; bad sort keys are 422.
  */
 import { CardsError, badRequest } from "../domain/errors.ts";
+import { storedTag } from "../domain/text.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
 import { datePaths, enumOptionsByPath, mixedDatePaths } from "../domain/filter-values.ts";
@@ -292,10 +293,12 @@ function known(svc: Service, param: "type_id" | "status", values: string[]): str
  * list). Under a locked policy a tag outside tag_set is refused with the valid options,
  * unless cards still carry it (a reload removed it).
  */
-function tagParam(svc: Service, tag: string, check: boolean): FilterNode {
-  const node: FilterNode = { kind: "cmp", path: "tags", op: "$has", value: tag };
-  if (tag === "") throw badRequest("tag must name a tag", { field: "tag", value: "" });
+function tagParam(svc: Service, given: string, check: boolean): FilterNode {
+  if (given === "") throw badRequest("tag must name a tag", { field: "tag", value: "" });
   const { settings, tag_set } = svc.defs.workspace;
+  // the form a write stores it in (a decomposed "ü" found nothing)
+  const tag = storedTag(given, tag_set);
+  const node: FilterNode = { kind: "cmp", path: "tags", op: "$has", value: tag };
   if (!check || settings.tag_policy !== "locked" || tag_set.includes(tag) || svc.store.listCards({ filter: node, limit: 1 }).items.length > 0) return node;
   throw new CardsError("unknown_tag", `${JSON.stringify(tag)} is not a tag of this workspace`, { field: "tag", value: tag, valid_options: [...tag_set] });
 }

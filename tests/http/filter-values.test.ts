@@ -85,6 +85,18 @@ describe("filter values checked against the definitions", () => {
     }
   });
 
+  test("a tag given decomposed (NFD) finds the cards a write tagged with it, in ?tag= and in a filter (before: nothing)", async () => {
+    const api = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.tag_policy = "open"; } });
+    try {
+      const nfd = "u\u0308ber";
+      const id = (await api.post("/cards", { type_id: "task", title: "t", tags: [nfd] })).body.id;
+      expect((await api.get(`/cards?tag=${encodeURIComponent(nfd)}`)).body.items.map((c: { id: string }) => c.id)).toEqual([id]);
+      expect((await api.post("/cards/take-next", { type_id: "task", filter: { tags: { $has: nfd } }, dry_run: true })).body.card?.id).toBe(id);
+    } finally {
+      api.close();
+    }
+  });
+
   test("a value the definitions dropped but cards still hold is allowed, so those cards can be found", async () => {
     const api = await testApi();
     try {

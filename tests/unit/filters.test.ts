@@ -404,6 +404,24 @@ describe("date field operands (FilterContext.datePaths)", () => {
   });
 });
 
+describe("operands in another Unicode form (a write stores tags and known values composed)", () => {
+  const nfd = "e\u0301leve\u0301e", nfc = "\u00e9lev\u00e9e";
+  const ctx = { knownValues: { "fields.priority": ["low", nfc], tags: [nfc] } };
+  test("a known value (an enum option, a locked tag) given decomposed is read as the option, for every operator", () => {
+    expect(parseFilter({ "fields.priority": nfd }, ctx)).toEqual({ kind: "cmp", path: "fields.priority", op: "$eq", value: nfc });
+    // before: $ne kept the decomposed text, and matched the card holding the option
+    expect(parseFilter({ "fields.priority": { $ne: nfd } }, ctx)).toEqual({ kind: "cmp", path: "fields.priority", op: "$ne", value: nfc });
+    expect(parseFilter({ "fields.priority": { $in: [nfd, "low"] } }, ctx)).toEqual({ kind: "cmp", path: "fields.priority", op: "$in", value: [nfc, "low"] });
+  });
+  test("a tag operand is composed (NFC) under any tag policy", () => {
+    expect(parseFilter({ tags: { $has: "u\u0308ber" } })).toEqual({ kind: "cmp", path: "tags", op: "$has", value: "\u00fcber" });
+    expect(parseFilter({ tags: { $all: ["u\u0308ber", "x"] } })).toEqual({ kind: "cmp", path: "tags", op: "$all", value: ["\u00fcber", "x"] });
+  });
+  test("other text is compared as given (titles and string fields are stored as written)", () => {
+    expect(parseFilter({ title: "cafe\u0301" })).toEqual({ kind: "cmp", path: "title", op: "$eq", value: "cafe\u0301" });
+  });
+});
+
 describe("resolveMe", () => {
   test('"me" is swapped only where a user is compared: $contains and ranges keep the text', () => {
     const node = resolveMe(parseFilter({ $and: [{ owner: { $contains: "me" } }, { created_by: { $gt: "me" } }, { owner: { $has: "me" } }] }), "carol") as any;
