@@ -24,7 +24,7 @@ const canExt4 = canMount && spawnSync("sh", ["-c", "command -v mkfs.ext4"]).stat
 
 /**
  * A serving workspace on a 3 MiB tmpfs (or a 16 MiB ext4 with a fifth of its blocks
- * reserved for root), with Date.now moved on by `clock.skew` ms.
+ * reserved for root), with the monotonic clock moved on by `clock.skew` ms.
  */
 async function smallDisk(fs: "tmpfs" | "ext4" = "tmpfs") {
   const dir = mkdtempSync(join(tmpdir(), `cards-${fs}-`));
@@ -188,6 +188,14 @@ describe("GET /health", () => {
       expect(await unavailable(svc)).toBeUndefined();
     });
   }, 60_000);
+
+  test("root counts the blocks reserved for root only when it is root on the host: uid 0 of a user namespace (a rootless container) is another user there", async () => {
+    const { hostUid } = await import("../../src/platform/files.ts");
+    expect(hostUid("         0          0 4294967295\n", 0)).toBe(0);
+    expect(hostUid("         0     100000      65536\n", 0)).toBe(100000);
+    expect(hostUid("      1000       1000          1\n         0     100000       1000\n", 0)).toBe(100000);
+    expect(hostUid("      1000       1000          1\n", 0)).toBeUndefined();
+  });
 
   test.skipIf(!canExt4 || process.geteuid?.() !== 0)("a server running as root counts the blocks reserved for root as free (before: 503 saying \"0 KiB free\" while creates went in)", async () => {
     await onSmallDisk(async ({ dir, svc, clock }) => {
