@@ -6,6 +6,7 @@
  * was sent may have been applied: the error says so and names its Idempotency-Key.
  */
 import { ofetch } from "ofetch";
+import { leading } from "../domain/codepoints.ts";
 import { CardsError, EXIT_CODE, type ErrorEnvelope } from "../domain/errors.ts";
 import type { ApiRequest } from "../api/types.ts";
 import type { CliGlobals, RawResponse } from "./client.ts";
@@ -176,7 +177,7 @@ export function withoutPassword(url: string): string {
 /** The start of a body for a message: one line, at most 120 characters, quoted. */
 export const excerpt = (text: string): string => {
   const t = text.replace(/\s+/g, " ").trim();
-  return t ? JSON.stringify(t.length > 120 ? `${t.slice(0, 120)}…` : t) : "an empty body";
+  return t ? JSON.stringify(t.length > 120 ? `${leading(t, 120)}…` : t) : "an empty body";
 };
 
 /** A cards error answer: a known code and a message (a proxy's JSON has neither). */

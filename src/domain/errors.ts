@@ -4,6 +4,7 @@
  * `{error, message, field?, value?, valid_options?, hint?, card?}`.
  * HTTP, the CLI runner and the tool server all render errors through `toEnvelope`.
  */
+import { leading } from "./codepoints.ts";
 import type { Card } from "./types.ts";
 
 export type ErrorCode =
@@ -115,10 +116,7 @@ const ECHO_MAX_CHARS = 200;
 const MESSAGE_MAX_CHARS = 2000;
 
 /** The first `keep` characters (one fewer when that would split a surrogate pair), and the length. */
-const cut = (s: string, keep: number): string => {
-  const high = s.charCodeAt(keep - 1);
-  return `${s.slice(0, high >= 0xd800 && high <= 0xdbff ? keep - 1 : keep)}… (${s.length} characters)`;
-};
+const cut = (s: string, keep: number): string => `${leading(s, keep)}… (${s.length} characters)`;
 
 /** The envelope with a long echoed `value` (and its copies in `message`) and a long message cut. */
 function shortened(env: Record<string, unknown>): Record<string, unknown> {

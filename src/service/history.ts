@@ -1,4 +1,5 @@
 /** GET /cards/{id}/history: the card's events as `{at, actor, type, summary}` lines a person can read. */
+import { leading } from "../domain/codepoints.ts";
 import type { StoredEvent } from "../domain/types.ts";
 import { cardEvents } from "./events.ts";
 import type { ListParams } from "./list.ts";
@@ -23,11 +24,12 @@ function safeSummary(e: StoredEvent): string {
   }
 }
 
+/** A value in a summary, cut after about 60 characters (never inside a surrogate pair: see domain/codepoints.ts). */
 const show = (v: unknown): string => {
   if (v === null || v === undefined) return "nothing";
-  if (typeof v === "string") return v.length > 60 ? JSON.stringify(v.slice(0, 57) + "...") : JSON.stringify(v);
+  if (typeof v === "string") return v.length > 60 ? JSON.stringify(leading(v, 57) + "...") : JSON.stringify(v);
   const s = JSON.stringify(v);
-  return s.length > 60 ? s.slice(0, 57) + "..." : s;
+  return s.length > 60 ? leading(s, 57) + "..." : s;
 };
 
 /** The keys each summary reads from the diff: an event restored from a hand-written dump may lack them. */

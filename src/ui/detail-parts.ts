@@ -3,6 +3,7 @@
  * upload), links in both directions (with an add form) and comments (updated in place: a
  * new comment adds one item, the others and the comment form stay as they are).
  */
+import { leading } from "../domain/codepoints.ts";
 import { api, ApiError } from "./api.ts";
 import { write, writeEntry, written } from "./actions.ts";
 import { markClean } from "./dirty.ts";
@@ -171,7 +172,7 @@ function entryActions(card: Card, def: FieldDef, entry: Record<string, unknown>,
   const entryIn = (now: Card) => (Array.isArray(now.fields[def.id]) ? (now.fields[def.id] as Array<{ entry_id?: string }>) : []).find((e) => e.entry_id === entryId);
   // every entry has its Edit and Remove: their names say which entry (its first words)
   const first = (def.item_fields ?? []).map((f) => entry[f.id]).find((v) => typeof v === "string" && v.trim()) as string | undefined;
-  const which = `${label(def)} entry${first ? ` “${first.length > 40 ? `${first.slice(0, 40)}…` : first}”` : ""}`;
+  const which = `${label(def)} entry${first ? ` “${first.length > 40 ? `${leading(first, 40)}…` : first}”` : ""}`;
   const edit = h("button", { type: "button", class: "link-button entry-edit", "aria-label": `Edit ${which}` }, "Edit");
   const back = (shown: Node[]) => {
     li.replaceChildren(...shown);

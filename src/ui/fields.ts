@@ -2,6 +2,7 @@
  * Field values rendered by type and `display` (feed, badge, hidden, link, monospace), for
  * the card face ("face": short) and the detail panel ("detail": complete).
  */
+import { leading, trailing } from "../domain/codepoints.ts";
 import { h, fmtDate, fmtTime, fmtBytes, shortId, type Child } from "./dom.ts";
 import { icon } from "./icons.ts";
 import { markdown } from "./markdown.ts";
@@ -27,7 +28,8 @@ export function optionBadge(def: FieldDef, value: string): HTMLElement {
 }
 
 export function userChip(id: string): HTMLElement {
-  const initials = userName(id).split(/[\s_-]+/).map((w) => w[0] ?? "").join("").slice(0, 2).toUpperCase();
+  // whole code points: a name starting with an emoji showed half of it
+  const initials = leading(userName(id).split(/[\s_-]+/).map((w) => [...w][0] ?? "").join(""), 2).toUpperCase();
   return h("span", { class: "user", title: id }, h("span", { class: "avatar", "aria-hidden": "true" }, initials), userName(id));
 }
 
@@ -49,7 +51,7 @@ function artifact(v: Record<string, unknown>, mode: Mode): HTMLElement {
   const name = uri.split("/").pop() || uri;
   const meta = [v.mime, typeof v.size === "number" ? fmtBytes(v.size) : undefined].filter(Boolean).join(", ");
   const href = artifactHref(uri);
-  const text = mode === "face" ? "artifact" : name.length > 24 ? `${name.slice(0, 12)}…${name.slice(-8)}` : name;
+  const text = mode === "face" ? "artifact" : name.length > 24 ? `${leading(name, 12)}…${trailing(name, 8)}` : name;
   return h("span", { class: "artifact" },
     href ? h("a", { href, download: "", target: "_blank", rel: "noopener noreferrer", title: uri }, "⇩ ", text) : h("span", { title: uri }, text),
     meta && mode === "detail" ? h("span", { class: "muted" }, ` (${meta})`) : null);
@@ -90,7 +92,7 @@ export function renderValue(def: FieldDef, v: unknown, mode: Mode): Child {
     }
     case "text": {
       const s = String(v);
-      if (mode === "face") return h("span", { class: "excerpt" }, s.split("\n")[0]!.slice(0, 80));
+      if (mode === "face") return h("span", { class: "excerpt" }, leading(s.split("\n")[0]!, 80));
       if (display === "monospace") return h("pre", { class: "mono-block" }, s);
       const div = h("div", { class: "md" });
       div.innerHTML = markdown(s); // escaped first, see markdown.ts

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createServer, connect, type Server as NetServer, type Socket } from "node:net";
 import { assertBinary, cleanEnv, serve, type Server } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
+import { excerpt } from "../../src/cli/remote.ts";
 
 /** Runs the binary without blocking this process (the fake servers below live in it). */
 async function cards(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderrLines: string[]; error: any }> {
@@ -135,6 +136,12 @@ describe("a proxy's own answers", () => {
         proxy.stop();
       }
     }
+  });
+
+  test("the quoted start of a body is cut between characters, never inside an emoji's surrogate pair", () => {
+    // the 120th UTF-16 unit is the first half of 🚀: a lone half printed as "\ud83d", which jq refuses
+    expect(excerpt(`${"x".repeat(119)}🚀 and more`)).toBe(JSON.stringify(`${"x".repeat(119)}…`));
+    expect(excerpt(`${"x".repeat(118)}🚀 and more`)).toBe(JSON.stringify(`${"x".repeat(118)}🚀…`));
   });
 
   test("a write's error answer cut short (JSON announced, not JSON) was a refusal: it does not say the write may have been applied", async () => {

@@ -1,6 +1,6 @@
 /** Card history lines for events of any shape: a restored log may hold diffs the service never writes. */
 import { expect, test } from "bun:test";
-import { cardHistory, restoreWorkspace } from "../../src/service/index.ts";
+import { cardHistory, createCard, patchCard, restoreWorkspace } from "../../src/service/index.ts";
 import { makeWorkspace, openTestService } from "../helpers/workspace.ts";
 
 test("events restored with diffs of other shapes still read as lines (before: 500 for a string where a list belongs)", async () => {
@@ -21,6 +21,25 @@ test("events restored with diffs of other shapes still read as lines (before: 50
     ];
     await restoreWorkspace(svc, (async function* () { yield* lines; })());
     expect(cardHistory(svc, id, {}).items.map((h) => h.summary)).toEqual(["created the card", "card blocked", "schema upgraded", "owner changed", "status changed"]);
+  } finally {
+    svc.close();
+  }
+});
+
+test("a long value is cut between characters, never inside an emoji's surrogate pair (before: a lone surrogate that jq and serde_json refuse)", async () => {
+  const open = (files: any) => { files["definitions/workspace.json"].settings.tag_policy = "open"; };
+  const svc = await openTestService(makeWorkspace(open), "embedded");
+  try {
+    const ada = { actor: "ada" } as never;
+    // the 57th UTF-16 unit of the title, and of the tags' JSON text, is the first half of 🚀
+    const c = await createCard(svc, { type_id: "task", title: `${"x".repeat(56)}${"🚀".repeat(5)}` }, ada);
+    await patchCard(svc, c.id, { version: 1, tags: [`${"t".repeat(54)}🚀`, "b"] }, ada);
+    const summaries = cardHistory(svc, c.id, {}).items.map((h) => h.summary);
+    expect(summaries).toEqual([
+      `created task "${"x".repeat(56)}..." in backlog`,
+      `tags [] -> ["${"t".repeat(54)}...`,
+    ]);
+    expect(summaries.map((s) => s.isWellFormed())).toEqual([true, true]);
   } finally {
     svc.close();
   }
