@@ -305,6 +305,48 @@ describe("what a search matches", () => {
   });
 });
 
+describe("decomposed text (NFD)", () => {
+  const nfd = (s: string) => s.normalize("NFD");
+
+  test("a decomposed query finds a composed title and the other way round, Hangul too (before: nothing found)", () => withService("embedded", async (svc) => {
+    const resume = await createCard(svc, { type_id: "task", title: "naïve résumé" }, ada);
+    const cafe = await createCard(svc, { type_id: "task", title: nfd("café crème décomposé"), fields: { description: nfd("über alles") } }, ada);
+    const hangulNfc = await createCard(svc, { type_id: "task", title: "한글 테스트" }, ada);
+    const hangulNfd = await createCard(svc, { type_id: "task", title: nfd("한국어 검색") }, ada);
+    expect(nfd("résumé")).not.toBe("résumé");
+    expect(await search(svc, nfd("résumé"))).toEqual([resume.id]);
+    expect(await search(svc, nfd("naïve résumé"))).toEqual([resume.id]);
+    expect(await search(svc, "café crème")).toEqual([cafe.id]);
+    expect(await search(svc, nfd("café crème"))).toEqual([cafe.id]);
+    expect(await search(svc, "über")).toEqual([cafe.id]);
+    expect(await search(svc, nfd("한글"))).toEqual([hangulNfc.id]);
+    expect(await search(svc, "한국어")).toEqual([hangulNfd.id]);
+    expect(await search(svc, "검색")).toEqual([hangulNfd.id]);
+    expect(await search(svc, "\u0301")).toEqual([]); // a lone mark is no word, and no error
+  }));
+
+  test("an index built before text was composed is rebuilt, so old decomposed titles are found", async () => {
+    const dir = makeWorkspace();
+    let id = "";
+    await withService("embedded", async (svc) => {
+      id = (await createCard(svc, { type_id: "task", title: nfd("한국어 검색") }, ada)).id;
+      expect(await search(svc, "한국어")).toEqual([id]);
+    }, dir);
+    // the file as the previous build left it: schema version 2, the title indexed as stored
+    const main = new Database(dbFile(dir), { readonly: true });
+    const seq = (main.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq;
+    main.close();
+    const db = new Database(indexFile(dir));
+    db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+    db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, '')").run(seq, nfd("한국어 검색"));
+    db.exec("PRAGMA user_version = 2");
+    db.close();
+    await withService("embedded", async (svc) => {
+      expect(await search(svc, "한국어")).toEqual([id]);
+    }, dir);
+  });
+});
+
 describe("edits after the index caught up", () => {
   test("a field or title edit and an appended entry are found by their new words, not their old ones", () => withService("embedded", async (svc) => {
     const c = await createCard(svc, { type_id: "task", title: "plain start", fields: { branch: "alpha" } }, ada);

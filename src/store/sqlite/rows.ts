@@ -109,7 +109,15 @@ export function rowToUser(r: Row): User {
   return u;
 }
 
-/** The text indexed for `q`: the title plus the chosen field values, flattened. */
+/**
+ * Text as the index holds it and a query is read: Unicode's composed form (NFC). Text
+ * typed or pasted decomposed (macOS file names, some input methods) spells "é" as "e" and
+ * a combining accent, and Hangul as separate jamo; without this one form a decomposed
+ * query missed a composed title and the other way round.
+ */
+export const searchText = (s: string): string => s.normalize("NFC");
+
+/** The text indexed for `q`: the chosen field values, flattened (in NFC: searchText). */
 export function searchBody(fields: Record<string, unknown>, only: string[] | undefined): string {
   const parts: string[] = [];
   const walk = (v: unknown): void => {
@@ -121,16 +129,18 @@ export function searchBody(fields: Record<string, unknown>, only: string[] | und
   };
   if (only) for (const id of only) walk(fields[id]);
   else walk(fields);
-  return parts.join(" ");
+  return searchText(parts.join(" "));
 }
 
 /**
  * Turns free text into an FTS5 query: every token must match, the last as a prefix.
  * Tokens are what the index's tokenizer keeps (search-index.ts): letters, digits, private
- * use and other symbols (emoji), so `q=🚀` finds the cards that say 🚀.
+ * use and other symbols (emoji), so `q=🚀` finds the cards that say 🚀. Combining marks
+ * stay inside their word (a mark left over after NFC, a vowel sign): as separators they
+ * cut "résumé" typed decomposed into "re" and "sume".
  */
 export function toFtsQuery(q: string): string | null {
-  const tokens = q.match(/[\p{L}\p{N}\p{Co}\p{So}_]+/gu);
+  const tokens = searchText(q).match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}_]+/gu);
   if (!tokens || tokens.length === 0) return null;
   return tokens.map((t, i) => `"${t}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
 }

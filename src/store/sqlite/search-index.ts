@@ -16,12 +16,16 @@
 import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
-import { checkVerdicts, searchBody } from "./rows.ts";
+import { checkVerdicts, searchBody, searchText } from "./rows.ts";
 import { unshareable } from "./connection.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
-/** Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols (emoji) are words. */
-export const SEARCH_SCHEMA_VERSION = 2;
+/**
+ * Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols
+ * (emoji) are words. 3: text is indexed in NFC (rows.ts searchText), so a title stored
+ * decomposed is found by a composed query.
+ */
+export const SEARCH_SCHEMA_VERSION = 3;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -260,7 +264,7 @@ class CardIndexer {
       fields = {};
     }
     const body = searchBody(fields, this.config.get(c.type_id as string));
-    this.search.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(c.seq as number, c.title as string, body);
+    this.search.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, ?)").run(c.seq as number, searchText(c.title as string), body);
     this.search.query("INSERT INTO docs (seq, card_id) VALUES (?, ?)").run(c.seq as number, c.id as string);
   }
 
