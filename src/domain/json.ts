@@ -42,15 +42,20 @@ export function parseUntrustedJson(text: string, what: string, extra: ErrorExtra
     throw new CardsError("bad_request", `${what} is not valid JSON: ${(e as Error).message}`, extra);
   }
   if (exceedsJsonDepth(value)) throw tooDeep(what, extra);
-  // only a \uD800-\uDFFF escape can make one (the text itself was decoded from UTF-8)
-  if (SURROGATE_ESCAPE.test(text)) {
-    const at = findLoneSurrogate(value);
-    if (at !== undefined) throw loneSurrogate(what, at, extra);
-  }
+  const at = parsedLoneSurrogate(text, value);
+  if (at !== undefined) throw loneSurrogate(what, at, extra);
   return value;
 }
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * findLoneSurrogate for `value` parsed from `text`, walking it only when the text could
+ * have made one: a \uD800-\uDFFF escape (text decoded from UTF-8 holds none raw).
+ */
+export function parsedLoneSurrogate(text: string, value: unknown): string | undefined {
+  return SURROGATE_ESCAPE.test(text) || !text.isWellFormed() ? findLoneSurrogate(value) : undefined;
+}
 
 /**
  * Where the first string (an object key or a value) holding an unpaired UTF-16 surrogate

@@ -10,6 +10,7 @@ import { CardsError, isCardsError } from "../domain/errors.ts";
 import { canonicalCard, nowIso } from "../domain/card.ts";
 import { fieldsWithStoredDates } from "../domain/dates.ts";
 import { isEntryList, validateFields, validateTags, validateTitle } from "../domain/fields.ts";
+import { parsedLoneSurrogate } from "../domain/json.ts";
 import { CARD_ID_RE, parseEventId, USER_ID_PATTERN, USER_ID_RULE } from "../domain/ids.ts";
 import { ALL_EVENT_TYPES, type Card, type Comment, type Link, type StoredEvent, type User } from "../domain/types.ts";
 import { registerUsersIn } from "./workspace.ts";
@@ -159,6 +160,14 @@ async function restoreInTransaction(
         throw bad(`not valid JSON (${(e as Error).message})`);
       }
       if (!rec || typeof rec !== "object" || Array.isArray(rec)) throw bad("not a JSON object");
+      // SQLite would store U+FFFD in the card while the log kept the escape, which strict
+      // JSON readers refuse on every read for good: refused as HTTP and --data refuse it
+      const odd = parsedLoneSurrogate(raw, rec);
+      if (odd !== undefined) {
+        throw new CardsError("bad_request", `line ${lineNo}: ${odd} holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); nothing was restored`, {
+          field: `line ${lineNo}`, hint: "write the character itself in UTF-8, or both halves of its surrogate pair; text cut inside a pair by the tool that wrote the dump loses half a character",
+        });
+      }
       if (!sawHeader) {
         if (rec.record !== "header" || rec.format !== DUMP_FORMAT || rec.format_version !== DUMP_FORMAT_VERSION) {
           throw bad(`the first line must be a ${DUMP_FORMAT} header with format_version ${DUMP_FORMAT_VERSION}`);

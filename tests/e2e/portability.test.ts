@@ -239,6 +239,22 @@ describe("cards restore", () => {
     expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
   });
 
+  test("a line holding an unpaired surrogate escape is refused naming the line, and nothing is restored (before: the card got U+FFFD, the log kept the escape)", () => {
+    const dst = makeWorkspace();
+    const lines = dumpText.trim().split("\n");
+    // the last line: every card and event before it was already written in the transaction
+    const last = JSON.parse(lines.at(-1)!);
+    last.event.actor = "ada \ud800 cut";
+    lines[lines.length - 1] = JSON.stringify(last);
+    expect(lines.at(-1)).toContain("\\ud800");
+    const r = run(["restore"], { cwd: dst, input: lines.join("\n") + "\n" });
+    expect(r.code).toBe(2);
+    expect(r.error).toMatchObject({ error: "bad_request", field: `line ${lines.length}`, message: `line ${lines.length}: event.actor holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair); nothing was restored` });
+    expect(run(["cards", "list"], { cwd: dst }).json.items).toEqual([]);
+    expect(run(["events"], { cwd: dst }).json.items).toEqual([]);
+    expect(run(["workspace"], { cwd: dst }).json.workspace.users.map((u: any) => u.id)).not.toContain("bot-9"); // the dump's user line
+  });
+
   test("cards the definitions here would refuse as new writes are restored as dumped, and named in notices", () => {
     const lines = dumpText.trim().split("\n").map((x) => {
       const r = JSON.parse(x);
