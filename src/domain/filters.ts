@@ -40,6 +40,7 @@
  *
  * The SQL twin of `matchesFilter` is src/store/sqlite/filter-sql.ts; both must agree.
  */
+import { compareCodePoints } from "./codepoints.ts";
 import { CardsError } from "./errors.ts";
 import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { TIME_MAX_MS, TIME_MIN_MS, parseRfc3339 } from "./rfc3339.ts";
@@ -184,20 +185,6 @@ export function asciiLower(s: string): string {
   return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
-/** Compare strings by Unicode code point (= UTF-8 byte order = SQLite BINARY). */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i), y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) { // surrogates encode code points above every BMP char
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x - y;
-  }
-  return a.length - b.length;
-}
 
 // --- internal ---
 

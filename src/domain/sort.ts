@@ -6,7 +6,8 @@
  * ASCII letters (SQLite NOCASE). The SQL twin is src/store/sqlite/sort-sql.ts.
  */
 import { CardsError } from "./errors.ts";
-import { asciiLower, compareCodePoints } from "./filters.ts";
+import { compareCodePoints } from "./codepoints.ts";
+import { asciiLower } from "./filters.ts";
 import type { Card } from "./types.ts";
 
 export type SortKey = "created_at" | "updated_at" | "title" | `fields.${string}`;

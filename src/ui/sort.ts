@@ -1,9 +1,10 @@
 /**
  * In-lane order from the board's lane_sort (the list sort grammar: created_at, updated_at,
  * title or fields.<id>, optional leading "-"), matching the server's order: missing values
- * last, numbers before text, text compared with ASCII case folded, ties by id in the same
+ * last, numbers before text, text by code point with ASCII case folded, ties by id in the same
  * direction. Without lane_sort: updated_at then id, both descending (the list default).
  */
+import { compareCodePoints } from "../domain/codepoints.ts";
 import type { Card } from "./types.ts";
 
 export function laneComparator(spec: string | undefined): (a: Card, b: Card) => number {
@@ -47,7 +48,6 @@ function compareValues(a: number | string, b: number | string): number {
   if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === "number") return -1;
   if (typeof b === "number") return 1;
-  const x = lower(a);
-  const y = lower(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  // by code point, as the server: JS `<` compares UTF-16 units, which put "ｆ" (U+FF46) after 🚀
+  return compareCodePoints(lower(a), lower(b));
 }

@@ -75,6 +75,14 @@ describe("lane order", () => {
   });
   const cards = Array.from({ length: 40 }, (_, i) => card(i, i % 5 === 0 ? {} : { n: i % 3 === 0 ? "x" : (i * 37) % 11, p: ["low", "High", "high"][i % 3] }));
 
+  test("text compares by code point, as the server: U+E000-U+FFFF before emoji (before: UTF-16 units put them after)", () => {
+    const titled = ["🚀 rocket", "ｆｕｌｌ", "\ue000 private", "Zeta", "𝔸 double"].map((title, i) => ({ ...card(i, {}), title }));
+    const ui = [...titled].sort(laneComparator("title")).map((c) => c.title);
+    const server = [...titled].sort(compareCards(parseSort("title", new Set())) as any).map((c) => c.title);
+    expect(ui).toEqual(["Zeta", "\ue000 private", "ｆｕｌｌ", "𝔸 double", "🚀 rocket"]);
+    expect(ui).toEqual(server);
+  });
+
   for (const spec of ["-updated_at", "created_at", "title", "-title", "fields.n", "-fields.n", "fields.p", "-fields.p"]) {
     test(`${spec} matches the server's order`, () => {
       const ui = [...cards].sort(laneComparator(spec)).map((c) => c.id);

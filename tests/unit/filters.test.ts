@@ -2,9 +2,10 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { toEnvelope, type ErrorEnvelope } from "../../src/domain/errors.ts";
 import {
-  MAX_CONTAINS, MAX_CONTAINS_CHARS, MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, compareCodePoints, matchesFilter, parseFilter, resolveMe,
+  MAX_CONTAINS, MAX_CONTAINS_CHARS, MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, matchesFilter, parseFilter, resolveMe,
   type FilterNode, type FilterScalar,
 } from "../../src/domain/filters.ts";
+import { compareCodePoints } from "../../src/domain/codepoints.ts";
 import { datePaths } from "../../src/domain/filter-values.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
