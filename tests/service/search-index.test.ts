@@ -347,6 +347,29 @@ describe("decomposed text (NFD)", () => {
   });
 });
 
+describe("scripts written without spaces, and vowel signs", () => {
+  test("a word inside a run of Chinese, Japanese or Thai is found, as those characters in a row (before: only a run's start)", () => withService("embedded", async (svc) => {
+    const ja = await createCard(svc, { type_id: "task", title: "ユーザーがログインできない問題" }, ada);
+    const zh = await createCard(svc, { type_id: "task", title: "中文搜索测试没有空格" }, ada);
+    const th = await createCard(svc, { type_id: "task", title: "ภาษาไทย ทดสอบ" }, ada);
+    const apart = await createCard(svc, { type_id: "task", title: "ログとイン" }, ada);
+    expect(await search(svc, "ログイン")).toEqual([ja.id]); // not "ログとイン": the characters must be in a row
+    expect((await search(svc, "ログ")).sort()).toEqual([ja.id, apart.id].sort());
+    expect(await search(svc, "搜索")).toEqual([zh.id]);
+    expect(await search(svc, "没有")).toEqual([zh.id]);
+    expect(await search(svc, "ไทย")).toEqual([th.id]);
+    expect(await search(svc, "中文 测试")).toEqual([zh.id]);
+    expect(await search(svc, "搜测")).toEqual([]);
+  }));
+
+  test("a vowel sign is part of its word: \"हो\" does not find \"हिन्दी\" (before: the signs split it, and the first letter matched)", () => withService("embedded", async (svc) => {
+    const hi = await createCard(svc, { type_id: "task", title: "हिन्दी भाषा" }, ada);
+    expect(await search(svc, "हो")).toEqual([]);
+    expect(await search(svc, "हिन्दी")).toEqual([hi.id]);
+    expect(await search(svc, "हिन")).toEqual([hi.id]); // a prefix of the word
+  }));
+});
+
 describe("edits after the index caught up", () => {
   test("a field or title edit and an appended entry are found by their new words, not their old ones", () => withService("embedded", async (svc) => {
     const c = await createCard(svc, { type_id: "task", title: "plain start", fields: { branch: "alpha" } }, ada);

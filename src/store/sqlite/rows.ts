@@ -114,8 +114,15 @@ export function rowToUser(r: Row): User {
  * typed or pasted decomposed (macOS file names, some input methods) spells "é" as "e" and
  * a combining accent, and Hangul as separate jamo; without this one form a decomposed
  * query missed a composed title and the other way round.
+ *
+ * Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
+ * Burmese) have each character, with its marks, set apart as a word of its own: the
+ * tokenizer made a whole run one word, so `ログイン` missed `ユーザーがログインできない`.
+ * A query reads such a run as a phrase, those characters in a row (toFtsQuery).
  */
-export const searchText = (s: string): string => s.normalize("NFC");
+export const searchText = (s: string): string => s.normalize("NFC").replace(UNSPACED_CHAR, " $& ");
+
+const UNSPACED_CHAR = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]\p{M}*/gu;
 
 /** The text indexed for `q`: the chosen field values, flattened (in NFC: searchText). */
 export function searchBody(fields: Record<string, unknown>, only: string[] | undefined): string {
@@ -140,9 +147,11 @@ export function searchBody(fields: Record<string, unknown>, only: string[] | und
  * cut "résumé" typed decomposed into "re" and "sume".
  */
 export function toFtsQuery(q: string): string | null {
-  const tokens = searchText(q).match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}_]+/gu);
+  // a mark alone is no word: the index drops accents, and an empty phrase matched every card
+  const tokens = q.normalize("NFC").match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}_]+/gu)?.filter((t) => /[^\p{M}]/u.test(t));
   if (!tokens || tokens.length === 0) return null;
-  return tokens.map((t, i) => `"${t}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
+  // each word a phrase: a run of Chinese or Thai is its characters in a row (searchText)
+  return tokens.map((t, i) => `"${searchText(t).trim().replace(/\s+/g, " ")}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
 }
 
 /**

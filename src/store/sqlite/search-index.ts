@@ -23,16 +23,17 @@ import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 /**
  * Bump to rebuild every index file (its tables are dropped and made anew). 2: symbols
  * (emoji) are words. 3: text is indexed in NFC (rows.ts searchText), so a title stored
- * decomposed is found by a composed query.
+ * decomposed is found by a composed query. 4: marks are part of words (a vowel sign split
+ * "हिन्दी", and "हो" found it), and each character of Chinese, Japanese or Thai is a word.
  */
-export const SEARCH_SCHEMA_VERSION = 3;
+export const SEARCH_SCHEMA_VERSION = 4;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS docs (seq INTEGER PRIMARY KEY, card_id TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS docs_by_card ON docs(card_id);
   CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(
-    title, body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'"
+    title, body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So M*'"
   );`;
 
 /** Event types that never change a card's title or fields: nothing to re-index. */
