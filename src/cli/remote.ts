@@ -56,11 +56,7 @@ export function proxyFor(url: string, env: Record<string, string | undefined>): 
     const entry = raw.trim().toLowerCase().replace(/:\d+$/, "");
     if (entry === "*" || (entry !== "" && (host === entry.replace(/^\./, "") || host.endsWith(entry.startsWith(".") ? entry : `.${entry}`)))) return undefined;
   }
-  try {
-    return withoutPassword(new URL(proxy).toString().replace(/\/$/, ""));
-  } catch {
-    return proxy;
-  }
+  return withoutPassword(proxy);
 }
 
 export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteOptions): Promise<RawResponse> {
@@ -169,9 +165,19 @@ export function apiBase(given: string): string {
   return `${u.protocol}//${userinfo}${u.host}${path}`;
 }
 
-/** `url` with a password in it shown as ***, for messages that land in logs and transcripts. */
+/**
+ * `url` with a password in it shown as ***, for messages that land in logs and transcripts.
+ * Read on the raw text, never parsed: a proxy value without a scheme (`user:secret@host:9`)
+ * or one a URL parser refuses (`http://user:se/cret@host`) hides it too. Between an
+ * optional `scheme://` and the last `@`, what follows the first `:` is the password (an
+ * `@` in a path after a port hides a little more than it must, never less).
+ */
 export function withoutPassword(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
+  const rest = url.slice(scheme.length);
+  const at = rest.lastIndexOf("@");
+  const colon = rest.indexOf(":");
+  return colon >= 0 && colon < at ? `${scheme}${rest.slice(0, colon)}:***${rest.slice(at)}` : url;
 }
 
 /** The start of a body for a message: one line, at most 120 characters, quoted. */

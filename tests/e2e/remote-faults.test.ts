@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createServer, connect, type Server as NetServer, type Socket } from "node:net";
 import { assertBinary, cleanEnv, serve, type Server } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
-import { excerpt } from "../../src/cli/remote.ts";
+import { excerpt, withoutPassword } from "../../src/cli/remote.ts";
 
 /** Runs the binary without blocking this process (the fake servers below live in it). */
 async function cards(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderrLines: string[]; error: any }> {
@@ -551,5 +551,16 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     // a host NO_PROXY lists is reached directly: no proxy named
     const direct = await cards(["--url", server.url, "health"], { HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" });
     expect(direct.code).toBe(0);
+  });
+
+  test("a proxy's password is hidden when its value has no scheme or does not parse as a URL (before: printed)", async () => {
+    for (const [value, shown] of [["user:secret@127.0.0.1:9", "user:***@127.0.0.1:9"], ["http://user:se/cret@127.0.0.1:9", "http://user:***@127.0.0.1:9"], ["http://u:p@ss@127.0.0.1:9", "http://u:***@127.0.0.1:9"]]) {
+      const r = await cards(["--url", "http://example.invalid:4777", "cards", "list"], { HTTP_PROXY: value! });
+      expect([value, r.code, r.stderrLines.join("\n").includes("secret") || r.stderrLines.join("\n").includes("cret") || r.stderrLines.join("\n").includes("ss@")]).toEqual([value, 7, false]);
+      expect(r.error.message).toContain(`through the proxy ${shown}: `);
+    }
+    expect(withoutPassword("https://ada:pw@example.com:8443/v1")).toBe("https://ada:***@example.com:8443/v1");
+    expect(withoutPassword("http://ada@example.com/")).toBe("http://ada@example.com/");
+    expect(withoutPassword("http://127.0.0.1:4777")).toBe("http://127.0.0.1:4777");
   });
 });
