@@ -5,6 +5,7 @@
  * own answer, a redirect, a body that is not JSON. A write whose answer was lost after it
  * was sent may have been applied: the error says so and names its Idempotency-Key.
  */
+import { BlockList, isIP } from "node:net";
 import { ofetch } from "ofetch";
 import { leading } from "../domain/codepoints.ts";
 import { CardsError, EXIT_CODE, type ErrorEnvelope } from "../domain/errors.ts";
@@ -42,21 +43,56 @@ export interface RemoteOptions {
 }
 
 /**
- * The proxy fetch sends a request for `url` through, as the environment names it
- * (HTTPS_PROXY / HTTP_PROXY, lower case too, unless NO_PROXY lists the host), without
- * its password; undefined when none.
+ * The proxy Bun's fetch sends a request for `url` through, as the environment names it,
+ * without its password; undefined when none. Bun's rules (1.4, checked against its fetch):
+ * `https_proxy` before `HTTPS_PROXY` for an https URL, `http_proxy` before `HTTP_PROXY`
+ * for http (an https URL never takes HTTP_PROXY), else `all_proxy` / `ALL_PROXY` when it is
+ * an http(s) one; an empty value counts as unset and `""` as none. `no_proxy` before
+ * `NO_PROXY`: entries split on commas and whitespace; `*` is every host; `HOST:PORT`
+ * holds for that port only (80 / 443 when the URL names none); a name holds for itself
+ * and its subdomains (`.x.com` and `*.x.com` alike); an IP address or CIDR range for an
+ * address URL only.
  */
 export function proxyFor(url: string, env: Record<string, string | undefined>): string | undefined {
   const u = new URL(url);
-  const pick = (name: string) => env[name] || env[name.toLowerCase()] || undefined;
-  const proxy = u.protocol === "https:" ? pick("HTTPS_PROXY") ?? pick("HTTP_PROXY") : pick("HTTP_PROXY");
+  const https = u.protocol === "https:";
+  const named = (name: string): string | undefined => {
+    const v = env[name.toLowerCase()] || env[name];
+    return v && v !== '""' && v !== "''" ? v : undefined;
+  };
+  const all = named("ALL_PROXY");
+  const proxy = named(https ? "HTTPS_PROXY" : "HTTP_PROXY") ?? (all && (/^https?:\/\//.test(all) || !all.includes("://")) ? all : undefined);
   if (!proxy) return undefined;
-  const host = u.hostname.toLowerCase();
-  for (const raw of (pick("NO_PROXY") ?? "").split(",")) {
-    const entry = raw.trim().toLowerCase().replace(/:\d+$/, "");
-    if (entry === "*" || (entry !== "" && (host === entry.replace(/^\./, "") || host.endsWith(entry.startsWith(".") ? entry : `.${entry}`)))) return undefined;
+  const noProxy = [env.no_proxy, env.NO_PROXY].find((v) => v && v !== '""' && v !== "''") ?? "";
+  const host = u.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const port = Number(u.port || (https ? 443 : 80));
+  for (const entry of noProxy.split(/[\s,]+/)) {
+    if (entry === "*") return undefined;
+    // HOST:PORT or [V6]:PORT; a bare IPv6 address has colons of its own
+    const m = /^\[(.*)\]:(.*)$/.exec(entry) ?? (entry.split(":").length === 2 ? /^(.*):(.*)$/.exec(entry) : null);
+    if (m && (!/^\d+$/.test(m[2]!) || Number(m[2]) !== port || m[1]!.includes("/"))) continue;
+    const name = (m?.[1] ?? entry).replace(/^\[|\]/g, "").toLowerCase().replace(/\.$/, "");
+    if (isIP(host)) {
+      if (inRange(host, name)) return undefined;
+    } else {
+      const domain = name.replace(/^\*?\./, "");
+      if (domain && (host === domain || host.endsWith(`.${domain}`))) return undefined;
+    }
   }
   return withoutPassword(proxy);
+}
+
+/** True when the address `ip` is the address or in the CIDR range `entry` (of its own family). */
+function inRange(ip: string, entry: string): boolean {
+  const [addr = "", bits, extra] = entry.split("/");
+  const family = isIP(addr);
+  if (!family || family !== isIP(ip) || extra !== undefined) return false;
+  const max = family === 4 ? 32 : 128;
+  const n = bits === undefined ? max : /^\d+$/.test(bits) ? Number(bits) : NaN;
+  if (!(n >= 0 && n <= max)) return false;
+  const list = new BlockList();
+  list.addSubnet(addr, n, family === 4 ? "ipv4" : "ipv6");
+  return list.check(ip, family === 4 ? "ipv4" : "ipv6");
 }
 
 export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteOptions): Promise<RawResponse> {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createServer, connect, type Server as NetServer, type Socket } from "node:net";
 import { assertBinary, cleanEnv, serve, type Server } from "../helpers/binary.ts";
 import { BIN, makeWorkspace } from "../helpers/workspace.ts";
-import { excerpt, withoutPassword } from "../../src/cli/remote.ts";
+import { excerpt, proxyFor, withoutPassword } from "../../src/cli/remote.ts";
 
 /** Runs the binary without blocking this process (the fake servers below live in it). */
 async function cards(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderrLines: string[]; error: any }> {
@@ -552,6 +552,68 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     const direct = await cards(["--url", server.url, "health"], { HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" });
     expect(direct.code).toBe(0);
   });
+
+  test("proxyFor names the proxy Bun's fetch really uses (or none), rule by rule, checked against fetch itself (before: upper case first, HTTP_PROXY for https, NO_PROXY ports and *. ignored)", async () => {
+    // two proxies and a target that record what reaches them; each case runs fetch in a
+    // child process with that environment and compares where the request went
+    const seen: string[] = [];
+    const listen = async (tag: string) => {
+      const srv = createServer((sock) => {
+        sock.once("data", () => { seen.push(tag); sock.end("HTTP/1.1 599 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); });
+        sock.on("error", () => {});
+      });
+      await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+      return { port: (srv.address() as { port: number }).port, close: () => srv.close() };
+    };
+    const [p1, p2, target] = [await listen("P1"), await listen("P2"), await listen("direct")];
+    const P1 = `http://127.0.0.1:${p1.port}`, P2 = `http://u:pw@127.0.0.1:${p2.port}`, T = target.port;
+    const local = `http://127.0.0.1:${T}/`, localTls = `https://127.0.0.1:${T}/`;
+    // [url, environment, the proxy used: P1, P2 or none]; a host in .invalid reached directly fails to resolve
+    const cases: Array<[string, Record<string, string>, string | undefined]> = [
+      [local, { HTTP_PROXY: P1 }, P1],
+      [local, { http_proxy: P1, HTTP_PROXY: P2 }, P1],
+      [local, { http_proxy: "", HTTP_PROXY: P2 }, P2],
+      [localTls, { HTTP_PROXY: P1 }, undefined],
+      [localTls, { https_proxy: P1, HTTPS_PROXY: P2 }, P1],
+      [local, { HTTPS_PROXY: P1 }, undefined],
+      [localTls, { HTTP_PROXY: P1, ALL_PROXY: P2 }, P2],
+      [local, { ALL_PROXY: `socks5://127.0.0.1:${p1.port}` }, undefined],
+      [local, { HTTP_PROXY: P1, no_proxy: "example.com", NO_PROXY: "127.0.0.1" }, P1],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.1" }, undefined],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.1:80" }, P1],
+      [local, { HTTP_PROXY: P1, NO_PROXY: `127.0.0.1:${T}` }, undefined],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "example.com, *" }, undefined],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "example.com 127.0.0.1" }, undefined],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.0/8" }, undefined],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "10.0.0.0/8" }, P1],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "0.0.1" }, P1],
+      [`http://localhost:${T}/`, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.1" }, P1],
+      ["http://a.ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "*.ex.invalid" }, undefined],
+      ["http://ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "*.ex.invalid" }, undefined],
+      ["http://a.b.ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: ".ex.invalid" }, undefined],
+      ["http://a.ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid" }, undefined],
+      ["http://badex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid" }, P1],
+      ["http://ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "*ex.invalid" }, P1],
+      ["http://ex.invalid/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid:80" }, undefined],
+      ["http://ex.invalid:81/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid:80" }, P1],
+      ["https://ex.invalid/", { HTTPS_PROXY: P1, NO_PROXY: "EX.INVALID:443" }, undefined],
+      ["http://ex.invalid:81/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid:abc" }, P1],
+      [`http://[::1]:${T}/`, { HTTP_PROXY: P1, NO_PROXY: `[::1]:${T + 1}` }, P1],
+      [`http://[::1]:${T}/`, { HTTP_PROXY: P1, NO_PROXY: "::/0" }, undefined],
+    ];
+    try {
+      for (const [url, env, used] of cases) {
+        seen.length = 0;
+        const p = Bun.spawn([process.execPath, "-e", `await fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(5000) }).catch(() => {})`], { env: { PATH: process.env.PATH ?? "", ...env }, stdout: "ignore", stderr: "ignore" });
+        await p.exited;
+        const real = seen[0] === "P1" ? P1 : seen[0] === "P2" ? P2 : undefined;
+        const said = proxyFor(url, env);
+        expect([url, env, real, said]).toEqual([url, env, used, used && withoutPassword(used)]);
+      }
+    } finally {
+      for (const s of [p1, p2, target]) s.close();
+    }
+  }, 60_000);
 
   test("a proxy's password is hidden when its value has no scheme or does not parse as a URL (before: printed)", async () => {
     for (const [value, shown] of [["user:secret@127.0.0.1:9", "user:***@127.0.0.1:9"], ["http://user:se/cret@127.0.0.1:9", "http://user:***@127.0.0.1:9"], ["http://u:p@ss@127.0.0.1:9", "http://u:***@127.0.0.1:9"]]) {
