@@ -5,7 +5,7 @@
 import { badRequest } from "../domain/errors.ts";
 import { canonicalJson, parseUntrustedJson } from "../domain/json.ts";
 import { requestHash, type OpContext, type Service } from "../service/service.ts";
-import { bodyTooLarge, MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
+import { assertIdempotencyKey, bodyTooLarge, MAX_BODY_BYTES, type ApiRequest } from "./types.ts";
 
 export class RouteCall {
   private parsed?: { value: unknown };
@@ -57,9 +57,7 @@ export class RouteCall {
     const actor = this.actor();
     const key = this.req.headers["idempotency-key"];
     if (key === undefined) return { actor };
-    if (key.length === 0 || key.length > 255) {
-      throw badRequest("Idempotency-Key must be 1 to 255 characters", { field: "Idempotency-Key" });
-    }
+    assertIdempotencyKey(key);
     const { method, path, body = "", query } = this.req;
     const hash = requestHash(method, path, this.canonicalBody(), query);
     const rawHash = requestHash(method, path, body, query);

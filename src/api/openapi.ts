@@ -59,7 +59,7 @@ export function openApiDocument(svc: Service, serverUrl?: string): Record<string
           name: "X-Service-Actor", in: "header", required: false, schema: { type: "string" },
           description: "On a write, who acts (created_by, the event actor); on a read, whom `me` means (owner=me, actor=me, a saved filter with me). Falls back to CARDS_ACTOR, then settings.default_user. An `actor` key in a body is ignored: this decides.",
         },
-        IdempotencyKey: { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 }, description: "replays the stored answer of the first request with this key" },
+        IdempotencyKey: { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]+$" }, description: "replays the stored answer of the first request with this key; printable ASCII" },
       },
       responses: {
         Error: {

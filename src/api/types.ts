@@ -36,3 +36,16 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function bodyTooLarge(max: number): CardsError {
   return new CardsError("payload_too_large", `request body over ${max} bytes`, { hint: "send less; files go to artifact fields (POST /v1/cards/{id}/artifacts/{field}, up to 64 MiB)" });
 }
+
+/**
+ * An Idempotency-Key is 1 to 255 printable ASCII characters (`!` to `~`), on every
+ * surface: a header carries other text as bytes that HTTP reads as Latin-1 and the CLI
+ * had as UTF-8, so one key named two records (docs/limits.md).
+ */
+export function assertIdempotencyKey(key: string): void {
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new CardsError("bad_request", "Idempotency-Key must be 1 to 255 printable ASCII characters (! to ~, no spaces)", {
+      field: "Idempotency-Key", hint: "make the key of ASCII letters, digits and - _ . : (a UUID is a good key)",
+    });
+  }
+}

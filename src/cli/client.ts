@@ -4,7 +4,7 @@
  * body text exactly as HTTP would carry it, so both modes print the same bytes.
  */
 import { CardsError, type ErrorEnvelope } from "../domain/errors.ts";
-import type { ApiRequest } from "../api/types.ts";
+import { assertIdempotencyKey, type ApiRequest } from "../api/types.ts";
 import { assertActorText } from "../domain/text.ts";
 
 export interface CliGlobals {
@@ -82,7 +82,8 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   if (actor) headers["x-service-actor"] = serverUrl(g) ? actorHeader(actor) : actor;
   const url = serverUrl(g);
   const write = call.method.toUpperCase() !== "GET";
-  if (g.idempotencyKey && write) headers["idempotency-key"] = g.idempotencyKey;
+  // checked here in both modes, as the route would: fetch refuses a header past U+00FF
+  if (g.idempotencyKey && write) assertIdempotencyKey(headers["idempotency-key"] = g.idempotencyKey);
   // over a network an answer can be lost after the write was applied: every remote write
   // carries a key, which the error then names, so the retry is safe (an upload's bytes are
   // not in the request hash: it gets none)

@@ -105,12 +105,21 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
   const key = req.headers["idempotency-key"];
   // an upload carries no key (its bytes are not in the request's hash): a lost one is re-read
   const upload = req.stream instanceof Uint8Array ? `cards cards get ${req.path.split("/")[2] ?? "ID"}` : undefined;
+  let outgoing: Headers;
+  try {
+    outgoing = new Headers({ ...(req.body !== undefined ? { "content-type": "application/json" } : {}), ...req.headers });
+  } catch (e) {
+    // a value fetch cannot carry is refused before any connection: nothing was sent
+    throw new CardsError("bad_request", `cannot send ${what}: ${(e as Error).message}; nothing was sent`, {
+      hint: "a header holds text HTTP cannot carry (--type, --idempotency-key): give it in ASCII and run the command again",
+    });
+  }
   let res: Awaited<ReturnType<typeof ofetch.raw>>;
   try {
     const raw = req.stream instanceof Uint8Array ? req.stream : undefined;
     res = await ofetch.raw(url, {
       method: req.method as "GET",
-      headers: { ...(req.body !== undefined ? { "content-type": "application/json" } : {}), ...req.headers },
+      headers: outgoing,
       body: raw ?? req.body,
       responseType: o.wantBytes ? "arrayBuffer" : "text",
       ignoreResponseError: true,

@@ -545,6 +545,23 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: "bot\u001b" } }).error.hint).toBe("name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)");
   });
 
+  test("an --idempotency-key outside printable ASCII is refused alike in both modes, and over HTTP, writing nothing (before: embedded took it, remote failed in fetch saying the write may have been applied, HTTP read it as Latin-1)", async () => {
+    const count = () => run(["cards", "list", "--limit", "200"], { cwd: dir }).json.items.length;
+    const before = count();
+    for (const key of ["\u952e\u{1f680}", "caf\u00e9", "two words"]) {
+      const args = ["--idempotency-key", key, "cards", "create", "--type", "task", "--title", "keyed"];
+      const local = run(args, { cwd: dir });
+      const remote = run(args, { cwd: dir, env: { CARDS_URL: server.url } });
+      expect([key, local.code, local.error?.error, local.error?.field]).toEqual([key, 2, "bad_request", "Idempotency-Key"]);
+      expect([remote.code, remote.stderr]).toEqual([local.code, local.stderr]);
+      // the UTF-8 bytes as curl sends them
+      const http = await fetch(`${server.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": String.fromCharCode(...new TextEncoder().encode(key)) }, body: '{"type_id":"task","title":"keyed"}' });
+      expect([http.status, ((await http.json()) as any).field]).toEqual([400, "Idempotency-Key"]);
+    }
+    expect(run(["--idempotency-key", "ok-key_1.2:3~!", "cards", "create", "--type", "task", "--title", "keyed"], { cwd: dir }).code).toBe(0);
+    expect(count()).toBe(before + 1);
+  });
+
   test("a remote write carries an Idempotency-Key of its own, kept by the server; an embedded write stores none", () => {
     const db = new Database(join(dir, ".cards/cards.db"), { readonly: true });
     try {

@@ -335,6 +335,15 @@ describe("an answer lost after the write was applied", () => {
     }
   });
 
+  test("a request fetch refuses to build (a header past Latin-1) says nothing was sent (before: \"the write may have been applied\")", async () => {
+    const file = join(dir, "upload.txt");
+    writeFileSync(file, "hello");
+    const r = await cards(["--url", server.url, "cards", "artifacts", "put", "card_00000000000000aa", "output", file, "--type", "text/plain; x=\u952e"]);
+    expect([r.code, r.error.error, r.stderrLines.length]).toEqual([2, "bad_request", 1]);
+    expect(r.error.message).toStartWith("cannot send POST /v1/cards/card_00000000000000aa/artifacts/output: ");
+    expect(r.error.message).toEndWith("; nothing was sent");
+  });
+
   test("an upload a proxy answers with a 5xx of its own (JSON or not), or that no one answers, says to re-read the card too", async () => {
     const file = `${dir}/upload-proxied.txt`;
     await Bun.write(file, "hello");
