@@ -6,6 +6,7 @@
  */
 import { leading } from "./codepoints.ts";
 import type { Card } from "./types.ts";
+import { USER_ID_PATTERN, USER_ID_RULE } from "./ids.ts";
 
 export type ErrorCode =
   | "version_conflict" | "actor_required" | "unknown_user" | "transition_illegal"
@@ -203,5 +204,16 @@ export const unknownEnum = (field: string, value: unknown, options: readonly str
 
 export const unknownUser = (field: string, value: unknown): CardsError =>
   new CardsError("unknown_user", `user ${JSON.stringify(value)} is not registered`, {
-    field, value, hint: "register it first: `cards users add <id> --kind agent` or POST /v1/users {id, kind} (the tool server registers no one)",
+    field, value, hint: typeof value === "string" && !USER_ID_PATTERN.test(value)
+      ? unregistrableHint(field, value)
+      : "register it first: `cards users add <id> --kind agent` or POST /v1/users {id, kind} (the tool server registers no one)",
   });
+
+/**
+ * An actor may be any text (SPEC) but a user id is ASCII: "register it" cannot be done for
+ * `josé`, so the hint names an ASCII id to register, with the name as its display name.
+ */
+export function unregistrableHint(field: string, name: string): string {
+  const id = name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^A-Za-z0-9._@-]+/g, "-").replace(/^[^A-Za-z0-9]+|-+$/g, "").slice(0, 64) || "ID";
+  return `${JSON.stringify(name)} cannot be a user id (${USER_ID_RULE}): register an ASCII id with the name as its display name (\`cards users add ${id} --kind agent --display-name ${JSON.stringify(name)}\` or POST /v1/users ${JSON.stringify({ id, kind: "agent", display_name: name })}), then ${field === "actor" ? `act as ${id}` : `name ${id} here`}`;
+}

@@ -4,6 +4,8 @@
  * stdout carries only protocol lines; every log line goes to stderr.
  */
 import type { Definitions } from "../domain/types.ts";
+import { unregistrableHint } from "../domain/errors.ts";
+import { USER_ID_PATTERN } from "../domain/ids.ts";
 import { agentLoopColumns, agentLoopScope } from "../domain/transitions.ts";
 import type { Service } from "../service/index.ts";
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, RpcPeer } from "./jsonrpc.ts";
@@ -32,7 +34,9 @@ export function instructions(actor: string | undefined, defs: Pick<Definitions, 
     actor === undefined
       ? `Shared work cards for agents and people. No actor is set: reads work, every write fails with actor_required until this server starts with --actor or CARDS_ACTOR.`
       : `Shared work cards for agents and people. You act as "${actor}" ("me" in filters).`,
-    ...(registered || actor === undefined ? [] : [`"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`]),
+    ...(registered || actor === undefined ? [] : [USER_ID_PATTERN.test(actor)
+      ? `"${actor}" is not a registered user: claim and owner changes fail until \`cards users add ${actor} --kind agent\`.`
+      : `"${actor}" is not a registered user: claim and owner changes fail; ${unregistrableHint("actor", actor)} (restart with --actor).`]),
     `Loop: 1) workspace: columns, card types, boards, allowed transitions. Holding work? list_cards {"owner":"me"}.`,
     `2) take_next {"filter":{"blocked":false,"status":"${ready}"},"status":"${doing}"} claims the oldest unblocked ${ready} card and moves it to ${doing}; {"card":null}: none is ready.`,
     "3) Work: append_entry (the type's repeating field) as you go; attach_artifact for files.",

@@ -5,6 +5,8 @@
  */
 import { isRegisteredUser, onReload, watchDefinitions } from "../service/index.ts";
 import { openService } from "../platform/open.ts";
+import { unregistrableHint } from "../domain/errors.ts";
+import { USER_ID_PATTERN } from "../domain/ids.ts";
 import { McpServer } from "./server.ts";
 
 export interface McpOptions {
@@ -36,8 +38,8 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
   // take_next works for anyone, but claims and owner changes name a registered user:
   // say so now rather than at the agent's first claim
   const registered = actor === undefined || isRegisteredUser(svc, actor);
-  if (!registered) {
-    log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (register it: cards users add ${actor} --kind agent)`);
+  if (!registered && actor !== undefined) {
+    log(`actor ${JSON.stringify(actor)} is not a registered user: claim and owner changes will fail with unknown_user (${USER_ID_PATTERN.test(actor) ? `register it: cards users add ${actor} --kind agent` : unregistrableHint("actor", actor)})`);
   }
   const out = process.stdout;
   let stopping = false;

@@ -127,6 +127,22 @@ describe("claim", () => {
     expect(r.body.hint).not.toContain("retry");
   });
 
+  test("an actor that cannot be a user id (josé) is told to register an ASCII id with its name as display_name, and that works (before: \"register it first\", which POST /users refuses)", async () => {
+    const c = await api.task();
+    const utf8 = (s: string) => String.fromCharCode(...new TextEncoder().encode(s));
+    const r = await api.post(`/cards/${c.id}/claim`, { version: 1 }, as(utf8("jos\u00e9")));
+    expect([r.status, r.body.error, r.body.value]).toEqual([422, "unknown_user", "jos\u00e9"]);
+    expect(r.body.hint).toStartWith('"jos\u00e9" cannot be a user id (user ids are 1-64 ASCII letters');
+    const body = JSON.parse(/POST \/v1\/users (\{.*?\})\)/.exec(r.body.hint)![1]!);
+    expect(body).toEqual({ id: "jose", kind: "agent", display_name: "jos\u00e9" });
+    expect(r.body.hint).toEndWith("then act as jose");
+    expect((await api.post("/users", body)).status).toBe(201);
+    expect((await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("jose"))).body.owner).toBe("jose");
+    // a registrable name keeps the plain hint
+    const ghost = await api.post(`/cards/${c.id}/claim`, { version: 2 }, as("ghost-2"));
+    expect(ghost.body.hint).toStartWith("register it first");
+  });
+
   test("the claimer must be registered; with status the card moves too", async () => {
     const c = await api.task({ status: "todo" });
     const ghost = await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("ghost"));

@@ -163,6 +163,14 @@ test("an integer id past 2^53 is refused with a message that says why (it was \"
   expect(out[0]).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("send it as a string") } });
 });
 
+test("an actor that cannot be a user id (josé) is told to register an ASCII id with its name as display_name, not itself (before: `cards users add josé`, which is refused)", () => {
+  const workspace = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }], settings: {} } as any;
+  const text = instructions("jos\u00e9", { workspace, boards: new Map(), cardTypes: new Map() }, false);
+  expect(text).toContain('"jos\u00e9" is not a registered user: claim and owner changes fail; "jos\u00e9" cannot be a user id (user ids are 1-64 ASCII');
+  expect(text).toContain('`cards users add jose --kind agent --display-name "jos\u00e9"`');
+  expect(text).not.toContain("cards users add jos\u00e9");
+});
+
 test("the instructions tell an actor that is not registered so, and teach review in place (review 2026-11-25)", () => {
   const workspace = { columns: [{ id: "backlog" }, { id: "todo" }, { id: "doing" }, { id: "review" }, { id: "done" }], settings: {} } as any;
   const ws = { workspace, boards: new Map(), cardTypes: new Map() };
