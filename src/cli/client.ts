@@ -5,7 +5,7 @@
  */
 import { CardsError, type ErrorEnvelope } from "../domain/errors.ts";
 import { assertIdempotencyKey, type ApiRequest } from "../api/types.ts";
-import { assertActorText } from "../domain/text.ts";
+import { assertActorText, givenActor } from "../domain/text.ts";
 
 export interface CliGlobals {
   dir?: string;
@@ -115,7 +115,8 @@ function keepNonFinite(_key: string, v: unknown): unknown {
  * caller that named itself (embedded, the service would read the same CARDS_ACTOR).
  */
 export function callerActor(g: CliGlobals): string | undefined {
-  return g.actor ?? (g.env.CARDS_ACTOR?.trim() || undefined);
+  // checked here, in both modes: remote, fetch would drop the spaces of " " and send none
+  return g.actor !== undefined ? givenActor(g.actor, "--actor") : givenActor(g.env.CARDS_ACTOR, "CARDS_ACTOR");
 }
 
 /**

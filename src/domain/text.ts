@@ -57,6 +57,29 @@ export function assertActorText(actor: string, field: "actor" | "assign_to" = "a
   }
 }
 
+/**
+ * An actor as a caller gave it (X-Service-Actor, CARDS_ACTOR, --actor): undefined when none
+ * was (absent, or empty as an unset variable or header is; an empty flag is a usage error).
+ * Spaces and tabs at its ends are dropped, as HTTP drops them from a header. A blank one,
+ * or one starting or ending with other whitespace (NBSP, U+3000 from an IME), is 400:
+ * trimmed away, a blank one became CARDS_ACTOR or default_user without a word.
+ */
+export function givenActor(v: string | undefined, from: string): string | undefined {
+  if (!v) return undefined;
+  const a = v.replace(/^[ \t]+|[ \t]+$/g, "");
+  const hint = "name the actor (--actor, CARDS_ACTOR or X-Service-Actor), or give none to act as CARDS_ACTOR or settings.default_user";
+  if (a.trim() === "") {
+    throw new CardsError("bad_request", `${from} ${JSON.stringify(v)} is blank${v ? ` (${[...new Set(v)].map(codePoint).join(" ")})` : ""}`, { field: "actor", hint });
+  }
+  const edge = /^\s|\s$/.exec(a);
+  if (edge) {
+    throw new CardsError("bad_request", `${from} ${JSON.stringify(v)} starts or ends with whitespace (${codePoint(edge[0])})`, {
+      field: "actor", hint: `name the actor without the ${codePoint(edge[0])} at its ends`,
+    });
+  }
+  return a;
+}
+
 /** The longest actor: what created_by, owner and every event's actor may hold (docs/limits.md). */
 export const MAX_ACTOR_LENGTH = 200;
 

@@ -7,6 +7,7 @@ import { isRegisteredUser, onReload, watchDefinitions } from "../service/index.t
 import { openService } from "../platform/open.ts";
 import { unregistrableHint } from "../domain/errors.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
+import { givenActor } from "../domain/text.ts";
 import { McpServer } from "./server.ts";
 
 export interface McpOptions {
@@ -28,7 +29,7 @@ export async function startMcp(o: McpOptions): Promise<undefined> {
     // the same rule as every surface's actor (its length bound included); none at all is
     // as over HTTP: reads work, writes are actor_required (the client sees why, in a tool
     // result, instead of a server that exits before it answers)
-    const given = o.actor?.trim() || undefined;
+    const given = givenActor(o.actor, "--actor");
     actor = svc.resolveActor(given) === undefined ? undefined : svc.requireActor(given);
   } catch (e) {
     svc.close();

@@ -6,7 +6,7 @@
 import { CardsError, conflictForActor, notFound } from "../domain/errors.ts";
 import { nowIso } from "../domain/card.ts";
 import { hash128 } from "../domain/hash.ts";
-import { assertActorName } from "../domain/text.ts";
+import { assertActorName, givenActor } from "../domain/text.ts";
 import type { Board, CardEvent, CardType, Definitions, StoredEvent } from "../domain/types.ts";
 import type { Store, StoreTx } from "../store/port.ts";
 import type { BlobStore } from "../blobs/port.ts";
@@ -93,11 +93,9 @@ export class Service {
 
   /** SPEC Authentication 2: header, then CARDS_ACTOR, then settings.default_user. */
   resolveActor(header?: string | null): string | undefined {
-    const h = header?.trim();
-    if (h) return h;
-    const e = this.env.CARDS_ACTOR?.trim();
-    if (e) return e;
-    return this.defs.workspace.settings.default_user || undefined;
+    // a value given but blank is refused, not passed over for the next one
+    return givenActor(header ?? undefined, "the actor") ?? givenActor(this.env.CARDS_ACTOR, "CARDS_ACTOR")
+      ?? (this.defs.workspace.settings.default_user || undefined);
   }
 
   requireActor(header?: string | null): string {

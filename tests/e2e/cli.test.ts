@@ -545,6 +545,25 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(run(["cards", "list"], { cwd: dir, env: { CARDS_ACTOR: "bot\u001b" } }).error.hint).toBe("name the actor in printable text (--actor, CARDS_ACTOR or X-Service-Actor)");
   });
 
+  test("a blank actor (U+3000, NBSP, spaces) or one with other whitespace at its ends is refused alike in both modes and over HTTP (before: it became default_user or was trimmed)", async () => {
+    const cases: Array<[Record<string, string>, string[]]> = [
+      [{}, ["--actor", "\u3000"]], [{ CARDS_ACTOR: "\u3000" }, []], [{}, ["--actor", " "]], [{ CARDS_ACTOR: " \t" }, []],
+      [{}, ["--actor", "\u00a0bob"]], [{ CARDS_ACTOR: "bob\u3000" }, []],
+    ];
+    for (const [env, flags] of cases) {
+      const args = [...flags, "cards", "create", "--type", "task", "--title", "whose", "--dry-run"];
+      const local = run(args, { cwd: dir, env });
+      const remote = run(args, { cwd: dir, env: { ...env, CARDS_URL: server.url } });
+      expect([env, flags, local.code, local.error?.error, local.error?.field]).toEqual([env, flags, 2, "bad_request", "actor"]);
+      expect([remote.code, remote.stderr]).toEqual([local.code, local.stderr]);
+    }
+    const nbsp = await fetch(`${server.url}/v1/cards`, { method: "POST", headers: { "content-type": "application/json", "x-service-actor": "\u00c2\u00a0bob" }, body: '{"type_id":"task","title":"whose","dry_run":true}' });
+    expect([nbsp.status, ((await nbsp.json()) as any).message]).toEqual([400, 'the actor "\u00a0bob" starts or ends with whitespace (U+00A0)']);
+    // plain spaces at the ends are dropped, as HTTP drops them from the header
+    expect(run(["--actor", " bob ", "cards", "create", "--type", "task", "--title", "whose", "--dry-run"], { cwd: dir, env: { CARDS_URL: server.url } }).json.created_by).toBe("bob");
+    expect(run(["--actor", " bob ", "cards", "create", "--type", "task", "--title", "whose", "--dry-run"], { cwd: dir }).json.created_by).toBe("bob");
+  });
+
   test("an --idempotency-key outside printable ASCII is refused alike in both modes, and over HTTP, writing nothing (before: embedded took it, remote failed in fetch saying the write may have been applied, HTTP read it as Latin-1)", async () => {
     const count = () => run(["cards", "list", "--limit", "200"], { cwd: dir }).json.items.length;
     const before = count();
