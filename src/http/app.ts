@@ -137,7 +137,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     const method = event.req.method;
     if (method === "HEAD") {
       // HEAD is GET without the body (HTTP): same status and headers
-      const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: queryParams(url.searchParams, url.pathname.slice(3) || "/"), headers: new ApiHeaders(event.req.headers) });
+      const res = dispatch(svc, { method: "GET", path: url.pathname.slice(3) || "/", query: queryParams(url.search, url.pathname.slice(3) || "/"), headers: new ApiHeaders(event.req.headers) });
       const asHead = (r: ApiResponse): Response => {
         const full = toResponse(r);
         // the GET's body is never read: cancel it, or a streamed artifact keeps its file open
@@ -154,7 +154,7 @@ export function createHttpApp(svc: Service, opts: HttpAppOptions = {}): H3 {
     }
     const headers: ApiHeaderValues = new ApiHeaders(event.req.headers);
     const path = url.pathname.slice(3) || "/";
-    const query: Record<string, string> = url.search ? queryParams(url.searchParams, path) : {};
+    const query: Record<string, string> = url.search ? queryParams(url.search, path) : {};
     if (method === "GET") {
       const res = dispatch(svc, { method, path, query, headers });
       return res instanceof Promise ? res.then(toResponse) : toResponse(res);

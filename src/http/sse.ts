@@ -71,7 +71,7 @@ export function eventStream(svc: Service, req: Request): Response {
     });
   }
   const url = new URL(req.url);
-  const q = queryParams(url.searchParams, "/events/stream");
+  const q = queryParams(url.search, "/events/stream");
   const f = parseStreamFilter(svc, q, req.headers.get("last-event-id") ?? undefined, svc.resolveActor(actorHeader(req.headers)));
   const matches = eventMatcher(svc, f);
 

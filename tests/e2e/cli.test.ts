@@ -632,6 +632,8 @@ describe("embedded and remote modes print the same bytes", () => {
     }
     expect(JSON.parse(run(["api", "GET", "/cards?limit=1&limit=5"], { cwd: dir }).stderr).message).toBe('query parameter "limit" is given more than once');
     expect(JSON.parse(run(["api", "GET", "/breaches?type=card_blocked&type=wip_exceeded"], { cwd: dir }).stderr).message).toBe('query parameter "type" is given more than once');
+    // escapes that are not UTF-8 are refused as a server refuses them (they were searched as U+FFFD)
+    expect(JSON.parse(run(["api", "GET", "/cards?q=%FF"], { cwd: dir }).stderr)).toMatchObject({ error: "bad_request", field: "q" });
   });
 
   test("the live stream reads an X-Service-Actor sent as UTF-8 as the JSON API does: actor=me finds a non-ASCII caller's events", async () => {

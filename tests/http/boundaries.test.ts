@@ -135,6 +135,23 @@ describe("query strings and paths clients build", () => {
     }
   });
 
+  test("percent-escapes in the query that are not UTF-8 are 400 naming the parameter, as in the path and the body (before: read as U+FFFD)", async () => {
+    const api = await testApi();
+    try {
+      for (const [path, field] of [["/events?actor=jos%E9", "actor"], ["/cards?q=%FF", "q"], ["/cards?owner=jos%E9", "owner"], ["/cards?limit=5&%FF=1", "%FF"], ["/cards?q=%ED%A0%80", "q"], ["/events/stream?actor=jos%E9", "actor"]]) {
+        const r = await api.get(path!);
+        expect([path, r.status, r.body.error, r.body.field]).toEqual([path, 400, "bad_request", field]);
+        expect(r.body.hint).toStartWith("percent-encode the text's UTF-8 bytes");
+      }
+      // UTF-8 escapes, U+FFFD itself and a % that starts no escape are read as before
+      await api.task({ title: "caf\u00e9 100%" });
+      expect((await api.get("/cards?q=caf%C3%A9")).body.items.map((c: any) => c.title)).toEqual(["caf\u00e9 100%"]);
+      for (const path of ["/cards?q=%EF%BF%BD", "/cards?q=100%", "/cards?q=a+b%2Bc"]) expect([path, (await api.get(path)).status]).toEqual([path, 200]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("another method on /cards/take-next is 405 naming POST, not a card called take-next", async () => {
     const api = await testApi();
     try {

@@ -131,7 +131,7 @@ export const api = defineCommand({
     const url = new URL(args.path.replace(/^\/?(v1\/)?/, "/"), "http://x");
     const path = url.pathname;
     const { queryParams } = await import("../../api/query.ts");
-    const query = queryParams(url.searchParams, path);
+    const query = queryParams(url.search, path);
     if (method === "GET" && path === "/events/stream") {
       throw new CardsError("usage", "GET /events/stream is a Server-Sent Events stream, not one answer", {
         hint: "follow events with `cards events --follow` (one JSON event per line)",
