@@ -137,6 +137,12 @@ export async function remoteRequest(baseUrl: string, req: ApiRequest, o: RemoteO
       throw lost(`${shown} did not answer ${what} within ${o.timeoutS} s`, write, key, "raise the limit with --timeout SECONDS or CARDS_TIMEOUT if the server is slow, else check it and the network", upload);
     }
     const proxy = proxyFor(url, o.env ?? {});
+    if (code === "UnsupportedProxyProtocol") {
+      // fetch takes http:// and https:// proxies only and fails before it connects
+      throw new CardsError("usage", `cannot reach ${shown} through the proxy ${proxy ?? "the environment names"}: fetch takes only http:// and https:// proxies; nothing was sent`, {
+        hint: "set HTTP_PROXY / HTTPS_PROXY to http://HOST:PORT (a SOCKS proxy is not supported), or list the host in NO_PROXY",
+      });
+    }
     if (code === "ERR_PROXY_TUNNEL") {
       // the proxy answered CONNECT with an error (407: credentials): the server saw nothing
       throw new CardsError("unavailable", `cannot reach ${shown} through the proxy ${proxy ?? "the environment names"}: ${String(cause.message ?? code)}; nothing was sent`, {

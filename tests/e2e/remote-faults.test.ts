@@ -624,6 +624,13 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     }
   }, 60_000);
 
+  test("a proxy fetch does not support (socks5://) says nothing was sent and names it (before: \"the write may have been applied\")", async () => {
+    const r = await cards(["--url", server.url, "cards", "create", "--type", "task", "--title", "via socks"], { HTTP_PROXY: "socks5://u:secret@127.0.0.1:9" });
+    expect([r.code, r.error.error, r.stderrLines.length]).toEqual([2, "usage", 1]);
+    expect(r.error.message).toBe(`cannot reach ${server.url} through the proxy socks5://u:***@127.0.0.1:9: fetch takes only http:// and https:// proxies; nothing was sent`);
+    expect(await titles()).not.toContain("via socks");
+  });
+
   test("a proxy's password is hidden when its value has no scheme or does not parse as a URL (before: printed)", async () => {
     for (const [value, shown] of [["user:secret@127.0.0.1:9", "user:***@127.0.0.1:9"], ["http://user:se/cret@127.0.0.1:9", "http://user:***@127.0.0.1:9"], ["http://u:p@ss@127.0.0.1:9", "http://u:***@127.0.0.1:9"]]) {
       const r = await cards(["--url", "http://example.invalid:4777", "cards", "list"], { HTTP_PROXY: value! });
