@@ -395,6 +395,29 @@ describe("date field operands (FilterContext.datePaths)", () => {
     expect(value({ "fields.due": { $gt: "" } })).toBe("");
     expect(parseFilter({ "fields.due": { $in: ["", null] } }, DATES)).toMatchObject({ value: ["", null] });
   });
+  test("zeros past the millisecond are no finer digits: the bound is that millisecond", () => {
+    expect(value({ "fields.due": { $gte: "2026-03-01T10:00:00.5000000Z" } })).toBe("2026-03-01T10:00:00.500Z");
+    expect(value({ "fields.due": { $lt: "2026-03-01T10:00:00.5000Z" } })).toBe("2026-03-01T10:00:00.500Z");
+    expect(dated.js(parseFilter({ "fields.due": { $gte: "2026-03-01T10:00:00.5000Z" } }, DATES))).toEqual(ids(3));
+  });
+  test("$eq a time finer than a millisecond is the millisecond it falls in, as a date field stores it", () => {
+    expect(value({ "fields.due": "2026-03-01T10:00:00.5009Z" })).toBe("2026-03-01T10:00:00.500Z");
+    const node = parseFilter({ "fields.due": "2026-03-01T10:00:00.5009Z" }, DATES);
+    expect(dated.js(node)).toEqual(ids(3));
+    expect(dated.sql(node)).toEqual(ids(3));
+  });
+  test("the first and the last instant a date can hold, written in another offset, equal the stored values", () => {
+    const match = (f: Record<string, unknown>, due: string) => matchesFilter(parseFilter(f, DATES), { fields: { due } } as any, () => false);
+    expect(match({ "fields.due": "0000-01-01T01:00:00+01:00" }, "0000-01-01T00:00:00.000Z")).toBe(true);
+    expect(match({ "fields.due": { $lte: "0000-01-01T01:00:00+01:00" } }, "0000-01-01T00:00:00.000Z")).toBe(true);
+    expect(match({ "fields.due": "9999-12-31T22:59:59.999-01:00" }, "9999-12-31T23:59:59.999Z")).toBe(true);
+    expect(match({ "fields.due": { $gte: "9999-12-31T22:59:59.999-01:00" } }, "9999-12-31T23:59:59.999Z")).toBe(true);
+  });
+  test("a date path's range operand is a string or a number: true is refused; an array is told of $in and $all", () => {
+    expect(err(() => parseFilter({ "fields.due": { $gt: true } }, DATES))).toMatchObject({ error: "validation_failed", field: "filter.fields.due.$gt", value: true });
+    expect(value({ "fields.due": { $gt: 5 } })).toBe(5);
+    expect(err(() => parseFilter({ "fields.due": ["2026-03-01T10:00:00Z"] }, DATES))).toMatchObject({ error: "validation_failed", hint: expect.stringContaining('{"$all": [...]}') });
+  });
   test("datePaths: the fields that are a date in every type in scope that has them", () => {
     expect([...datePaths([[{ id: "due", type: "date" }, { id: "at", type: "date" }], [{ id: "due", type: "date" }, { id: "at", type: "text" }, { id: "n", type: "number" }]])]).toEqual(["fields.due"]);
     expect([...datePaths([[{ id: "at", type: "text" }], [{ id: "at", type: "date" }]])]).toEqual([]);
