@@ -252,6 +252,16 @@ describe("filters in definitions use the filter grammar", () => {
     expect(list[0]!.valid_options).toContain("fields.severity");
   });
 
+  test("a date bound that is no timestamp in a board's default_filter, or in a saved filter of a board whose date field is not on its first type, is a problem", async () => {
+    const main = await problems((f) => { f[MAIN].default_filter = { "fields.due": { $lt: "tomorrow" } }; });
+    expectOnly(main, { file: MAIN, path: 'default_filter["fields.due"]', message: "not a timestamp" });
+    const bugs = await problems((f) => {
+      f[BUGS].card_type_ids = ["bug", "task"];
+      f[BUGS].presentation.filters = { soon: { "fields.due": { $lt: "tomorrow" } } };
+    });
+    expectOnly(bugs, { file: BUGS, path: 'presentation.filters.soon["fields.due"]', message: "not a timestamp" });
+  });
+
   test("saved filters: an unknown operator is a problem at the condition's JSON path, the operator named in the message", async () => {
     const list = await problems((f) => { f[MAIN].presentation.filters.odd = { status: { $near: "todo" } }; });
     expectProblem(list, { file: MAIN, path: "presentation.filters.odd.status", message: "$near is not an operator for status (at presentation.filters.odd.status.$near)" });

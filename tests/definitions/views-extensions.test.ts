@@ -36,6 +36,12 @@ describe("views", () => {
     expect(list.map((p) => p.message).join("\n")).toContain('"zz" is not a column of this workspace');
   });
 
+  test("a view's date bound that is no timestamp is a problem, as in a board's filters", async () => {
+    const list = await problems((f) => { f[TRIAGE].board_id = "main"; f[TRIAGE].filter = { "fields.due": { $lt: "tomorrow" } }; });
+    expectOnly(list, { file: TRIAGE, path: 'filter["fields.due"]', message: "not a timestamp" });
+    expect(await problems((f) => { f[TRIAGE].board_id = "main"; f[TRIAGE].filter = { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } }; })).toEqual([]);
+  });
+
   test("unknown keys in a view", async () => {
     expectOnly(await problems((f) => { f[TRIAGE].route = "/x"; }), {
       file: TRIAGE, path: "route", message: 'unknown key "route"', valid_options: ["id", "board_id", "path", "bind", "filter", "methods"],
