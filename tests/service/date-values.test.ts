@@ -102,6 +102,15 @@ describe("date values are stored in one form and order by time", () => {
     const e = await openTestService(dir, "embedded").then(() => undefined, (err) => err);
     expect(String(e?.message)).toContain("presentation.filters.due_early");
   });
+
+  test("a board's default_filter with a date bound in another offset scopes the board by instant", async () => {
+    const dir = makeWorkspace((f) => { (f["definitions/boards/main.json"] as any).default_filter = { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } }; });
+    await withService(dir, "embedded", async (svc) => {
+      const [early] = await tasks(svc, ["2026-03-01T09:00:00Z", "2026-03-01T11:00:00Z"]);
+      const page = await call(svc, "GET", "/cards", undefined, { board_id: "main" });
+      expect(page.body.items.map((c: { id: string }) => c.id)).toEqual([early]);
+    });
+  });
 });
 
 /** Writes non-canonical date values straight into the database, as a build before this rule stored them. */
@@ -110,6 +119,18 @@ function storeAsWrittenBefore(dir: string, id: string, due: string, at: string):
   try {
     db.run("PRAGMA busy_timeout = 5000");
     db.query("UPDATE cards SET fields = json_set(json_set(fields, '$.due', ?), '$.evidence[0].at', ?) WHERE id = ?").run(due, at, id);
+    db.query("DELETE FROM meta WHERE key IN (?, ?)").run(DATES_STORED_KEY, DEFINITIONS_SYNCED_KEY);
+  } finally {
+    db.close();
+  }
+}
+
+/** Sets JSON paths of a card's fields straight in the database (as a build before the rule left them) and forgets that dates were brought in line. */
+function storeRaw(dir: string, id: string, values: Record<string, string>): void {
+  const db = new Database(databasePath(dir));
+  try {
+    db.run("PRAGMA busy_timeout = 5000");
+    for (const [path, v] of Object.entries(values)) db.query("UPDATE cards SET fields = json_set(fields, ?, ?) WHERE id = ?").run(path, v, id);
     db.query("DELETE FROM meta WHERE key IN (?, ?)").run(DATES_STORED_KEY, DEFINITIONS_SYNCED_KEY);
   } finally {
     db.close();
@@ -136,6 +157,63 @@ describe("values stored before the rule are brought to it", () => {
       expect(svc.store.readMeta(DATES_STORED_KEY)).toBeDefined();
       const page = await call(svc, "POST", "/cards/take-next", { type_id: "task", dry_run: true, filter: { "fields.due": "2026-03-01T10:00:00Z" } });
       expect(page.body.card?.id).toBe(id);
+    });
+  });
+
+  test("a value that is no instant of the years 0000-9999 in UTC is left as it is (nothing to store it as)", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => (await tasks(svc, ["2026-03-01T10:00:00Z"]))[0]!);
+    storeRaw(dir, id, { "$.due": "0000-01-01t00:30:00+01:00" });
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.due).toBe("0000-01-01t00:30:00+01:00");
+      expect(svc.store.readMeta(DATES_STORED_KEY)).toBeDefined();
+    });
+  });
+
+  test("every date of every entry is brought to the form: each entry, each date item field, one missing from an entry; a done card too", async () => {
+    const dir = makeWorkspace((f) => {
+      (f["definitions/card-types/task.json"] as any).fields.find((d: { id: string }) => d.id === "evidence").item_fields.push({ id: "until", label: "Until", type: "date" });
+    });
+    const id = await withService(dir, "embedded", async (svc) => {
+      const r = await call(svc, "POST", "/cards", { type_id: "task", title: "t", status: "done", fields: { priority: "low", evidence: [{ note: "a", at: "2026-03-01T10:00:00Z", until: "2026-03-02T10:00:00Z" }, { note: "b", until: "2026-03-03T10:00:00Z" }] } });
+      expect(r.status).toBe(201);
+      return r.body.id as string;
+    });
+    storeRaw(dir, id, { "$.evidence[0].at": "2026-03-01T12:00:00+02:00", "$.evidence[0].until": "2026-03-02T12:00:00+02:00", "$.evidence[1].until": "2026-03-03T12:00:00+02:00" });
+    await withService(dir, "embedded", async (svc) => {
+      const ev = (await call(svc, "GET", `/cards/${id}`)).body.fields.evidence;
+      expect(ev.map((e: Record<string, unknown>) => [e.at, e.until])).toEqual([["2026-03-01T10:00:00.000Z", "2026-03-02T10:00:00.000Z"], [undefined, "2026-03-03T10:00:00.000Z"]]);
+    });
+  });
+
+  test("a type whose only dates are item fields of a repeating field has them brought to the form", async () => {
+    const dir = makeWorkspace((f) => {
+      const task = f["definitions/card-types/task.json"] as any;
+      task.fields = task.fields.filter((d: { id: string }) => d.id !== "due");
+      const main = f["definitions/boards/main.json"] as any;
+      main.presentation.card_preview.task = ["priority"];
+    });
+    const id = await withService(dir, "embedded", async (svc) => {
+      const r = await call(svc, "POST", "/cards", { type_id: "task", title: "t", fields: { priority: "low", evidence: [{ note: "a", at: "2026-03-01T10:00:00Z" }] } });
+      expect(r.status).toBe(201);
+      return r.body.id as string;
+    });
+    storeRaw(dir, id, { "$.evidence[0].at": "2026-03-01T12:00:00+02:00" });
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.evidence[0].at).toBe("2026-03-01T10:00:00.000Z");
+    });
+  });
+
+  test("an item field that becomes a date has its timestamps brought to the form by the next open", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => {
+      const r = await call(svc, "POST", "/cards", { type_id: "task", title: "t", fields: { priority: "low", evidence: [{ note: "2026-03-01T12:00:00+02:00" }] } });
+      expect(r.status).toBe(201);
+      return r.body.id as string;
+    });
+    editJson(dir, "definitions/card-types/task.json", (t) => { t.fields.find((f: { id: string }) => f.id === "evidence").item_fields.find((i: { id: string }) => i.id === "note").type = "date"; });
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.evidence[0].note).toBe("2026-03-01T10:00:00.000Z");
     });
   });
 
