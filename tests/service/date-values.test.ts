@@ -204,7 +204,7 @@ describe("values stored before the rule are brought to it", () => {
     });
   });
 
-  test("an item field that becomes a date has its timestamps brought to the form by the next open", async () => {
+  test("an item field that becomes a date keeps its values as written at the next open, as a top-level field does (SPEC: definitions never change cards)", async () => {
     const dir = makeWorkspace();
     const id = await withService(dir, "embedded", async (svc) => {
       const r = await call(svc, "POST", "/cards", { type_id: "task", title: "t", fields: { priority: "low", evidence: [{ note: "2026-03-01T12:00:00+02:00" }] } });
@@ -213,7 +213,7 @@ describe("values stored before the rule are brought to it", () => {
     });
     editJson(dir, "definitions/card-types/task.json", (t) => { t.fields.find((f: { id: string }) => f.id === "evidence").item_fields.find((i: { id: string }) => i.id === "note").type = "date"; });
     await withService(dir, "embedded", async (svc) => {
-      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.evidence[0].note).toBe("2026-03-01T10:00:00.000Z");
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.evidence[0].note).toBe("2026-03-01T12:00:00+02:00");
     });
   });
 
