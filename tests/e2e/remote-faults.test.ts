@@ -524,6 +524,22 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, close: () => srv.close() };
   }
 
+  test("the proxy named is as the environment gives it: HTTPS_PROXY for https, HTTP_PROXY for http, lower case too, without its password; none for a host NO_PROXY lists", () => {
+    const url = "https://api.example.com:4777/v1/cards";
+    const P = "http://p:1";
+    expect(proxyFor(url, { HTTPS_PROXY: P, HTTP_PROXY: "http://p:2" })).toBe(P);
+    expect(proxyFor(url, { https_proxy: P })).toBe(P);
+    expect(proxyFor("http://api.example.com/v1", { http_proxy: P })).toBe(P);
+    expect(proxyFor("http://api.example.com/v1", { HTTPS_PROXY: P })).toBeUndefined();
+    expect(proxyFor(url, { HTTPS_PROXY: "http://u:secret@p:1/" })).toBe("http://u:***@p:1");
+    expect(proxyFor(url, { HTTPS_PROXY: "::not a url" })).toBe("::not a url");
+    for (const no of ["*", "api.example.com", "example.com", ".example.com", "API.example.com:4777", "other.org, example.com"]) {
+      expect([no, proxyFor(url, { HTTPS_PROXY: P, NO_PROXY: no })]).toEqual([no, undefined]);
+    }
+    expect(proxyFor("https://example.com/v1", { HTTPS_PROXY: P, no_proxy: ".example.com" })).toBeUndefined();
+    for (const no of ["ample.com", "other.example.com", ""]) expect([no, proxyFor(url, { HTTPS_PROXY: P, NO_PROXY: no })]).toEqual([no, P]);
+  });
+
   test("a proxy refusing the tunnel to an https server: nothing was sent, and it is named (before: \"the write may have been applied\")", async () => {
     const proxy = await proxyAsking();
     try {
