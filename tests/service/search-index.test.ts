@@ -435,3 +435,36 @@ test("opening the index waits out another process's lock on the monotonic clock:
     await holder.exited;
   }
 });
+
+test("opening the index gives up once another process has held it locked past the deadline (5 s on the monotonic clock): it does not wait on for the lock", async () => {
+  const { openSearchDb } = await import("../../src/store/sqlite/search-index.ts");
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const path = join(mkdtempSync(join(tmpdir(), "cards-search-")), "search.db");
+  // another process holds the new file locked for 8 s
+  const holder = Bun.spawn([process.execPath, "-e", `
+    const { Database } = require("bun:sqlite");
+    const db = new Database(${JSON.stringify(path)});
+    db.exec("BEGIN EXCLUSIVE; CREATE TABLE t (x)");
+    console.log("locked");
+    setTimeout(() => { db.exec("COMMIT"); db.close(); }, 8000);
+  `], { stdout: "pipe" });
+  try {
+    const reader = holder.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+    const started = performance.now();
+    let error: unknown;
+    try {
+      openSearchDb(path, 0).close();
+    } catch (e) {
+      error = e;
+    }
+    const waited = performance.now() - started;
+    expect(String((error as { code?: string } | undefined)?.code)).toStartWith("SQLITE_BUSY");
+    expect(waited).toBeGreaterThan(4500);
+    expect(waited).toBeLessThan(7500);
+  } finally {
+    holder.kill();
+    await holder.exited;
+  }
+}, 20_000);
