@@ -179,6 +179,9 @@ describe("GET /health", () => {
       clock.skew = 11_000;
       const still = await unavailable(svc);
       expect(still?.message).toMatch(/^the disk holding .* has (3[0-9]|[4-9]\d) KiB free, less than the 1 MiB GET \/health asks for after a full disk; the last write, 11 s ago, failed: the disk is full; nothing was written to /);
+      // what statfs tells this process it may write there (root: the blocks kept for root too)
+      const [avail, free, size] = spawnSync("stat", ["-f", "-c", "%a %f %S", dir]).stdout.toString().trim().split(" ").map(Number) as [number, number, number];
+      expect(Number(/has (\d+) KiB free/.exec(still!.message)?.[1])).toBe(Math.floor(((process.geteuid?.() === 0 ? free : avail) * size) / 1024));
       // asked again before the next probe is due: it still says what is free (before: only when it probed)
       clock.skew = 12_000;
       expect((await unavailable(svc))?.message).toMatch(/^the disk holding .* has \d+ KiB free, less than the 1 MiB /);
