@@ -531,7 +531,7 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     expect(proxyFor(url, { https_proxy: P })).toBe(P);
     expect(proxyFor("http://api.example.com/v1", { http_proxy: P })).toBe(P);
     expect(proxyFor("http://api.example.com/v1", { HTTPS_PROXY: P })).toBeUndefined();
-    expect(proxyFor(url, { HTTPS_PROXY: "http://u:secret@p:1/" })).toBe("http://u:***@p:1");
+    expect(proxyFor(url, { HTTPS_PROXY: "http://u:secret@p:1/" })).toBe("http://u:***@p:1/");
     expect(proxyFor(url, { HTTPS_PROXY: "::not a url" })).toBe("::not a url");
     for (const no of ["*", "api.example.com", "example.com", ".example.com", "API.example.com:4777", "other.org, example.com"]) {
       expect([no, proxyFor(url, { HTTPS_PROXY: P, NO_PROXY: no })]).toEqual([no, undefined]);
