@@ -408,21 +408,26 @@ describe("what a type without searchable_fields indexes", () => {
   }, withLog()));
 });
 
-test("opening the index waits out another process's lock on the monotonic clock: a wall clock stepped forward meanwhile does not give up at once", async () => {
-  const { openSearchDb } = await import("../../src/store/sqlite/search-index.ts");
+/** A new search index file that another process holds locked (BEGIN EXCLUSIVE) for `ms`, once it says so. */
+async function lockedIndexFile(ms: number): Promise<{ path: string; holder: ReturnType<typeof Bun.spawn> }> {
   const { mkdtempSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const path = join(mkdtempSync(join(tmpdir(), "cards-search-")), "search.db");
-  // another process holds the new file locked for 400 ms
   const holder = Bun.spawn([process.execPath, "-e", `
     const { Database } = require("bun:sqlite");
     const db = new Database(${JSON.stringify(path)});
     db.exec("BEGIN EXCLUSIVE; CREATE TABLE t (x)");
     console.log("locked");
-    setTimeout(() => { db.exec("COMMIT"); db.close(); }, 400);
+    setTimeout(() => { db.exec("COMMIT"); db.close(); }, ${ms});
   `], { stdout: "pipe" });
-  const reader = holder.stdout.getReader();
+  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader();
   expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+  return { path, holder };
+}
+
+test("opening the index waits out another process's lock on the monotonic clock: a wall clock stepped forward meanwhile does not give up at once", async () => {
+  const { openSearchDb } = await import("../../src/store/sqlite/search-index.ts");
+  const { path, holder } = await lockedIndexFile(400);
   const realNow = Date.now;
   let calls = 0;
   // every reading after the first is 10 s on: a step forward while it waits
@@ -438,20 +443,8 @@ test("opening the index waits out another process's lock on the monotonic clock:
 
 test("opening the index gives up once another process has held it locked past the deadline (5 s on the monotonic clock): it does not wait on for the lock", async () => {
   const { openSearchDb } = await import("../../src/store/sqlite/search-index.ts");
-  const { mkdtempSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const path = join(mkdtempSync(join(tmpdir(), "cards-search-")), "search.db");
-  // another process holds the new file locked for 8 s
-  const holder = Bun.spawn([process.execPath, "-e", `
-    const { Database } = require("bun:sqlite");
-    const db = new Database(${JSON.stringify(path)});
-    db.exec("BEGIN EXCLUSIVE; CREATE TABLE t (x)");
-    console.log("locked");
-    setTimeout(() => { db.exec("COMMIT"); db.close(); }, 8000);
-  `], { stdout: "pipe" });
+  const { path, holder } = await lockedIndexFile(8000);
   try {
-    const reader = holder.stdout.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
     const started = performance.now();
     let error: unknown;
     try {
