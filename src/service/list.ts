@@ -4,6 +4,7 @@
  */
 import { CardsError, badRequest } from "../domain/errors.ts";
 import { storedTag } from "../domain/text.ts";
+import { searchTermCount } from "../domain/search-text.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
 import { datePaths, enumOptionsByPath, mixedDatePaths } from "../domain/filter-values.ts";
@@ -136,8 +137,9 @@ export function toListQuery(svc: Service, p: ListParams, viewer?: string): ListQ
   if (p.link_target !== undefined) q.linkTarget = p.link_target;
   if (p.q !== undefined && p.q.trim() !== "") {
     // each word is one full-text term: a query of thousands held the request thread
-    if (p.q.length > MAX_Q_CHARS || p.q.trim().split(/\s+/).length > MAX_Q_WORDS) {
-      throw badRequest(`q takes at most ${MAX_Q_WORDS} words and ${MAX_Q_CHARS} characters`, { field: "q", hint: "search for the few words that matter" });
+    // (a run of Chinese or Thai is a term a character: domain/search-text.ts)
+    if (p.q.length > MAX_Q_CHARS || p.q.trim().split(/\s+/).length > MAX_Q_WORDS || searchTermCount(p.q) > MAX_Q_WORDS) {
+      throw badRequest(`q takes at most ${MAX_Q_WORDS} words (a character of Chinese, Japanese or Thai is one) and ${MAX_Q_CHARS} characters`, { field: "q", hint: "search for the few words that matter" });
     }
     q.q = p.q;
   }

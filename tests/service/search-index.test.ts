@@ -370,6 +370,41 @@ describe("scripts written without spaces, and vowel signs", () => {
   }));
 });
 
+describe("marks that do not change the word", () => {
+  test("an emoji with or without its variation selector or keycap is one word (before 5: \"❤\" missed \"I ❤️ it\")", () => withService("embedded", async (svc) => {
+    const heart = await createCard(svc, { type_id: "task", title: "I \u2764\uFE0F it" }, ada);
+    const plain = await createCard(svc, { type_id: "task", title: "plain \u263A smile" }, ada);
+    const keycap = await createCard(svc, { type_id: "task", title: "1\uFE0F\u20E3 one" }, ada);
+    expect(await search(svc, "\u2764 it")).toEqual([heart.id]);
+    expect(await search(svc, "\u263A\uFE0F smile")).toEqual([plain.id]);
+    expect(await search(svc, "1 one")).toEqual([keycap.id]);
+  }));
+
+  test("Arabic and Hebrew vowel points and Greek accents are ignored, in the text and in the query", () => withService("embedded", async (svc) => {
+    const ar = await createCard(svc, { type_id: "task", title: "\u0643\u064E\u062A\u064E\u0628\u064E" }, ada); // كَتَبَ
+    const he = await createCard(svc, { type_id: "task", title: "\u05E9\u05B8\u05C1\u05DC\u05D5\u05B9\u05DD" }, ada); // שָׁלוֹם
+    const el = await createCard(svc, { type_id: "task", title: "\u039F\u03B4\u03CC\u03C2 \u03AC\u03BB\u03C6\u03B1" }, ada); // Οδός άλφα
+    expect(await search(svc, "\u0643\u062A\u0628")).toEqual([ar.id]);
+    expect(await search(svc, "\u05E9\u05DC\u05D5\u05DD")).toEqual([he.id]);
+    expect(await search(svc, "\u03BF\u03B4\u03BF\u03C2")).toEqual([el.id]); // οδος
+    expect(await search(svc, "\u039F\u0394\u039F\u03A3")).toEqual([el.id]); // ΟΔΟΣ
+    expect(await search(svc, "\u03B1\u03BB\u03C6\u03B1")).toEqual([el.id]); // αλφα
+  }));
+
+  test("a word of marks or underscores alone is no word: it finds nothing, not every card", () => withService("embedded", async (svc) => {
+    await createCard(svc, { type_id: "task", title: "anything" }, ada);
+    expect(await search(svc, "_\u0301")).toEqual([]);
+    expect(await search(svc, "\uFE0F")).toEqual([]);
+  }));
+
+  test("each character of a run of Chinese counts toward q's 32 words: a longer run is refused, not searched for seconds", () => withService("embedded", async (svc) => {
+    expect(await search(svc, "\u4E2D".repeat(32))).toEqual([]);
+    const e = await Promise.resolve().then(() => listCards(svc, { q: "\u4E2D".repeat(33) }, "ada")).then(() => undefined, (err) => err);
+    expect(e?.code).toBe("bad_request");
+    expect(e?.message).toContain("a character of Chinese, Japanese or Thai is one");
+  }));
+});
+
 describe("edits after the index caught up", () => {
   test("a field or title edit and an appended entry are found by their new words, not their old ones", () => withService("embedded", async (svc) => {
     const c = await createCard(svc, { type_id: "task", title: "plain start", fields: { branch: "alpha" } }, ada);

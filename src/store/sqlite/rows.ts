@@ -2,6 +2,7 @@
 import type { Card, Comment, Link, StoredEvent, User } from "../../domain/types.ts";
 import { EVENT_ID_WIDTH } from "../../domain/ids.ts";
 import { CardsError } from "../../domain/errors.ts";
+import { searchPhrases, searchText } from "../../domain/search-text.ts";
 
 type Row = Record<string, unknown>;
 
@@ -109,22 +110,7 @@ export function rowToUser(r: Row): User {
   return u;
 }
 
-/**
- * Text as the index holds it and a query is read: Unicode's composed form (NFC). Text
- * typed or pasted decomposed (macOS file names, some input methods) spells "é" as "e" and
- * a combining accent, and Hangul as separate jamo; without this one form a decomposed
- * query missed a composed title and the other way round.
- *
- * Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
- * Burmese) have each character, with its marks, set apart as a word of its own: the
- * tokenizer made a whole run one word, so `ログイン` missed `ユーザーがログインできない`.
- * A query reads such a run as a phrase, those characters in a row (toFtsQuery).
- */
-export const searchText = (s: string): string => s.normalize("NFC").replace(UNSPACED_CHAR, " $& ");
-
-const UNSPACED_CHAR = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]\p{M}*/gu;
-
-/** The text indexed for `q`: the chosen field values, flattened (in NFC: searchText). */
+/** The text indexed for `q`: the chosen field values, flattened (domain/search-text.ts searchText). */
 export function searchBody(fields: Record<string, unknown>, only: string[] | undefined): string {
   const parts: string[] = [];
   const walk = (v: unknown): void => {
@@ -140,18 +126,16 @@ export function searchBody(fields: Record<string, unknown>, only: string[] | und
 }
 
 /**
- * Turns free text into an FTS5 query: every token must match, the last as a prefix.
- * Tokens are what the index's tokenizer keeps (search-index.ts): letters, digits, private
- * use and other symbols (emoji), so `q=🚀` finds the cards that say 🚀. Combining marks
- * stay inside their word (a mark left over after NFC, a vowel sign): as separators they
- * cut "résumé" typed decomposed into "re" and "sume".
+ * Turns free text into an FTS5 query: every word must match, the last as a prefix. A word
+ * is a phrase of the terms the index holds for it (domain/search-text.ts searchPhrases):
+ * one for a word of a spaced script, its characters in a row for a run of Chinese. Terms
+ * are what the index's tokenizer keeps (search-index.ts): letters, marks, digits, private
+ * use and other symbols (emoji), so `q=🚀` finds the cards that say 🚀.
  */
 export function toFtsQuery(q: string): string | null {
-  // a mark alone is no word: the index drops accents, and an empty phrase matched every card
-  const tokens = q.normalize("NFC").match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}_]+/gu)?.filter((t) => /[^\p{M}]/u.test(t));
-  if (!tokens || tokens.length === 0) return null;
-  // each word a phrase: a run of Chinese or Thai is its characters in a row (searchText)
-  return tokens.map((t, i) => `"${searchText(t).trim().replace(/\s+/g, " ")}"${i === tokens.length - 1 ? "*" : ""}`).join(" ");
+  const phrases = searchPhrases(q);
+  if (phrases.length === 0) return null;
+  return phrases.map((terms, i) => `"${terms.join(" ")}"${i === phrases.length - 1 ? "*" : ""}`).join(" ");
 }
 
 /**

@@ -16,7 +16,8 @@
 import { fileSize, openSqlite, sqliteErrorCode, type SqliteDb } from "../../platform/sqlite.ts";
 import { byCodePoint } from "../../domain/card.ts";
 import type { SearchConfig } from "../port.ts";
-import { checkVerdicts, searchBody, searchText } from "./rows.ts";
+import { searchText } from "../../domain/search-text.ts";
+import { checkVerdicts, searchBody } from "./rows.ts";
 import { unshareable } from "./connection.ts";
 import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
 
@@ -25,8 +26,10 @@ import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
  * (emoji) are words. 3: text is indexed in NFC (rows.ts searchText), so a title stored
  * decomposed is found by a composed query. 4: marks are part of words (a vowel sign split
  * "हिन्दी", and "हो" found it), and each character of Chinese, Japanese or Thai is a word.
+ * 5: emoji variation selectors, Arabic and Hebrew vowel points and Greek accents are
+ * dropped (domain/search-text.ts).
  */
-export const SEARCH_SCHEMA_VERSION = 4;
+export const SEARCH_SCHEMA_VERSION = 5;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
