@@ -173,7 +173,7 @@ export function boardScope(board: Board, defs: Definitions): FilterNode {
 /** What a board's own filters are read with: its types' date fields (checked at load, so no more). */
 function boardFilterContext(board: Board, defs: Definitions): FilterContext {
   const types = board.card_type_ids.flatMap((t) => { const type = defs.cardTypes.get(t); return type ? [type] : []; });
-  return { datePaths: datePaths(types.map((t) => t.fields)), mixedDates: mixedDatePaths(types) };
+  return { datePaths: datePaths(types.map((t) => t.fields)), mixedDates: mixedDatePaths(types), tagSet: defs.workspace.tag_set };
 }
 
 function savedFilter(board: Board, defs: Definitions, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
@@ -210,6 +210,7 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
     fieldIds: fieldIdsOf(svc, typeIds),
     datePaths: datePaths(inScope.map((t) => t.fields)),
     mixedDates: mixedDatePaths(inScope),
+    tagSet: workspace.tag_set,
     knownValues: known,
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already

@@ -97,6 +97,27 @@ describe("filter values checked against the definitions", () => {
     }
   });
 
+  test("a tag the tag_set spells decomposed is found in either form, in a caller's filter and in a board's saved filter, under an open policy too", async () => {
+    const nfd = "u\u0308ber", nfc = "\u00fcber";
+    const api = await testApi({ edit: (f) => {
+      const ws = f["definitions/workspace.json"] as any;
+      ws.settings.tag_policy = "open";
+      ws.tag_set.push(nfd);
+      (f["definitions/boards/main.json"] as any).presentation.filters = { ...(f["definitions/boards/main.json"] as any).presentation.filters, uber: { tags: { $has: nfc } } };
+    } });
+    try {
+      const id = (await api.post("/cards", { type_id: "task", title: "t", tags: [nfc] })).body.id;
+      expect((await api.get(`/cards/${id}`)).body.tags).toEqual([nfd]); // stored in tag_set's spelling
+      for (const given of [nfc, nfd]) {
+        expect((await api.post("/cards/take-next", { type_id: "task", filter: { tags: { $has: given } }, dry_run: true })).body.card?.id).toBe(id);
+      }
+      // before: the filter's operand was composed, and the board's saved filter found nothing
+      expect((await api.get("/cards?board_id=main&filter=uber")).body.items.map((c: { id: string }) => c.id)).toEqual([id]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("a value the definitions dropped but cards still hold is allowed, so those cards can be found", async () => {
     const api = await testApi();
     try {
