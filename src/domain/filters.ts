@@ -309,13 +309,19 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
 function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _State, asWritten: Extract<FilterNode, { kind: "cmp" }>): FilterNode {
   const dateTypes = st.ctx.mixedDates?.get(path);
   if (!dateTypes || op === "$contains") return asWritten;
-  let converted: FilterScalar | FilterScalar[];
-  try {
-    converted = _operand("date", op, raw, at);
-  } catch {
-    return asWritten;
-  }
-  if (JSON.stringify(converted) === JSON.stringify(asWritten.value)) return asWritten;
+  // each value of a list on its own: one that is no time stays as written for every type
+  const convert = (v: unknown, written: FilterScalar | FilterScalar[], o: CmpOp): FilterScalar | FilterScalar[] => {
+    try {
+      return _operand("date", o, v, at);
+    } catch {
+      return written;
+    }
+  };
+  const written = asWritten.value;
+  const converted = Array.isArray(raw) && Array.isArray(written)
+    ? raw.map((v, i) => convert(v, written[i] as FilterScalar, "$eq") as FilterScalar)
+    : convert(raw, written, op);
+  if (JSON.stringify(converted) === JSON.stringify(written)) return asWritten;
   return {
     kind: "or",
     nodes: [

@@ -69,6 +69,9 @@ describe("date values are stored in one form and order by time", () => {
       expect(await ids({ "fields.due": { $gte: "2026-03-01T09:00:00Z" } })).toEqual([task, bug].sort());
       expect(await ids({ "fields.due": { $gt: "2026-03-01T09:00:00Z" } })).toEqual([bug]);
       expect(await ids({ "fields.due": { $in: ["2026-03-01T09:00:00Z"] } })).toEqual([task]);
+      // a list holding text that is no time converts its times still (before: none of them)
+      expect(await ids({ "fields.due": { $in: ["2026-03-01T11:00:00+02:00", "soon"] } })).toEqual([task, bug].sort());
+      expect(await ids({ "fields.due": { $nin: ["2026-03-01T11:00:00+02:00", "soon"] } })).toEqual([]);
       // text a date field cannot hold is compared as written, for every type
       expect(await ids({ "fields.due": { $ne: "soon" } })).toEqual([task, bug].sort());
     });
