@@ -5,6 +5,7 @@
  */
 import { CardsError, type ErrorEnvelope } from "../domain/errors.ts";
 import { assertIdempotencyKey, type ApiRequest } from "../api/types.ts";
+import { declaredMediaType } from "../domain/media-type.ts";
 import { assertActorText, givenActor } from "../domain/text.ts";
 
 export interface CliGlobals {
@@ -89,7 +90,8 @@ export async function callRaw(g: CliGlobals, call: ApiCall): Promise<RawResponse
   // not in the request hash: it gets none)
   else if (url && write && !call.bytes) headers["idempotency-key"] = `cli-${crypto.randomUUID()}`;
   const body = call.body === undefined ? undefined : typeof call.body === "string" ? call.body : JSON.stringify(call.body, keepNonFinite);
-  if (call.contentType) headers["content-type"] = call.contentType;
+  // checked here in both modes, as the route would: fetch refuses a header past U+00FF
+  if (call.contentType) headers["content-type"] = declaredMediaType(call.contentType) ?? call.contentType;
   const req: ApiRequest = { method: call.method.toUpperCase(), path: call.path, query, headers, body, ...(call.bytes ? { stream: call.bytes } : {}) };
   if (url) {
     const { remoteRequest, timeoutSeconds, DEFAULT_TIMEOUT_S, DEFAULT_TRANSFER_TIMEOUT_S } = await import("./remote.ts");

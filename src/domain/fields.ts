@@ -15,6 +15,7 @@ import { FIELD_KEY_PATTERN, ME } from "./ids.ts";
 import { isRfc3339Shape, parseRfc3339, storedTime } from "./rfc3339.ts";
 import type { CardType, FieldDef, WorkspaceSettings } from "./types.ts";
 import { controlCharIn, hasLineBreak, sameText, storedTag } from "./text.ts";
+import { isMediaType } from "./media-type.ts";
 
 /**
  * DECISIONS "Size limits": one field value (for repeating fields: one entry) in UTF-8
@@ -309,10 +310,6 @@ interface _Ctx {
 /** card_link values: the SPEC form `card_<hex>`, any length (ids.ts generates 16 hex; restored ids are kept). */
 const _CARD_LINK_RE = /^card_[0-9a-f]+$/;
 const _ARTIFACT_KEYS = ["uri", "mime", "size", "sha256"];
-const _MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[A-Za-z0-9][\w.+-]*(?:\s*;.*)?$/;
-
-/** True for a media type an artifact's `mime` accepts (`type/subtype`, parameters allowed). */
-export const isMediaType = (s: string): boolean => _MIME_RE.test(s);
 const _SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 
 function _emptyRefs(): FieldRefs { return { cards: [], users: [] }; }
@@ -602,7 +599,7 @@ function _checkArtifact(def: FieldDef, v: unknown, path: string): Record<string,
   }
   const out: Record<string, unknown> = { uri };
   if (mime !== undefined) {
-    if (typeof mime !== "string" || !_MIME_RE.test(mime)) throw _invalid(`${path}.mime`, "mime must be a media type such as text/plain", mime);
+    if (typeof mime !== "string" || !isMediaType(mime)) throw _invalid(`${path}.mime`, "mime must be a media type such as text/plain", mime);
     out.mime = mime;
   }
   if (size !== undefined) {

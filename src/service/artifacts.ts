@@ -6,7 +6,8 @@
  */
 import { CardsError, notFound } from "../domain/errors.ts";
 import { hash128 } from "../domain/hash.ts";
-import { isMediaType, LOCAL_ARTIFACT_PREFIX, localArtifactUri, storesBytes } from "../domain/fields.ts";
+import { LOCAL_ARTIFACT_PREFIX, localArtifactUri, storesBytes } from "../domain/fields.ts";
+import { declaredMediaType } from "../domain/media-type.ts";
 import { servedMime, sniffMime } from "../domain/sniff.ts";
 import type { Card } from "../domain/types.ts";
 import { commitUpdate, loadForWrite, withParts } from "./cards.ts";
@@ -38,7 +39,7 @@ export async function attachArtifact(
       field, hint: `set it as a field value with an update: PATCH /cards/${id} {"fields": {"${field}": {"uri": "https://..."}}}; CLI: cards cards patch ${id} --version N --fields '{"${field}": {"uri": "https://..."}}'; tools: update_${type.id}`,
     });
   }
-  const declared = declaredMime(contentType);
+  const declared = declaredMediaType(contentType);
   const blob = await svc.blobs.put(body, MAX_ARTIFACT_BYTES, (head) => declared ?? sniffMime(head));
   // the same bytes are stored once, with the type of their first upload; this card's
   // field records the type this upload declared
@@ -59,22 +60,6 @@ export async function attachArtifact(
   } finally {
     blob.hold.release();
   }
-}
-
-/**
- * The upload's declared type: a media type such as `text/plain; charset=utf-8` (an
- * artifact field accepts nothing else), or undefined when absent or
- * application/octet-stream (the bytes are sniffed then).
- */
-function declaredMime(contentType: string | undefined): string | undefined {
-  const t = contentType?.trim();
-  if (!t) return undefined;
-  if (!isMediaType(t) || t.length > 200) {
-    throw new CardsError("validation_failed", `Content-Type ${JSON.stringify(t.slice(0, 200))} is not a media type`, {
-      field: "Content-Type", value: t.slice(0, 200), hint: "send a media type such as text/plain or image/png, or leave Content-Type out to have the bytes sniffed",
-    });
-  }
-  return t.split(";")[0]!.trim().toLowerCase() === "application/octet-stream" ? undefined : t;
 }
 
 /** Opens a stored artifact by its path under /artifacts/ (or its full `artifacts/...` uri). */

@@ -744,6 +744,23 @@ describe("embedded and remote modes print the same bytes", () => {
     }
   });
 
+  test("an artifact --type outside printable ASCII is refused alike in both modes, storing nothing (before: embedded stored it, remote failed before sending)", () => {
+    const file = join(dir, "type-note.txt");
+    writeFileSync(file, "typed bytes");
+    const answers: unknown[] = [];
+    for (const env of [{}, { CARDS_URL: server.url }]) {
+      const card = run(["cards", "create", "--type", "task", "--title", "typed"], { cwd: dir, env }).json;
+      for (const type of ["text/plain; name=\u20ac", "text/plain; name=caf\u00e9"]) {
+        const put = run(["cards", "artifacts", "put", card.id, "output", file, "--type", type], { cwd: dir, env });
+        answers.push([put.code, put.error]);
+      }
+      expect(run(["cards", "get", card.id], { cwd: dir, env }).json.version).toBe(1);
+    }
+    // embedded €, embedded é, remote €, remote é
+    for (const a of answers) expect(a).toMatchObject([5, { error: "validation_failed", field: "Content-Type" }]);
+    expect(answers.slice(2)).toEqual(answers.slice(0, 2));
+  });
+
   test("`cards api` carries artifact bytes both ways in both modes; the SSE stream is refused with a pointer", () => {
     const file = join(dir, "api-note.txt");
     writeFileSync(file, "bytes via api\n");
