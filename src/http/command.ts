@@ -1,6 +1,7 @@
 /** `cards serve`: the HTTP API under /v1 (loopback by default). */
 import { defineCommand } from "citty";
 import { CardsError } from "../domain/errors.ts";
+import { givenActor } from "../domain/text.ts";
 
 /** The globals the CLI runner passes to every command. */
 interface Globals { dir?: string; cwd: string; env: Record<string, string | undefined> }
@@ -24,6 +25,8 @@ export default defineCommand({
         field: "--host", hint: "bind 127.0.0.1, or pass --allow-remote if the network is trusted",
       });
     }
+    // a blank CARDS_ACTOR would answer 400 to every request that names no actor: said at start
+    givenActor(g.env.CARDS_ACTOR, "CARDS_ACTOR");
     const publicUrl = args["public-url"] ?? (g.env.CARDS_PUBLIC_URL?.trim() || undefined);
     const accessLog = args["access-log"] === true || g.env.CARDS_ACCESS_LOG === "1";
     const { startService } = await import("./server.ts");

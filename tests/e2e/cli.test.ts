@@ -564,6 +564,12 @@ describe("embedded and remote modes print the same bytes", () => {
     expect(run(["--actor", " bob ", "cards", "create", "--type", "task", "--title", "whose", "--dry-run"], { cwd: dir }).json.created_by).toBe("bob");
   });
 
+  test("cards serve with a blank CARDS_ACTOR stops at start, saying so (before: it served, and answered 400 to every request naming no actor)", () => {
+    const r = run(["serve", "--port", "0"], { cwd: dir, env: { CARDS_ACTOR: "\u3000" } });
+    expect([r.code, r.error?.error, r.error?.field]).toEqual([2, "bad_request", "actor"]);
+    expect(r.error?.message).toStartWith("CARDS_ACTOR ");
+  });
+
   test("an --idempotency-key outside printable ASCII is refused alike in both modes, and over HTTP, writing nothing (before: embedded took it, remote failed in fetch saying the write may have been applied, HTTP read it as Latin-1)", async () => {
     const count = () => run(["cards", "list", "--limit", "200"], { cwd: dir }).json.items.length;
     const before = count();
