@@ -338,7 +338,8 @@ function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _St
  */
 function _known(path: string, op: CmpOp, given: FilterScalar | FilterScalar[], at: string, ctx: FilterContext): FilterScalar | FilterScalar[] {
   const known = ctx.knownValues && Object.hasOwn(ctx.knownValues, path) ? ctx.knownValues[path] : undefined;
-  const v = known ? _knownForm(known, given) : given;
+  // (owners are user ids, ASCII: no other form to look for among thousands of users)
+  const v = known && path !== "owner" ? _knownForm(known, given) : given;
   // only what must match: excluding a value the workspace lacks ($ne, $nin) is harmless
   if (!known || op === "$ne" || op === "$nin" || op === "$contains" || op.startsWith("$gt") || op.startsWith("$lt")) return v;
   for (const [i, x] of (Array.isArray(v) ? v : [v]).entries()) {
