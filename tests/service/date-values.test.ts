@@ -4,8 +4,9 @@
  * stored before that rule are brought to it when a workspace is opened; a restore brings
  * a dump's; a filter's operands on a date field are converted as for created_at.
  */
-import { Database } from "bun:sqlite";
+import { constants, Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dispatch } from "../../src/api/dispatch.ts";
 import { DEFINITIONS_SYNCED_KEY } from "../../src/definitions/cache.ts";
@@ -74,6 +75,39 @@ describe("date values are stored in one form and order by time", () => {
       expect(await ids({ "fields.due": { $nin: ["2026-03-01T11:00:00+02:00", "soon"] } })).toEqual([]);
       // text a date field cannot hold is compared as written, for every type
       expect(await ids({ "fields.due": { $ne: "soon" } })).toEqual([task, bug].sort());
+    });
+  });
+
+  test("a field that is a date in two types and multi-line text in a third is compared by instant in both date types, as written in the third", async () => {
+    const dir = makeWorkspace();
+    editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.push({ id: "due", label: "Due", type: "text" }); });
+    editJson(dir, "definitions/card-types/review.json", (t) => { t.fields.push({ id: "due", label: "Due", type: "date" }); });
+    await withService(dir, "embedded", async (svc) => {
+      const task = (await tasks(svc, ["2026-03-01T11:00:00+02:00"]))[0]!; // stored as 09:00:00.000Z
+      const review = (await call(svc, "POST", "/cards", { type_id: "review", title: "r", fields: { verdict: "approved", due: "2026-03-01T11:00:00+02:00" } })).body.id as string;
+      const bug = (await call(svc, "POST", "/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", due: "2026-03-01T11:00:00+02:00" } })).body.id as string;
+      expect([review, bug]).toEqual([expect.any(String), expect.any(String)]);
+      const { listCards } = await import("../../src/service/index.ts");
+      const ids = async (filter: unknown) => (await listCards(svc, {}, "ada", { filter })).items.map((c) => c.id).sort();
+      // 10:00+02:00 is 08:00Z: neither date type's 09:00Z is before it; the text "…T11:00:00+02:00" is not below "…T10:00:00+02:00"
+      expect(await ids({ "fields.due": { $lt: "2026-03-01T10:00:00+02:00" } })).toEqual([]);
+      expect(await ids({ "fields.due": "2026-03-01T11:00:00+02:00" })).toEqual([task, review, bug].sort());
+      expect(await ids({ "fields.due": { $gt: "2026-03-01T09:00:00Z" } })).toEqual([bug]);
+    });
+  });
+
+  test("a board's saved filter on a field that is a date in one of its types and text in another compares per type", async () => {
+    const dir = makeWorkspace((f) => {
+      (f["definitions/boards/main.json"] as any).presentation.filters.due_early = { "fields.due": { $lt: "2026-03-01T12:00:00+02:00" } };
+    });
+    editJson(dir, "definitions/card-types/bug.json", (t) => { t.fields.push({ id: "due", label: "Due", type: "string" }); });
+    await withService(dir, "embedded", async (svc) => {
+      const [early] = await tasks(svc, ["2026-03-01T09:00:00Z", "2026-03-01T11:00:00Z"]);
+      // as text "…T11:00:00+02:00" is below "…T12:00:00+02:00": the bug is in
+      const bug = (await call(svc, "POST", "/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", due: "2026-03-01T11:00:00+02:00" } })).body.id as string;
+      const page = await call(svc, "GET", "/cards", undefined, { board_id: "main", filter: "due_early" });
+      // 12:00+02:00 is 10:00Z: the 11:00Z task is after it (before: compared as text, it was in)
+      expect(page.body.items.map((c: { id: string }) => c.id).sort()).toEqual([early, bug].sort());
     });
   });
 
@@ -290,6 +324,54 @@ describe("values stored before the rule are brought to it", () => {
     });
   });
 
+  test.skipIf(!canMount)("a workspace opened read-only with its WAL index beside it (not read as immutable) is not walked either", async () => {
+    const dir = makeWorkspace();
+    const id = await withService(dir, "embedded", async (svc) => (await tasks(svc, ["2026-03-01T10:00:00Z"]))[0]!);
+    storeAsWrittenBefore(dir, id, "2026-03-01T12:00:00+02:00", "2026-03-01T10:00:00Z");
+    // the -wal and -shm kept, as a server or a one-shot call leaves them: SQLite opens the file read-only
+    const keep = new Database(databasePath(dir));
+    keep.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+    keep.query("SELECT 1").get();
+    keep.close();
+    const cards = join(dir, ".cards");
+    expect(existsSync(join(cards, "cards.db-shm"))).toBe(true);
+    expect(mount("--bind", cards, cards)).toBe(true);
+    mounts.push(cards);
+    expect(mount("-o", "remount,bind,ro", cards)).toBe(true);
+    await withService(dir, "embedded", async (svc) => {
+      let walks = 0;
+      const iterate = svc.store.iterateCards.bind(svc.store);
+      svc.store.iterateCards = () => { walks++; return iterate(); };
+      expect(svc.store.readOnly()).toBe(true);
+      expect((await storeDatesInForm(svc).catch((e) => e))?.code).toBe("unavailable");
+      expect(walks).toBe(0);
+    });
+    expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
+  });
+
+  test("the rewrite rebuilds the search index: a value is found by its stored form, not the one it had", async () => {
+    const dir = makeWorkspace();
+    // an evidence entry's time is searchable (task.searchable_fields)
+    const id = await withService(dir, "embedded", async (svc) => {
+      const r = await call(svc, "POST", "/cards", { type_id: "task", title: "t", fields: { priority: "low", evidence: [{ note: "n", at: "2026-03-01T10:00:00Z" }] } });
+      return r.body.id as string;
+    });
+    // stored as written by an older build, and recorded as in the form: this open leaves it and indexes it so
+    const db = new Database(databasePath(dir));
+    db.query("UPDATE cards SET fields = json_set(fields, '$.evidence[0].at', '2026-03-01T12:00:00+02:00') WHERE id = ?").run(id);
+    db.close();
+    const { listCards } = await import("../../src/service/index.ts");
+    const search = async (svc: Service, q: string) => (await listCards(svc, { q }, "ada")).items.map((c) => c.id);
+    await withService(dir, "embedded", async (svc) => { expect(await search(svc, "01T12")).toEqual([id]); });
+    const again = new Database(databasePath(dir));
+    again.query("DELETE FROM meta WHERE key IN (?, ?)").run(DATES_STORED_KEY, DEFINITIONS_SYNCED_KEY);
+    again.close();
+    await withService(dir, "embedded", async (svc) => {
+      expect((await call(svc, "GET", `/cards/${id}`)).body.fields.evidence[0].at).toBe("2026-03-01T10:00:00.000Z");
+      expect([await search(svc, "01T10"), await search(svc, "01T12")]).toEqual([[id], []]);
+    });
+  });
+
   test.skipIf(!canMount)("a workspace that cannot take the rewrite now (a read-only mount) is not recorded as brought in line, so the next open tries again", async () => {
     const dir = makeWorkspace();
     const id = await withService(dir, "embedded", async (svc) => (await tasks(svc, ["2026-03-01T10:00:00Z"]))[0]!);
@@ -347,5 +429,6 @@ test("the record that a database's dates are in the form is read by the form's v
   expect(dateFormRecorded("1")).toBe(true);
   expect(dateFormRecorded("1:task.due,task.evidence.at")).toBe(true); // written by the builds of 2026-11-25
   expect(dateFormRecorded("2:task.due")).toBe(false);
+  expect(dateFormRecorded("10")).toBe(false); // a later version, not this one's prefix
   expect(dateFormRecorded(undefined)).toBe(false);
 });
