@@ -5,7 +5,7 @@ import {
   MAX_CONTAINS, MAX_CONTAINS_CHARS, MAX_FILTER_DEPTH, MAX_FILTER_LIST, MAX_FILTER_NODES, andFilters, matchesFilter, parseFilter, resolveMe,
   type FilterNode, type FilterScalar,
 } from "../../src/domain/filters.ts";
-import { compareCodePoints } from "../../src/domain/codepoints.ts";
+import { compareCodePoints, leading, trailing } from "../../src/domain/codepoints.ts";
 import { datePaths } from "../../src/domain/filter-values.ts";
 import type { Card } from "../../src/domain/types.ts";
 import { filterToSql } from "../../src/store/sqlite/filter-sql.ts";
@@ -503,7 +503,16 @@ describe("compareCodePoints", () => {
     ["a", "b", -1], ["b", "a", 1], ["a", "a", 0], ["a", "ab", -1],
     ["\uE000", "😀", -1], // BMP private use sorts below astral code points, unlike UTF-16 order
     ["😀", "\uFFFF", 1],
+    ["\uFF46", "🚀", -1], // fullwidth f (U+FF46) below U+1F680, as UTF-8 bytes order them
+    ["\uE000", "\uD000", 1], // private use above a Hangul syllable: no surrogate involved
   ])("%j vs %j", (a, b, sign) => expect(Math.sign(compareCodePoints(a, b))).toBe(sign));
+});
+
+describe("leading and trailing cut between code points", () => {
+  test("a cut that would split a surrogate pair keeps one unit fewer; a whole pair inside the limit is kept", () => {
+    expect([leading("ab🚀", 3), leading("ab🚀c", 4), leading("ab", 0)]).toEqual(["ab", "ab🚀", ""]);
+    expect([trailing("x🚀abcdefg", 8), trailing("x🚀abcdef", 8), trailing("🚀", 2)]).toEqual(["abcdefg", "🚀abcdef", "🚀"]);
+  });
 });
 
 // --- generated cards and filters: matchesFilter and filterToSql agree ---
