@@ -28,8 +28,9 @@ export function searchText(s: string): string {
  */
 export function searchPhrases(q: string): string[][] {
   const words = q.normalize("NFC").match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}_]+/gu) ?? [];
-  // a term of marks alone is none: the index drops accents, and an empty phrase matched every card
-  const terms = (w: string) => (searchText(w).match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}]+/gu) ?? []).filter((t) => /[\p{L}\p{N}\p{Co}\p{So}]/u.test(t));
+  // a term of accents alone is none: the index drops them, and an empty phrase matched every
+  // card (other marks are kept: a vowel sign without its letter is in no word)
+  const terms = (w: string) => (searchText(w).match(/[\p{L}\p{M}\p{N}\p{Co}\p{So}]+/gu) ?? []).filter((t) => t.replace(ACCENTS, "") !== "");
   return words.map(terms).filter((phrase) => phrase.length > 0);
 }
 
@@ -40,6 +41,8 @@ export function searchTermCount(q: string): number {
 
 /** Variation selectors, the keycap, and the nonspacing marks of Hebrew and Arabic (their vowel points). */
 const DROPPED_MARKS = /[\uFE00-\uFE0F\u20E3\u{E0100}-\u{E01EF}\u0591-\u05BD\u05BF\u05C1\u05C2\u05C4\u05C5\u05C7\u0610-\u061A\u064B-\u065F\u0670\u06D6-\u06DC\u06DF-\u06E4\u06E7\u06E8\u06EA-\u06ED\u08D3-\u08E1\u08E3-\u08FF]/gu;
+/** Combining diacritical marks: the tokenizer's remove_diacritics drops them from a word. */
+const ACCENTS = /[\u0300-\u036F\u1AB0-\u1AFF\u1DC0-\u1DFF\u20D0-\u20FF\uFE20-\uFE2F]/gu;
 const GREEK_ACCENTED = /[\u0386-\u03CE\u1F00-\u1FFE]/u;
 const GREEK_MARKS = /(?<=\p{sc=Greek}\p{Mn}*)\p{Mn}/gu;
 const UNSPACED_CHAR = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]\p{M}*/gu;

@@ -275,6 +275,12 @@ describe("the search index follows the event log", () => {
 });
 
 describe("what a search matches", () => {
+  test("the last word of a query is a prefix, the words before it whole words", () => withService("embedded", async (svc) => {
+    const c = await createCard(svc, { type_id: "task", title: "ship the release today" }, ada);
+    expect(await search(svc, "release tod")).toEqual([c.id]);
+    expect(await search(svc, "rel today")).toEqual([]);
+  }));
+
   test("emoji and other symbols are words: q=🚀 finds the card that says 🚀, and words beside them still match", () => withService("embedded", async (svc) => {
     const rocket = await createCard(svc, { type_id: "task", title: "ship it 🚀 today" }, ada);
     const check = await createCard(svc, { type_id: "task", title: "tests ✅ green", fields: { description: "deployed 👍🏽 by ada" } }, ada);
@@ -362,6 +368,41 @@ describe("scripts written without spaces, and vowel signs", () => {
     expect(await search(svc, "搜测")).toEqual([]);
   }));
 
+  test("a word inside a run of Katakana, Hiragana or Lao, or of Chinese in a searchable field, is found; a query starting with a vowel sign finds nothing (the sign is its letter's)", () => withService("embedded", async (svc) => {
+    const kana = await createCard(svc, { type_id: "task", title: "パスワードリセット" }, ada);
+    const hira = await createCard(svc, { type_id: "task", title: "ひらがなのテスト" }, ada);
+    const lao = await createCard(svc, { type_id: "task", title: "ພາສາລາວ" }, ada);
+    const th = await createCard(svc, { type_id: "task", title: "ผู้ใช้" }, ada);
+    const body = await createCard(svc, { type_id: "task", title: "plain", fields: { description: "中文搜索测试没有空格" } }, ada);
+    expect(await search(svc, "リセット")).toEqual([kana.id]);
+    expect(await search(svc, "がな")).toEqual([hira.id]);
+    expect(await search(svc, "ລາວ")).toEqual([lao.id]);
+    expect(await search(svc, "ใช้")).toEqual([th.id]);
+    expect(await search(svc, "\u0e39\u0e49ใช้")).toEqual([]); // "ู้ใช้": the signs of ผู้ without it
+    expect(await search(svc, "搜索")).toEqual([body.id]);
+  }));
+
+  test("an index built before marks joined their words and runs were split (schema 3) is rebuilt", async () => {
+    const dir = makeWorkspace();
+    let id = "";
+    await withService("embedded", async (svc) => {
+      id = (await createCard(svc, { type_id: "task", title: "中文搜索测试" }, ada)).id;
+      expect(await search(svc, "搜索")).toEqual([id]);
+    }, dir);
+    // the file as the previous build left it: schema version 3, the run indexed as one word
+    const main = new Database(dbFile(dir), { readonly: true });
+    const seq = (main.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq;
+    main.close();
+    const db = new Database(indexFile(dir));
+    db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+    db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, '')").run(seq, "中文搜索测试");
+    db.exec("PRAGMA user_version = 3");
+    db.close();
+    await withService("embedded", async (svc) => {
+      expect(await search(svc, "搜索")).toEqual([id]);
+    }, dir);
+  });
+
   test("a vowel sign is part of its word: \"हो\" does not find \"हिन्दी\" (before: the signs split it, and the first letter matched)", () => withService("embedded", async (svc) => {
     const hi = await createCard(svc, { type_id: "task", title: "हिन्दी भाषा" }, ada);
     expect(await search(svc, "हो")).toEqual([]);
@@ -441,6 +482,25 @@ describe("what a type without searchable_fields indexes", () => {
     expect(entryId.length).toBeGreaterThan(4);
     expect(await search(svc, entryId)).toEqual([]);
   }, withLog()));
+});
+
+test("a search waiting for the indexer thread gives up 10 s on by the monotonic clock, however the wall clock reads", async () => {
+  const dir = makeWorkspace();
+  const svc = await openTestService(dir, "embedded");
+  await createCard(svc, { type_id: "task", title: "one" }, ada);
+  svc.close();
+  const indexer = new SearchIndexer(dbFile(dir), indexFile(dir), [], 25);
+  const real = performance.now;
+  let calls = 0;
+  // every reading after the first is 11 s on; an event the index can never cover
+  performance.now = () => real.call(performance) + (calls++ > 0 ? 11_000 : 0);
+  try {
+    const outcome = await Promise.race([indexer.waitFor(1_000_000).then(() => "covered", (e: Error) => e.message), Bun.sleep(3000).then(() => "still waiting after 3 s")]);
+    expect(outcome).toBe("the full-text index is still catching up with the newest writes");
+  } finally {
+    performance.now = real;
+    indexer.stop();
+  }
 });
 
 /** A new search index file that another process holds locked (BEGIN EXCLUSIVE) for `ms`, once it says so. */
