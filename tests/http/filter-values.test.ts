@@ -118,6 +118,19 @@ describe("filter values checked against the definitions", () => {
     }
   });
 
+  test("a tag tag_set spells decomposed is found by ?tag= given composed: it names the tag as tag_set spells it, as a write stores it", async () => {
+    const nfd = "cafe\u0301";
+    const api = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).tag_set.push(nfd); } });
+    try {
+      const card = await api.task({ tags: ["caf\u00e9"] });
+      expect(card.tags).toEqual([nfd]);
+      const r = await api.get(`/cards?tag=${encodeURIComponent("caf\u00e9")}`);
+      expect([r.status, r.body.items?.map((c: { id: string }) => c.id)]).toEqual([200, [card.id]]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("a value the definitions dropped but cards still hold is allowed, so those cards can be found", async () => {
     const api = await testApi();
     try {
