@@ -152,6 +152,21 @@ describe("query strings and paths clients build", () => {
     }
   });
 
+  test("a bad escape is told by its parameter as decoded (+ is a space) and quoted to 100 characters; a % before one hex digit is itself, as URLSearchParams reads it", async () => {
+    const api = await testApi();
+    try {
+      const plus = await api.get("/cards?q+x=%FF");
+      expect([plus.status, plus.body.field]).toEqual([400, "q x"]);
+      const long = await api.get(`/cards?q=${"a".repeat(150)}%FF`);
+      expect([long.status, long.body.message]).toEqual([400, `query parameter "q" holds percent-escapes that are not UTF-8 (${JSON.stringify(`q=${"a".repeat(98)}\u2026`)})`]);
+      const card = await api.task({ title: "up 100%A" });
+      const one = await api.get("/cards?q=100%A");
+      expect([one.status, one.body.items?.map((c: { id: string }) => c.id)]).toEqual([200, [card.id]]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("another method on /cards/take-next is 405 naming POST, not a card called take-next", async () => {
     const api = await testApi();
     try {
