@@ -36,6 +36,14 @@ describe("unpaired surrogates in input", () => {
     expect((await api.get("/events")).body.items.length).toBe(before);
   });
 
+  test("in-process: a body string holding a lone surrogate itself, not as an escape, is refused the same way", async () => {
+    const { dispatch } = await import("../../src/api/dispatch.ts");
+    const body = '{"type_id":"task","title":"raw \ud800 half"}';
+    expect(body.isWellFormed()).toBe(false);
+    const r = await dispatch(api.svc, { method: "POST", path: "/cards", query: {}, headers: { "x-service-actor": "ada" }, body }) as { status: number; body: any };
+    expect([r.status, r.body.error, r.body.field]).toEqual([400, "bad_request", "title"]);
+  });
+
   test("a proper pair, escaped or not, is stored and read back as the character", async () => {
     const r = await api.call("POST", "/cards", '{"type_id":"task","title":"rocket \\ud83d\\ude80 and 🚀"}');
     expect(r.status).toBe(201);
