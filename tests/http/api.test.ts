@@ -208,9 +208,9 @@ describe("Idempotency-Key", () => {
     expect([long.status, long.body.error, long.body.field]).toEqual([400, "bad_request", "Idempotency-Key"]);
   });
 
-  test("a key is printable ASCII: a UTF-8 one (read as Latin-1), a Latin-1 one or one with a space is 400 naming the header, and writes nothing", async () => {
+  test("a key is printable ASCII: a UTF-8 one (read as Latin-1), a Latin-1 one, one with a space or a DEL is 400 naming the header, and writes nothing", async () => {
     const before = (await api.get("/cards?limit=200")).body.items.length;
-    for (const key of [String.fromCharCode(...new TextEncoder().encode("\u952e\u{1f680}")), "caf\u00e9", "two words"]) {
+    for (const key of [String.fromCharCode(...new TextEncoder().encode("\u952e\u{1f680}")), "caf\u00e9", "two words", "del\u007f"]) {
       const r = await api.post("/cards", { type_id: "task", title: "keyed" }, { "idempotency-key": key });
       expect([key, r.status, r.body.error, r.body.field, r.body.hint]).toEqual([key, 400, "bad_request", "Idempotency-Key", "make the key of ASCII letters, digits and - _ . : (a UUID is a good key)"]);
     }
