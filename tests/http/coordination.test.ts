@@ -143,6 +143,17 @@ describe("claim", () => {
     expect(ghost.body.hint).toStartWith("register it first");
   });
 
+  test("the id offered for a name that cannot be a user id drops the accents inside words and is ID when no ASCII is left; an owner is told to name it, not to act as it", async () => {
+    const c = await api.task();
+    const utf8 = (s: string) => String.fromCharCode(...new TextEncoder().encode(s));
+    const hint = async (actor: string) => (await api.post(`/cards/${c.id}/claim`, { version: 1 }, as(utf8(actor)))).body.hint as string;
+    expect(await hint("Zo\u00eb \u00c5ngstr\u00f6m")).toContain("`cards users add Zoe-Angstrom --kind agent");
+    expect(await hint("\u674e\u96f7")).toContain("`cards users add ID --kind agent");
+    const owner = await api.patch(`/cards/${c.id}`, { version: 1, owner: "m\u00fcller" });
+    expect([owner.status, owner.body.error]).toEqual([422, "unknown_user"]);
+    expect(owner.body.hint).toEndWith("then name muller here");
+  });
+
   test("the claimer must be registered; with status the card moves too", async () => {
     const c = await api.task({ status: "todo" });
     const ghost = await api.post(`/cards/${c.id}/claim`, { version: 1 }, as("ghost"));
