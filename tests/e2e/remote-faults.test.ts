@@ -593,8 +593,9 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     const [p1, p2, target] = [await listen("P1"), await listen("P2"), await listen("direct")];
     const P1 = `http://127.0.0.1:${p1.port}`, P2 = `http://u:pw@127.0.0.1:${p2.port}`, T = target.port;
     const local = `http://127.0.0.1:${T}/`, localTls = `https://127.0.0.1:${T}/`;
-    // [url, environment, the proxy used: P1, P2 or none]; a host in .invalid reached directly fails to resolve
-    const cases: Array<[string, Record<string, string>, string | undefined]> = [
+    // [url, environment, the proxy used: P1, P2 or none, what proxyFor names when not that URL];
+    // a host in .invalid reached directly fails to resolve
+    const cases: Array<[string, Record<string, string>, string | undefined, string?]> = [
       [local, { HTTP_PROXY: P1 }, P1],
       [local, { http_proxy: P1, HTTP_PROXY: P2 }, P1],
       [local, { http_proxy: "", HTTP_PROXY: P2 }, P2],
@@ -625,15 +626,30 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
       ["http://ex.invalid:81/", { HTTP_PROXY: P1, NO_PROXY: "ex.invalid:abc" }, P1],
       [`http://[::1]:${T}/`, { HTTP_PROXY: P1, NO_PROXY: `[::1]:${T + 1}` }, P1],
       [`http://[::1]:${T}/`, { HTTP_PROXY: P1, NO_PROXY: "::/0" }, undefined],
+      // "" and '' are none: the next variable is not read, ALL_PROXY is
+      [local, { HTTP_PROXY: '""', ALL_PROXY: P2 }, P2],
+      [local, { HTTP_PROXY: "''", ALL_PROXY: P2 }, P2],
+      [local, { http_proxy: "''", HTTP_PROXY: P2 }, undefined],
+      [local, { HTTP_PROXY: P1, no_proxy: "''", NO_PROXY: "127.0.0.1" }, undefined],
+      [local, { HTTP_PROXY: P1, no_proxy: '""', NO_PROXY: "127.0.0.1" }, undefined],
+      // a proxy without a scheme is an http one, from ALL_PROXY too
+      [local, { ALL_PROXY: `127.0.0.1:${p2.port}` }, P2, `127.0.0.1:${p2.port}`],
+      // a trailing dot on the host or the entry is the same name
+      [`http://localhost.:${T}/`, { HTTP_PROXY: P1, NO_PROXY: "localhost" }, undefined],
+      [`http://localhost:${T}/`, { HTTP_PROXY: P1, NO_PROXY: "localhost." }, undefined],
+      // an address is that address only (/32); a range with a port, or with two prefixes, is no entry
+      [local, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.2" }, P1],
+      [local, { HTTP_PROXY: P1, NO_PROXY: `127.0.0.0/8:${T}` }, P1],
+      [local, { HTTP_PROXY: P1, NO_PROXY: "127.0.0.0/8/9" }, P1],
     ];
     try {
-      for (const [url, env, used] of cases) {
+      for (const [url, env, used, named] of cases) {
         seen.length = 0;
         const p = Bun.spawn([process.execPath, "-e", `await fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(5000) }).catch(() => {})`], { env: { PATH: process.env.PATH ?? "", ...env }, stdout: "ignore", stderr: "ignore" });
         await p.exited;
         const real = seen[0] === "P1" ? P1 : seen[0] === "P2" ? P2 : undefined;
         const said = proxyFor(url, env);
-        expect([url, env, real, said]).toEqual([url, env, used, used && withoutPassword(used)]);
+        expect([url, env, real, said]).toEqual([url, env, used, named ?? (used && withoutPassword(used))]);
       }
     } finally {
       for (const s of [p1, p2, target]) s.close();
@@ -656,5 +672,9 @@ describe("a proxy named by the environment (HTTP_PROXY / HTTPS_PROXY)", () => {
     expect(withoutPassword("https://ada:pw@example.com:8443/v1")).toBe("https://ada:***@example.com:8443/v1");
     expect(withoutPassword("http://ada@example.com/")).toBe("http://ada@example.com/");
     expect(withoutPassword("http://127.0.0.1:4777")).toBe("http://127.0.0.1:4777");
+    // an @ in the password, an upper-case scheme, a password with no user: hidden all the same
+    expect(withoutPassword("http://u:p@ss@127.0.0.1:9")).toBe("http://u:***@127.0.0.1:9");
+    expect(withoutPassword("HTTP://ada:pw@example.com/")).toBe("HTTP://ada:***@example.com/");
+    expect(withoutPassword("http://:secret@127.0.0.1:9")).toBe("http://:***@127.0.0.1:9");
   });
 });
