@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCard, health } from "../../src/service/index.ts";
@@ -21,6 +21,13 @@ const unavailable = (svc: Parameters<typeof health>[0]) => health(svc, "t").then
 
 /** mkfs.ext4 and a loop device, for a disk whose blocks are partly reserved for root. */
 const canExt4 = canMount && spawnSync("sh", ["-c", "command -v mkfs.ext4"]).status === 0;
+
+/** Runs `code` in Bun as uid 0 of a user namespace of its own, which is uid 100000 on the host (a rootless container). */
+const asRootlessRoot = (code: string) =>
+  spawnSync("setpriv", ["--reuid=100000", "--regid=100000", "--clear-groups", "unshare", "--user", "--map-root-user", process.execPath, "-e", code], { encoding: "utf8" });
+
+/** root here, with an ext4 image to mount, and setpriv and unshare to start such a process */
+const canRootlessRoot = canExt4 && process.geteuid?.() === 0 && asRootlessRoot("process.exit(process.geteuid() === 0 ? 0 : 1)").status === 0;
 
 /**
  * A serving workspace on a 3 MiB tmpfs (or a 16 MiB ext4 with a fifth of its blocks
@@ -198,6 +205,22 @@ describe("GET /health", () => {
     expect(hostUid("         0     100000      65536\n", 0)).toBe(100000);
     expect(hostUid("      1000       1000          1\n         0     100000       1000\n", 0)).toBe(100000);
     expect(hostUid("      1000       1000          1\n", 0)).toBeUndefined();
+    // another uid of a range is offset within it; the range ends before inside + count
+    expect(hostUid("         0     100000      65536\n", 5)).toBe(100005);
+    expect(hostUid("         0     100000      65536\n", 65536)).toBeUndefined();
+  });
+
+  test.skipIf(!canRootlessRoot)("a process that is root only in its user namespace (uid 100000 on the host) counts what any user may write, not the blocks kept for root", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cards-ext4-"));
+    expect(spawnSync("sh", ["-c", `truncate -s 16M ${dir}.img && mkfs.ext4 -q -m 20 ${dir}.img`]).status).toBe(0);
+    expect(mount("-o", "loop", `${dir}.img`, dir)).toBe(true);
+    mounts.push(dir);
+    // the module where that process may read it
+    copyFileSync(join(import.meta.dir, "../../src/platform/files.ts"), join(dir, "files.ts"));
+    const r = asRootlessRoot(`const { freeBytes } = await import(${JSON.stringify(join(dir, "files.ts"))}); console.log(JSON.stringify([process.geteuid(), await freeBytes(${JSON.stringify(dir)})]))`);
+    const [avail, free, size] = spawnSync("stat", ["-f", "-c", "%a %f %S", dir]).stdout.toString().trim().split(" ").map(Number) as [number, number, number];
+    expect(avail).toBeLessThan(free);
+    expect([r.stderr, JSON.parse(r.stdout)]).toEqual(["", [0, avail * size]]);
   });
 
   test.skipIf(!canExt4 || process.geteuid?.() !== 0)("a server running as root counts the blocks reserved for root as free (before: 503 saying \"0 KiB free\" while creates went in)", async () => {
