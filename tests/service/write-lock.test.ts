@@ -410,3 +410,34 @@ describe("the lock's deadline", () => {
     }
   }, 20_000);
 });
+
+describe("opening the database", () => {
+  test("gives up once another process has held the file locked past the deadline (10 s on the monotonic clock), not when the lock goes", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cards-open-")), "cards.db");
+    // another process holds the new file locked for 8 s
+    const holder = Bun.spawn([process.execPath, "-e", `
+      const { Database } = require("bun:sqlite");
+      const db = new Database(${JSON.stringify(path)});
+      db.exec("BEGIN EXCLUSIVE; CREATE TABLE t (x)");
+      console.log("locked");
+      setTimeout(() => { db.exec("COMMIT"); db.close(); }, 8000);
+    `], { stdout: "pipe" });
+    const real = performance.now;
+    try {
+      const reader = holder.stdout.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+      // every reading after the first is 11 s on: the first try (a 5 s busy wait) ends past the deadline
+      let calls = 0;
+      performance.now = () => real.call(performance) + (calls++ > 0 ? 11_000 : 0);
+      const started = Date.now();
+      const err = (() => { try { openDatabase(path).close(); return null; } catch (e) { return e as CardsError; } })();
+      performance.now = real;
+      expect([err?.code, err?.message]).toEqual(["unavailable", expect.stringContaining("another process held it locked for 10 s")]);
+      expect(Date.now() - started).toBeLessThan(7500);
+    } finally {
+      performance.now = real;
+      holder.kill();
+      await holder.exited;
+    }
+  }, 20_000);
+});
