@@ -4,7 +4,7 @@
  * A test file registers `afterAll(unmountAll)`.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -21,11 +21,12 @@ export const canMount = (() => {
   return ok;
 })();
 
-/** Unmounts every mount point made (newest first), and the disk image beside one, if any. */
+/** Unmounts every mount point made (newest first), and removes it and the disk image beside one, if any. */
 export function unmountAll(): void {
   for (const m of mounts.reverse()) {
     spawnSync("umount", ["-l", m]);
     rmSync(`${m}.img`, { force: true });
+    try { rmdirSync(m); } catch { /* not empty, or gone */ }
   }
   mounts.length = 0;
 }
