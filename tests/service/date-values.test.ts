@@ -174,6 +174,16 @@ function storeRaw(dir: string, id: string, values: Record<string, string>): void
   }
 }
 
+/** On a file opened read-only, the rewrite is refused before it walks a single card. */
+async function expectRefusedWithoutWalking(svc: Service): Promise<void> {
+  let walks = 0;
+  const iterate = svc.store.iterateCards.bind(svc.store);
+  svc.store.iterateCards = () => { walks++; return iterate(); };
+  expect(svc.store.readOnly()).toBe(true);
+  expect((await storeDatesInForm(svc).catch((e) => e))?.code).toBe("unavailable");
+  expect(walks).toBe(0);
+}
+
 describe("values stored before the rule are brought to it", () => {
   test("the next open rewrites them as the same instants, keeping version, updated_at and the event log", async () => {
     const dir = makeWorkspace();
@@ -339,12 +349,7 @@ describe("values stored before the rule are brought to it", () => {
     mounts.push(cards);
     expect(mount("-o", "remount,bind,ro", cards)).toBe(true);
     await withService(dir, "embedded", async (svc) => {
-      let walks = 0;
-      const iterate = svc.store.iterateCards.bind(svc.store);
-      svc.store.iterateCards = () => { walks++; return iterate(); };
-      expect(svc.store.readOnly()).toBe(true);
-      expect((await storeDatesInForm(svc).catch((e) => e))?.code).toBe("unavailable");
-      expect(walks).toBe(0);
+      await expectRefusedWithoutWalking(svc);
     });
     expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
   });
@@ -386,12 +391,7 @@ describe("values stored before the rule are brought to it", () => {
       expect(svc.store.readMeta(DEFINITIONS_SYNCED_KEY)).toBeUndefined();
       // asked again (each call on this workspace would), it does not walk every card for
       // values it cannot write
-      let walks = 0;
-      const iterate = svc.store.iterateCards.bind(svc.store);
-      svc.store.iterateCards = () => { walks++; return iterate(); };
-      expect(svc.store.readOnly()).toBe(true);
-      expect((await storeDatesInForm(svc).catch((e) => e))?.code).toBe("unavailable");
-      expect(walks).toBe(0);
+      await expectRefusedWithoutWalking(svc);
     });
     expect(mount("-o", "remount,bind,rw", cards)).toBe(true);
     await withService(dir, "embedded", async (svc) => {

@@ -311,6 +311,28 @@ describe("what a search matches", () => {
   });
 });
 
+/**
+ * Makes a card with this title, then leaves its index entry as an older build did: the
+ * title indexed as `indexedAs` (untouched text), under search schema `version`.
+ */
+async function indexedByOlderBuild(title: string, indexedAs: string, version: number): Promise<{ dir: string; id: string }> {
+  const dir = makeWorkspace();
+  let id = "";
+  await withService("embedded", async (svc) => {
+    id = (await createCard(svc, { type_id: "task", title }, ada)).id;
+    await search(svc, "anything"); // the index caught up, the card in it
+  }, dir);
+  const main = new Database(dbFile(dir), { readonly: true });
+  const seq = (main.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq;
+  main.close();
+  const db = new Database(indexFile(dir));
+  db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
+  db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, '')").run(seq, indexedAs);
+  db.exec(`PRAGMA user_version = ${version}`);
+  db.close();
+  return { dir, id };
+}
+
 describe("decomposed text (NFD)", () => {
   const nfd = (s: string) => s.normalize("NFD");
 
@@ -332,21 +354,8 @@ describe("decomposed text (NFD)", () => {
   }));
 
   test("an index built before text was composed is rebuilt, so old decomposed titles are found", async () => {
-    const dir = makeWorkspace();
-    let id = "";
-    await withService("embedded", async (svc) => {
-      id = (await createCard(svc, { type_id: "task", title: nfd("한국어 검색") }, ada)).id;
-      expect(await search(svc, "한국어")).toEqual([id]);
-    }, dir);
-    // the file as the previous build left it: schema version 2, the title indexed as stored
-    const main = new Database(dbFile(dir), { readonly: true });
-    const seq = (main.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq;
-    main.close();
-    const db = new Database(indexFile(dir));
-    db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
-    db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, '')").run(seq, nfd("한국어 검색"));
-    db.exec("PRAGMA user_version = 2");
-    db.close();
+    // the file as schema 2 left it: the title indexed as stored
+    const { dir, id } = await indexedByOlderBuild(nfd("한국어 검색"), nfd("한국어 검색"), 2);
     await withService("embedded", async (svc) => {
       expect(await search(svc, "한국어")).toEqual([id]);
     }, dir);
@@ -383,21 +392,8 @@ describe("scripts written without spaces, and vowel signs", () => {
   }));
 
   test("an index built before marks joined their words and runs were split (schema 3) is rebuilt", async () => {
-    const dir = makeWorkspace();
-    let id = "";
-    await withService("embedded", async (svc) => {
-      id = (await createCard(svc, { type_id: "task", title: "中文搜索测试" }, ada)).id;
-      expect(await search(svc, "搜索")).toEqual([id]);
-    }, dir);
-    // the file as the previous build left it: schema version 3, the run indexed as one word
-    const main = new Database(dbFile(dir), { readonly: true });
-    const seq = (main.query("SELECT seq FROM cards WHERE id = ?").get(id) as { seq: number }).seq;
-    main.close();
-    const db = new Database(indexFile(dir));
-    db.query("DELETE FROM cards_fts WHERE rowid = ?").run(seq);
-    db.query("INSERT INTO cards_fts (rowid, title, body) VALUES (?, ?, '')").run(seq, "中文搜索测试");
-    db.exec("PRAGMA user_version = 3");
-    db.close();
+    // the file as schema 3 left it: the run indexed as one word
+    const { dir, id } = await indexedByOlderBuild("中文搜索测试", "中文搜索测试", 3);
     await withService("embedded", async (svc) => {
       expect(await search(svc, "搜索")).toEqual([id]);
     }, dir);
