@@ -318,6 +318,16 @@ function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _St
     }
   };
   const written = asWritten.value;
+  const notDates: FilterNode = { kind: "cmp", path: "type_id", op: "$nin", value: [...dateTypes] };
+  // a range bound that is no time ("tomorrow") bounds only text: a date type's values are
+  // times, which the same bound on a date-only path refuses to compare with
+  if (_CMP.includes(op) && typeof raw === "string" && raw !== "") {
+    try {
+      _operand("date", op, raw, at);
+    } catch {
+      return { kind: "and", nodes: [notDates, asWritten] };
+    }
+  }
   const converted = Array.isArray(raw) && Array.isArray(written)
     ? raw.map((v, i) => convert(v, written[i] as FilterScalar, "$eq") as FilterScalar)
     : convert(raw, written, op);
@@ -326,7 +336,7 @@ function _perDateType(path: string, op: CmpOp, raw: unknown, at: string, st: _St
     kind: "or",
     nodes: [
       { kind: "and", nodes: [{ kind: "cmp", path: "type_id", op: "$in", value: [...dateTypes] }, { ...asWritten, value: converted }] },
-      { kind: "and", nodes: [{ kind: "cmp", path: "type_id", op: "$nin", value: [...dateTypes] }, asWritten] },
+      { kind: "and", nodes: [notDates, asWritten] },
     ],
   };
 }

@@ -838,10 +838,8 @@ describe("generated filters with per-type date paths, tag_set spellings and know
     if (typeof x !== "string" || x === "") return leaf(v, op, x);
     const t = timeOf(x);
     if ("text" in t) return leaf(v, op, t.text);
-    // not asserted: the docs say such text "matches only text" there, but it is compared as
-    // written and bounds stored dates ({"$lt": "tomorrow"} holds for every one), a bug these
-    // tests do not fix
-    if ("noTime" in t) return undefined;
+    // text that is no time bounds only text (docs/filters.md): no card of a date type
+    if ("noTime" in t) return false;
     if (typeof v !== "string") return false;
     if (STORED_FORM.test(v) && !Number.isNaN(Date.parse(v))) return sign(op, Date.parse(v) - t.instant);
     // an older value's text against the instant's stored form (undefined where that has no one form)
