@@ -33,14 +33,27 @@ export function enumOptionsByPath(typeFields: Iterable<readonly FilterValueField
  * field that is a date in one type and text in another is compared per type (mixedDatePaths).
  */
 export function datePaths(typeFields: Iterable<readonly FilterValueField[]>): Set<string> {
-  const dates = new Map<string, boolean>();
+  return pathsOfType(typeFields, "date");
+}
+
+/**
+ * The `fields.<id>` paths of `tags` fields (in every type in scope that has them): a
+ * filter reads their operands as a write stores a tag (tag_set's spelling, else NFC).
+ */
+export function tagPaths(typeFields: Iterable<readonly FilterValueField[]>): Set<string> {
+  return pathsOfType(typeFields, "tags");
+}
+
+/** The `fields.<id>` paths whose field is of `type` in every type in scope that has it. */
+function pathsOfType(typeFields: Iterable<readonly FilterValueField[]>, type: string): Set<string> {
+  const all = new Map<string, boolean>();
   for (const fields of typeFields) {
     for (const f of fields) {
       const path = `fields.${f.id}`;
-      dates.set(path, f.type === "date" && dates.get(path) !== false);
+      all.set(path, f.type === type && all.get(path) !== false);
     }
   }
-  return new Set([...dates].filter(([, date]) => date).map(([path]) => path));
+  return new Set([...all].filter(([, every]) => every).map(([path]) => path));
 }
 
 /**

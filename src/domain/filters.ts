@@ -89,6 +89,8 @@ export interface FilterContext {
   mixedDates?: ReadonlyMap<string, readonly string[]>;
   /** the workspace's tag_set: a tag operand is read in its spelling when it is one of them in another Unicode form */
   tagSet?: readonly string[];
+  /** `fields.<id>` paths of `tags` fields (in every type in scope): their operands are read as tags are */
+  tagPaths?: ReadonlySet<string>;
 }
 
 export const FILTER_ENVELOPE_PATHS = [
@@ -282,7 +284,7 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
     throw _fail(at, "an array is not a literal", val, ["$in", "$all", "$any"].filter((o) => _OPS[kind].includes(o as CmpOp)),
       `use {"$in": [...]} for "any of"${kind === "tags" || kind === "field" || kind === "date" ? ' or {"$all": [...]} for "has every"' : ""}`);
   }
-  if (!_isPlainObject(val)) return [_perDateType(path, "$eq", val, at, st, _count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at, st.ctx), at, st.ctx) }))];
+  if (!_isPlainObject(val)) return [_perDateType(path, "$eq", val, at, st, _count(st, at, { kind: "cmp", path, op: "$eq", value: _known(path, "$eq", _operand(kind, "$eq", val, at, st.ctx, path), at, st.ctx) }))];
   const ops = Object.keys(val);
   if (ops.length === 0) throw _fail(at, "an operator object needs at least one operator", val, _OPS[kind]);
   const out: FilterNode[] = [];
@@ -292,7 +294,7 @@ function _parseCondition(path: string, kind: _Kind, val: unknown, at: string, st
       const msg = op.startsWith("$") ? `${op} is not an operator for ${path}` : `operator objects hold only operators; ${JSON.stringify(op)} is not one`;
       throw _fail(oat, msg, op, _OPS[kind]);
     }
-    const value = _operand(kind, op as CmpOp, val[op], oat, st.ctx);
+    const value = _operand(kind, op as CmpOp, val[op], oat, st.ctx, path);
     if (op === "$contains") _countContains(st, oat, value as string);
     out.push(_perDateType(path, op as CmpOp, val[op], oat, st, _count(st, oat, { kind: "cmp", path, op: op as CmpOp, value: _known(path, op as CmpOp, value, oat, st.ctx) })));
   }
@@ -380,10 +382,11 @@ function _knownWhat(path: string): string {
   return `an option of ${path}`;
 }
 
-function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string, ctx: FilterContext = {}): FilterScalar | FilterScalar[] {
+function _operand(kind: _Kind, op: CmpOp, v: unknown, at: string, ctx: FilterContext = {}, path = ""): FilterScalar | FilterScalar[] {
   const x = _operandAsGiven(kind, op, v, at);
-  // a tag is looked for in the form a write stores it: tag_set's spelling, else composed (NFC)
-  if (kind !== "tags") return x;
+  // a tag (of `tags` or a tags field) is looked for in the form a write stores it:
+  // tag_set's spelling, else composed (NFC)
+  if (kind !== "tags" && !ctx.tagPaths?.has(path)) return x;
   const tagSet = ctx.tagSet ?? [];
   return Array.isArray(x) ? x.map((e) => typeof e === "string" ? storedTag(e, tagSet) : e) : typeof x === "string" ? storedTag(x, tagSet) : x;
 }

@@ -7,7 +7,7 @@ import { storedTag } from "../domain/text.ts";
 import { searchTermCount } from "../domain/search-text.ts";
 import { parseSort } from "../domain/sort.ts";
 import { andFilters, parseFilter, resolveMe, type FilterContext, type FilterNode } from "../domain/filters.ts";
-import { datePaths, enumOptionsByPath, mixedDatePaths } from "../domain/filter-values.ts";
+import { datePaths, enumOptionsByPath, mixedDatePaths, tagPaths } from "../domain/filter-values.ts";
 import type { Board, Card, Definitions } from "../domain/types.ts";
 import type { CardListPage, ListQuery } from "../store/port.ts";
 import type { Service } from "./service.ts";
@@ -173,7 +173,8 @@ export function boardScope(board: Board, defs: Definitions): FilterNode {
 /** What a board's own filters are read with: its types' date fields (checked at load, so no more). */
 function boardFilterContext(board: Board, defs: Definitions): FilterContext {
   const types = board.card_type_ids.flatMap((t) => { const type = defs.cardTypes.get(t); return type ? [type] : []; });
-  return { datePaths: datePaths(types.map((t) => t.fields)), mixedDates: mixedDatePaths(types), tagSet: defs.workspace.tag_set };
+  const fields = types.map((t) => t.fields);
+  return { datePaths: datePaths(fields), mixedDates: mixedDatePaths(types), tagSet: defs.workspace.tag_set, tagPaths: tagPaths(fields) };
 }
 
 function savedFilter(board: Board, defs: Definitions, name: string, viewer: string | undefined, userPaths: Iterable<string>): FilterNode {
@@ -211,6 +212,7 @@ export function filterContextOf(svc: Service, typeIds: readonly string[] | undef
     datePaths: datePaths(inScope.map((t) => t.fields)),
     mixedDates: mixedDatePaths(inScope),
     tagSet: workspace.tag_set,
+    tagPaths: tagPaths(inScope.map((t) => t.fields)),
     knownValues: known,
     // each look-up may read every card in scope: a list of many dropped values is looked
     // up in part (the rest refused); "checked": the caller looked them up already

@@ -131,6 +131,19 @@ describe("filter values checked against the definitions", () => {
     }
   });
 
+  test("a tags field's operand is read as a tag is: a decomposed one finds the value a write stored composed (before: nothing)", async () => {
+    const api = await testApi({ edit: (f) => { (f["definitions/workspace.json"] as any).settings.tag_policy = "open"; } });
+    try {
+      const bug = await api.post("/cards", { type_id: "bug", title: "b", fields: { severity: "minor", steps: "s", areas: ["cafe\u0301"] } });
+      expect(bug.body.fields.areas).toEqual(["caf\u00e9"]);
+      for (const given of ["cafe\u0301", "caf\u00e9"]) {
+        expect((await api.post("/cards/take-next", { type_id: "bug", filter: { "fields.areas": { $has: given } }, dry_run: true })).body.card?.id).toBe(bug.body.id);
+      }
+    } finally {
+      api.close();
+    }
+  });
+
   test("a value the definitions dropped but cards still hold is allowed, so those cards can be found", async () => {
     const api = await testApi();
     try {
