@@ -318,6 +318,31 @@ function checkExtensions(p: Parsed, ctx: Ctx): void {
 }
 
 /** Runs every cross-file rule over a parsed set, reporting into `problems`. */
+/**
+ * An enum option two card types share (one field id) is spelled in one Unicode form: a
+ * filter over both types reads an operand as one spelling (domain/filters.ts), so the
+ * cards holding the other were found by none.
+ */
+function checkOptionSpellings(types: Parsed[], ctx: Ctx): void {
+  const first = new Map<string, { spelling: string; typeId: string }>();
+  for (const p of types) {
+    if (p.value === undefined) continue;
+    arr(obj(p.value).fields).map(obj).forEach((f, i) => {
+      if (f.type !== "enum" || typeof f.id !== "string") return;
+      arr(f.options).forEach((o, j) => {
+        if (typeof o !== "string") return;
+        const key = `${f.id}\u0000${o.normalize("NFC")}`;
+        const seen = first.get(key);
+        if (!seen) first.set(key, { spelling: o, typeId: idOf(p) });
+        // (within one type, a second spelling is a duplicate option: fielddefs.ts says so)
+        else if (seen.spelling !== o && seen.typeId !== idOf(p)) {
+          ctx.problems.for(p.file)(["fields", i, "options", j], `option ${q(o)} of field ${q(f.id)} is ${q(seen.spelling)} of card type ${q(seen.typeId)} in another Unicode form (composed and decomposed accents look alike); spell it as there`);
+        }
+      });
+    });
+  }
+}
+
 export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   const ws = set.workspace?.value === undefined ? undefined : obj(set.workspace.value);
   const typeIds = uniq(set.cardTypes.flatMap((p) => [p.nameId, idOf(p)])).sort();
@@ -348,6 +373,7 @@ export function checkCrossRefs(set: ParsedSet, problems: Problems): void {
   };
   if (set.workspace && ws) checkWorkspace(set.workspace, ctx);
   for (const p of set.cardTypes) if (p.value !== undefined) checkCardType(p, ctx);
+  checkOptionSpellings(set.cardTypes, ctx);
   for (const p of set.boards) if (p.value !== undefined) checkBoard(p, ctx);
   checkDeadTransitions(set.boards, typeof settings.default_board === "string" ? settings.default_board : undefined, settings.enforce_transitions === true, ctx);
   for (const p of set.views) if (p.value !== undefined) checkView(p, ctx);

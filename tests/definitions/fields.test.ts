@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FIELD_TYPES } from "../../src/domain/types.ts";
 import { ICON_ALIASES } from "../../src/definitions/schemas.ts";
-import { addField, expectOnly, expectProblem, problems, TASK, type Files } from "./helpers.ts";
+import { addField, BUG, expectOnly, expectProblem, problems, TASK, type Files } from "./helpers.ts";
 
 /** Adds one field to the task type and returns the problems and the field's path. */
 async function withField(def: Record<string, unknown>, edit?: (f: Files) => void) {
@@ -98,6 +98,15 @@ describe("enum options and themes", () => {
     expectOnly(list, { file: TASK, path: `${at}.options[2]`, message: 'duplicate option "a"' });
     const nfd = await withField({ id: "x", type: "enum", options: ["\u00fcber", "b", "u\u0308ber"] });
     expectOnly(nfd.list, { file: TASK, path: `${nfd.at}.options[2]`, message: /^duplicate option "u\u0308ber": it is "\u00fcber" in another Unicode form/ });
+  });
+
+  test("an option two card types share is spelled in one Unicode form (a filter over both found the other type's cards by neither)", async () => {
+    const { list, at } = await withField({ id: "mood", type: "enum", options: ["\u00e9lev\u00e9e", "bas"] }, (f) => { addField(f, BUG, { id: "mood", type: "enum", options: ["bas", "e\u0301leve\u0301e"] }); });
+    // the types are read in file order: bug's spelling came first
+    expectOnly(list, { file: TASK, path: `${at}.options[0]`, message: /^option "\u00e9lev\u00e9e" of field "mood" is "e\u0301leve\u0301e" of card type "bug" in another Unicode form/ });
+    // the same spelling in both is fine
+    const same = await withField({ id: "mood", type: "enum", options: ["\u00e9lev\u00e9e"] }, (f) => { addField(f, BUG, { id: "mood", type: "enum", options: ["\u00e9lev\u00e9e"] }); });
+    expect(same.list).toEqual([]);
   });
 
   test("option_themes keys are options", async () => {
