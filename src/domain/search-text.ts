@@ -18,7 +18,10 @@ export function searchText(s: string): string {
   let t = s.normalize("NFC").replace(DROPPED_MARKS, "");
   // Greek accents are composed into their letter: taken apart, dropped, composed again
   if (GREEK_ACCENTED.test(t)) t = t.normalize("NFD").replace(GREEK_MARKS, "").normalize("NFC");
-  return t.replace(UNSPACED_CHAR, " $& ");
+  // what separates words is decided here, not by SQLite's older Unicode tables: a skin tone,
+  // a bidi isolate or a newer currency sign was part of a word there and a separator here,
+  // so "👍🏽 deployed" missed "deployed 👍🏽"
+  return t.replace(NOT_WORD, " ").replace(UNSPACED_CHAR, " $& ");
 }
 
 /**
@@ -45,4 +48,7 @@ const DROPPED_MARKS = /[\uFE00-\uFE0F\u20E3\u{E0100}-\u{E01EF}\u0591-\u05BD\u05B
 const ACCENTS = /[\u0300-\u036F\u1AB0-\u1AFF\u1DC0-\u1DFF\u20D0-\u20FF\uFE20-\uFE2F]/gu;
 const GREEK_ACCENTED = /[\u0386-\u03CE\u1F00-\u1FFE]/u;
 const GREEK_MARKS = /(?<=\p{sc=Greek}\p{Mn}*)\p{Mn}/gu;
-const UNSPACED_CHAR = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]\p{M}*/gu;
+/** A letter or digit of those scripts with its marks (a mark those scripts share with Latin, U+0303, stays with its Latin letter). */
+const UNSPACED_CHAR = /(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]\p{M}*/gu;
+/** Anything that is no letter, mark, digit, private-use character or symbol: a separator. */
+const NOT_WORD = /[^\p{L}\p{M}\p{N}\p{Co}\p{So}]/gu;

@@ -27,9 +27,10 @@ import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
  * decomposed is found by a composed query. 4: marks are part of words (a vowel sign split
  * "हिन्दी", and "हो" found it), and each character of Chinese, Japanese or Thai is a word.
  * 5: emoji variation selectors, Arabic and Hebrew vowel points and Greek accents are
- * dropped (domain/search-text.ts).
+ * dropped (domain/search-text.ts). 6: what separates words is decided by search-text.ts
+ * (skin tones, bidi isolates), and a mark shared with Latin stays with its letter.
  */
-export const SEARCH_SCHEMA_VERSION = 5;
+export const SEARCH_SCHEMA_VERSION = 6;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
