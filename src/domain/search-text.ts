@@ -7,7 +7,8 @@
  *   without one form a decomposed query missed a composed title and the other way round.
  * - Marks that do not change the word are dropped: emoji variation selectors and the
  *   keycap (`❤` finds "❤️"; as word characters they kept the two apart), Arabic and Hebrew
- *   vowel points (`كتب` finds "كَتَبَ"), Greek accents (`οδος` finds "Οδός"). Other marks
+ *   vowel points (`كتب` finds "كَتَبَ"), Greek accents (`οδος` finds "Οδός"), and Russian ё is
+ *   read as е (`елка` finds "Ёлка"). Other marks
  *   are part of their word (a vowel sign: `हो` does not find "हिन्दी").
  * - Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
  *   Burmese) have each character, with its marks, set apart as a word of its own: the
@@ -15,7 +16,8 @@
  *   A query reads such a run as a phrase: those characters in a row (searchPhrases).
  */
 export function searchText(s: string): string {
-  let t = s.normalize("NFC").replace(DROPPED_MARKS, "");
+  // (Russian writes ё as е more often than not: one letter to search)
+  let t = s.normalize("NFC").replace(DROPPED_MARKS, "").replace(/ё/g, "е").replace(/Ё/g, "Е");
   // Greek accents are composed into their letter: taken apart, dropped, composed again
   if (GREEK_ACCENTED.test(t)) t = t.normalize("NFD").replace(GREEK_MARKS, "").normalize("NFC");
   // what separates words is decided here, not by SQLite's older Unicode tables: a skin tone,

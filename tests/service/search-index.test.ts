@@ -427,6 +427,9 @@ describe("marks that do not change the word", () => {
     expect(await search(svc, "\u03BF\u03B4\u03BF\u03C2")).toEqual([el.id]); // οδος
     expect(await search(svc, "\u039F\u0394\u039F\u03A3")).toEqual([el.id]); // ΟΔΟΣ
     expect(await search(svc, "\u03B1\u03BB\u03C6\u03B1")).toEqual([el.id]); // αλφα
+    const ru = await createCard(svc, { type_id: "task", title: "\u0401\u043B\u043A\u0430 \u0438 \u0451\u0436" }, ada); // Ёлка и ёж
+    expect(await search(svc, "\u0435\u043B\u043A\u0430")).toEqual([ru.id]); // елка
+    expect(await search(svc, "\u0451\u0436")).toEqual([ru.id]); // ёж, as written
   }));
 
   test("a word of marks or underscores alone is no word: it finds nothing, not every card", () => withService("embedded", async (svc) => {

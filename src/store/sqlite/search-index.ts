@@ -29,8 +29,9 @@ import { SEARCH_EPOCH_KEY, SEARCH_WAL_SIZE_LIMIT } from "./search-names.ts";
  * 5: emoji variation selectors, Arabic and Hebrew vowel points and Greek accents are
  * dropped (domain/search-text.ts). 6: what separates words is decided by search-text.ts
  * (skin tones, bidi isolates), and a mark shared with Latin stays with its letter.
+ * 7: Russian ё is read as е.
  */
-export const SEARCH_SCHEMA_VERSION = 6;
+export const SEARCH_SCHEMA_VERSION = 7;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
