@@ -8,8 +8,8 @@
  * - Marks that do not change the word are dropped: emoji variation selectors and the
  *   keycap (`❤` finds "❤️"; as word characters they kept the two apart), Arabic and Hebrew
  *   vowel points (`كتب` finds "كَتَبَ"), Greek accents (`οδος` finds "Οδός"), and Russian ё is
- *   read as е (`елка` finds "Ёлка"). Other marks
- *   are part of their word (a vowel sign: `हो` does not find "हिन्दी").
+ *   read as е (`елка` finds "Ёлка"). Other marks are part of their word (a vowel sign: `हो`
+ *   does not find "हिन्दी").
  * - Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
  *   Burmese) have each character, with its marks, set apart as a word of its own: the
  *   tokenizer made a whole run one word, so `ログイン` missed "ユーザーがログインできない".
