@@ -91,6 +91,18 @@ describe("page 2 of a search", () => {
   });
 });
 
+/** The ids of `first` and of every page after it, two at a time. */
+async function everyPage(svc: Service, first: { items: Array<{ id: string }>; next_cursor?: string }): Promise<string[]> {
+  const seen = first.items.map((c) => c.id);
+  let cursor = first.next_cursor;
+  while (cursor) {
+    const page = await listCards(svc, { limit: "2", cursor }, "ada");
+    seen.push(...page.items.map((c) => c.id));
+    cursor = page.next_cursor;
+  }
+  return seen;
+}
+
 describe("pages after the wall clock stepped back", () => {
   test("a card written again between pages is placed by its newest event, not its latest time: none is skipped (before: placed by a time from before the step)", async () => {
     const svc = await openTestService(makeWorkspace(), "embedded");
@@ -108,13 +120,7 @@ describe("pages after the wall clock stepped back", () => {
       const all = (await listCards(svc, {}, "ada")).items.map((c) => c.id);
       const first = await listCards(svc, { limit: "2" }, "ada");
       await patchCard(svc, x.id, { version: patched.version, title: "x once more" }, ada);
-      const seen = first.items.map((c) => c.id);
-      let cursor = first.next_cursor;
-      while (cursor) {
-        const page = await listCards(svc, { limit: "2", cursor }, "ada");
-        seen.push(...page.items.map((c) => c.id));
-        cursor = page.next_cursor;
-      }
+      const seen = await everyPage(svc, first);
       expect(seen).toEqual(all);
       expect(new Set(seen)).toEqual(new Set([x.id, ...ys]));
     } finally {
@@ -141,13 +147,7 @@ describe("pages while a card is written between them", () => {
       const first = await listCards(svc, { limit: "2" }, "ada");
       setSystemTime(t0 + 200);
       await patchCard(svc, ids[1]!, { version: moved.version, title: "c1 once more" }, ada);
-      const seen = first.items.map((c) => c.id);
-      let cursor = first.next_cursor;
-      while (cursor) {
-        const page = await listCards(svc, { limit: "2", cursor }, "ada");
-        seen.push(...page.items.map((c) => c.id));
-        cursor = page.next_cursor;
-      }
+      const seen = await everyPage(svc, first);
       expect(seen).toEqual(all);
     } finally {
       setSystemTime();

@@ -82,14 +82,7 @@ describe("a database file that is not in WAL mode", () => {
   });
 
   test("a COMMIT that meets a reader's lock (rollback journal) is retried, not answered as an error", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
-    const setup = openSqlite(path);
-    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
-    setup.close();
-    const db = openSqlite(path);
-    const reader = openSqlite(path);
-    const lock = new WriteLock(db, path, true);
-    reader.exec("BEGIN");
+    const { db, reader, lock } = readerHoldsShared();
     reader.query("SELECT count(*) FROM t").get(); // a SHARED lock: COMMIT needs it gone
     setTimeout(() => reader.exec("COMMIT"), 80);
     const done = await lock.run(() => { db.query("INSERT INTO t VALUES ('x')").run(); return "ok"; });
@@ -340,6 +333,21 @@ describe("GET /health after a failed write", () => {
   });
 });
 
+/**
+ * A rollback-journal file (a COMMIT there waits for every reader), a server's write lock on
+ * it, and a reader in a transaction that has read: it holds a SHARED lock until it ends.
+ */
+function readerHoldsShared() {
+  const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
+  const setup = openSqlite(path);
+  setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
+  setup.close();
+  const db = openSqlite(path);
+  const reader = openSqlite(path);
+  reader.exec("BEGIN");
+  return { db, reader, lock: new WriteLock(db, path, true) };
+}
+
 describe("the lock's deadline", () => {
   test("follows the monotonic clock: a wall clock stepped forward while a write waits does not refuse it at once (before: 'stayed locked' an instant after the step)", async () => {
     const { db, path } = freshDb();
@@ -363,14 +371,7 @@ describe("the lock's deadline", () => {
     }
   });
   test("a COMMIT waiting for a reader's lock follows the monotonic clock too: a wall clock stepped forward meanwhile does not refuse it", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
-    const setup = openSqlite(path);
-    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
-    setup.close();
-    const db = openSqlite(path);
-    const reader = openSqlite(path);
-    const lock = new WriteLock(db, path, true);
-    reader.exec("BEGIN");
+    const { db, reader, lock } = readerHoldsShared();
     reader.query("SELECT count(*) FROM t").get(); // a SHARED lock: COMMIT needs it gone
     const t0 = Date.now();
     try {
@@ -387,14 +388,7 @@ describe("the lock's deadline", () => {
     }
   });
   test("a COMMIT that readers keep from going through is given up after the deadline (10 s) as unavailable, and nothing is written", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "cards-lock-")), "t.db");
-    const setup = openSqlite(path);
-    setup.exec("PRAGMA journal_mode = DELETE; CREATE TABLE t (v TEXT)");
-    setup.close();
-    const db = openSqlite(path);
-    const reader = openSqlite(path);
-    const lock = new WriteLock(db, path, true);
-    reader.exec("BEGIN");
+    const { db, reader, lock } = readerHoldsShared();
     reader.query("SELECT count(*) FROM t").get(); // a SHARED lock held past the deadline
     try {
       const t0 = performance.now();
