@@ -40,6 +40,19 @@ function holdFirstWrite(svc: Awaited<ReturnType<typeof openTestService>>) {
   };
 }
 
+/**
+ * A workspace with a monitor (not started), the first store write held at will
+ * (holdFirstWrite), and the events of `types` gathered in `got`; `close` puts it all away.
+ */
+async function gatedMonitor(edit: (f: Record<string, any>) => void, types: string[]) {
+  const svc = await openTestService(makeWorkspace(edit));
+  const monitor = new TemporalMonitor(svc);
+  const gate = holdFirstWrite(svc);
+  const got: CardEvent[] = [];
+  const off = svc.subscribe((e) => { if (types.includes(e.type)) got.push(e); }, { types: types as CardEvent["type"][] });
+  return { svc, monitor, gate, got, close: () => { gate.release(); off(); monitor.stop(); svc.close(); } };
+}
+
 async function toReview(svc: Awaited<ReturnType<typeof openTestService>>, title: string) {
   const c = await createCard(svc, { type_id: "task", title, status: "doing" }, ada);
   return patchCard(svc, c.id, { version: 1, status: "review" }, ada);
@@ -197,13 +210,9 @@ describe("cards that come into a board's scope already overdue", () => {
   }, 10_000);
 
   test("a card that enters while a scan is firing is checked right after that scan, not at the next deadline", async () => {
-    const svc = await openTestService(makeWorkspace((f) => {
+    const { svc, monitor, gate, got, close } = await gatedMonitor((f) => {
       (f["definitions/boards/bugs.json"] as any).monitors = { max_time_in_status: { review: "1s" } };
-    }));
-    const monitor = new TemporalMonitor(svc);
-    const got: CardEvent[] = [];
-    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
-    const gate = holdFirstWrite(svc);
+    }, ["status_timeout"]);
     try {
       const bug = (f: Record<string, unknown>) => ({ type_id: "bug", title: "b", status: "review", fields: { severity: "minor", steps: "s", ...f } });
       const outside = await createCard(svc, bug({ resolution: "wontfix" }), ada);
@@ -216,10 +225,7 @@ describe("cards that come into a board's scope already overdue", () => {
       await Bun.sleep(400); // no deadline is pending: only a scan right after this one finds it
       expect(got.map((e) => e.card_id).sort()).toEqual([inside.id, outside.id].sort());
     } finally {
-      gate.release();
-      off();
-      monitor.stop();
-      svc.close();
+      close();
     }
   }, 10_000);
 });
@@ -289,10 +295,7 @@ describe("cards due behind the scan's bookmark", () => {
 
 describe("re-checked when recorded", () => {
   test("a card that leaves the status while its firing waits for the write lock is not timed out (before: recorded after its move, naming the old status)", async () => {
-    const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
-    const monitor = new TemporalMonitor(svc);
-    const gate = holdFirstWrite(svc);
-    const off = svc.subscribe(() => {}, { types: ["status_timeout"] });
+    const { svc, monitor, gate, close } = await gatedMonitor(fast(["status_timeout"]), ["status_timeout"]);
     try {
       const card = await toReview(svc, "done in time");
       const other = await toReview(svc, "still in review");
@@ -309,21 +312,14 @@ describe("re-checked when recorded", () => {
       const ats = events.map((e) => e.at);
       expect(ats).toEqual([...ats].sort());
     } finally {
-      gate.release();
-      off();
-      monitor.stop();
-      svc.close();
+      close();
     }
   }, 10_000);
 });
 
 describe("re-checked when recorded: idle, and an entry that began again", () => {
   test("a card written while its card_idle waits for the write lock is not called idle (its new updated_at has a deadline of its own)", async () => {
-    const svc = await openTestService(makeWorkspace(fast()));
-    const monitor = new TemporalMonitor(svc);
-    const gate = holdFirstWrite(svc);
-    const got: CardEvent[] = [];
-    const off = svc.subscribe((e) => { if (e.type === "card_idle") got.push(e); }, { types: ["card_idle"] });
+    const { svc, monitor, gate, got, close } = await gatedMonitor(fast(), ["card_idle"]);
     try {
       const card = await createCard(svc, { type_id: "task", title: "quiet", status: "doing" }, ada); // doing has no time limit: card_idle only
       await Bun.sleep(1100);
@@ -336,19 +332,12 @@ describe("re-checked when recorded: idle, and an entry that began again", () => 
       await Bun.sleep(1000);
       expect(got.filter((e) => e.card_id === card.id).map((e) => (e.diff as any).since)).toEqual([written.updated_at]);
     } finally {
-      gate.release();
-      off();
-      monitor.stop();
-      svc.close();
+      close();
     }
   }, 10_000);
 
   test("a card that left the status and came back (the wall clock stepped back meanwhile: overdue at once) while its firing waited is timed out once, for its new entry", async () => {
-    const svc = await openTestService(makeWorkspace(fast()));
-    const monitor = new TemporalMonitor(svc);
-    const gate = holdFirstWrite(svc);
-    const got: CardEvent[] = [];
-    const off = svc.subscribe((e) => { if (e.type === "status_timeout") got.push(e); }, { types: ["status_timeout"] });
+    const { svc, monitor, gate, got, close } = await gatedMonitor(fast(), ["status_timeout"]);
     const t0 = Date.now();
     try {
       const card = await toReview(svc, "round trip");
@@ -366,20 +355,14 @@ describe("re-checked when recorded: idle, and an entry that began again", () => 
       expect(got.filter((e) => e.card_id === card.id).map((e) => (e.diff as any).since)).toEqual([back.status_since]);
     } finally {
       setSystemTime();
-      gate.release();
-      off();
-      monitor.stop();
-      svc.close();
+      close();
     }
   }, 10_000);
 });
 
 describe("timed when recorded", () => {
   test("a firing that waits for the write lock is timed when it is written: never before an event logged ahead of it", async () => {
-    const svc = await openTestService(makeWorkspace(fast(["status_timeout"])));
-    const monitor = new TemporalMonitor(svc);
-    const gate = holdFirstWrite(svc);
-    const off = svc.subscribe(() => {}, { types: ["status_timeout"] });
+    const { svc, monitor, gate, close } = await gatedMonitor(fast(["status_timeout"]), ["status_timeout"]);
     try {
       const card = await toReview(svc, "slow");
       await Bun.sleep(1100);
@@ -394,10 +377,7 @@ describe("timed when recorded", () => {
       const ats = events.map((e) => e.at);
       expect(ats).toEqual([...ats].sort());
     } finally {
-      gate.release();
-      off();
-      monitor.stop();
-      svc.close();
+      close();
     }
   }, 10_000);
 });
